@@ -3,7 +3,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/'] },
+  { ignores: ['dist/', 'dist-*/', 'node_modules/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   prettier,

@@ -1,0 +1,69 @@
+import { Inject } from '@nestjs/common';
+import { TOPIC_BUS, type BusSubscription, type TopicBus } from '#broker/bus';
+import {
+  Subprotocol,
+  type Connection,
+  type ConnectionContext,
+  type SubprotocolHandler,
+} from '#broker/gateway';
+import { parseChatCommand } from './chat-protocol.js';
+
+const MAX_ROOMS_PER_CONNECTION = 32;
+
+/**
+ * The extension example: a JSON chat whose rooms are bus topics (`chat/<room>`), so anything else
+ * on the bus (another module, another node later) can read and write the rooms.
+ */
+@Subprotocol({ name: 'chat.v1', onUnsupported: 'reject', messages: 'text', maxPayload: 16 * 1024 })
+export class ChatSubprotocol implements SubprotocolHandler {
+  constructor(@Inject(TOPIC_BUS) private readonly bus: TopicBus) {}
+
+  open(connection: Connection, context: ConnectionContext): void {
+    const user = context.principal?.subject ?? `guest-${context.id.slice(0, 8)}`;
+    const rooms = new Map<string, BusSubscription>();
+    const send = (message: object): void => connection.send(JSON.stringify(message));
+
+    send({ type: 'welcome', user });
+    connection.onMessage((data) => {
+      const command = parseChatCommand(data.toString('utf8'));
+      if ('error' in command) return send({ type: 'error', reason: command.error });
+      const topic = `chat/${command.room}`;
+      switch (command.type) {
+        case 'join':
+          if (rooms.has(command.room)) return;
+          if (rooms.size >= MAX_ROOMS_PER_CONNECTION) {
+            return send({
+              type: 'error',
+              reason: `at most ${MAX_ROOMS_PER_CONNECTION} rooms per connection`,
+            });
+          }
+          rooms.set(
+            command.room,
+            this.bus.subscribe(topic, (message) =>
+              connection.send(Buffer.from(message.payload).toString('utf8')),
+            ),
+          );
+          return send({ type: 'joined', room: command.room });
+        case 'leave':
+          rooms.get(command.room)?.unsubscribe();
+          rooms.delete(command.room);
+          return send({ type: 'left', room: command.room });
+        case 'say':
+          if (!rooms.has(command.room)) return send({ type: 'error', reason: `join ${command.room} first` });
+          this.bus.publish({
+            topic,
+            payload: Buffer.from(
+              JSON.stringify({ type: 'message', room: command.room, user, text: command.text }),
+            ),
+            contentType: 'application/json',
+            origin: 'chat.v1',
+            principal: context.principal?.subject ?? null,
+          });
+      }
+    });
+    connection.onClose(() => {
+      for (const subscription of rooms.values()) subscription.unsubscribe();
+      rooms.clear();
+    });
+  }
+}

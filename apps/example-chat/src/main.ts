@@ -1,0 +1,33 @@
+import { Module } from '@nestjs/common';
+import { BusModule } from '#broker/bus';
+import { loadConfig } from '#broker/config';
+import { createLogger, GatewayModule, startBroker } from '#broker/gateway';
+import { ChatModule } from './chat.module.js';
+
+/**
+ * An application that extends the broker with its own subprotocol: chat.v1 on /chat, where a
+ * client authenticates with its first message ({"type":"auth","token":"<JWT>"}) or any other carrier.
+ * Needs JWT_SECRET (32+ characters).
+ */
+const config = loadConfig({
+  defaults: {
+    port: 8081,
+    endpoints: [
+      {
+        path: '/chat',
+        subprotocols: ['chat.v1'],
+        defaultModule: 'chat.v1',
+        auth: { mode: 'required' },
+      },
+    ],
+  },
+});
+const logger = createLogger(config.log.level);
+
+@Module({ imports: [GatewayModule.forRoot(config, logger), BusModule, ChatModule] })
+class ChatAppModule {}
+
+startBroker(ChatAppModule, config, logger).catch((err: Error) => {
+  logger.fatal({ err: err.message }, 'chat example failed to start');
+  process.exit(1);
+});

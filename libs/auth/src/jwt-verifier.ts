@@ -1,0 +1,92 @@
+import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { CredentialError } from '#broker/handshake';
+import { type JwtConfig } from '#broker/config';
+
+export interface VerifiedToken {
+  readonly subject: string;
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+type Key = webcrypto.CryptoKey | KeyObject | JWTVerifyGetKey;
+
+/**
+ * Verifies JWTs with jose: HS256 with a shared secret, RS/ES/EdDSA with a PEM public key, or a local
+ * JWKS file. The key is imported once at boot, not per handshake. Error messages name what failed
+ * (expired, not yet valid, bad signature) and never contain the token.
+ */
+export class JwtVerifier {
+  private constructor(
+    private readonly key: Key | null,
+    private readonly config: JwtConfig | undefined,
+    private readonly algorithms: string[],
+  ) {}
+
+  static async create(config: JwtConfig | undefined): Promise<JwtVerifier> {
+    if (config === undefined) return new JwtVerifier(null, config, []);
+    if (config.secret !== undefined) {
+      const key = await webcrypto.subtle.importKey(
+        'raw',
+        new TextEncoder().encode(config.secret),
+        { name: 'HMAC', hash: 'SHA-256' },
+        false,
+        ['verify'],
+      );
+      return new JwtVerifier(key, config, config.algorithms ?? ['HS256']);
+    }
+    if (config.publicKeyFile !== undefined) {
+      const key = createPublicKey(readFileSync(config.publicKeyFile, 'utf8'));
+      return new JwtVerifier(key, config, config.algorithms ?? ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA']);
+    }
+    if (config.jwksFile !== undefined) {
+      const jwks = createLocalJWKSet(JSON.parse(readFileSync(config.jwksFile, 'utf8')));
+      return new JwtVerifier(
+        jwks,
+        config,
+        config.algorithms ?? ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'],
+      );
+    }
+    return new JwtVerifier(null, config, []);
+  }
+
+  get configured(): boolean {
+    return this.key !== null;
+  }
+
+  async verify(token: string): Promise<VerifiedToken> {
+    if (this.key === null || this.config === undefined) {
+      throw new CredentialError('no token verifier is configured');
+    }
+    try {
+      const { payload } = await jwtVerify(token, this.key as Parameters<typeof jwtVerify>[1], {
+        algorithms: this.algorithms,
+        issuer: this.config.issuer,
+        audience: this.config.audience,
+        clockTolerance: this.config.clockToleranceSec,
+      });
+      if (typeof payload.sub !== 'string' || payload.sub === '') {
+        throw new CredentialError('the token has no "sub" claim');
+      }
+      return { subject: payload.sub, claims: payload };
+    } catch (err) {
+      throw toCredentialError(err);
+    }
+  }
+}
+
+function toCredentialError(err: unknown): CredentialError {
+  if (err instanceof CredentialError) return err;
+  if (err instanceof errors.JWTExpired) return new CredentialError('the token has expired');
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    return new CredentialError(
+      err.claim === 'nbf' ? 'the token is not yet valid' : `the "${err.claim}" claim is not accepted`,
+    );
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed)
+    return new CredentialError('the signature is invalid');
+  if (err instanceof errors.JOSEAlgNotAllowed)
+    return new CredentialError('the signing algorithm is not allowed');
+  if (err instanceof errors.JWKSNoMatchingKey) return new CredentialError('no key matches the token');
+  return new CredentialError('the token is malformed');
+}

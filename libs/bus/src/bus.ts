@@ -1,0 +1,42 @@
+/**
+ * The contract every protocol module talks to. It deliberately says nothing about where subscriptions live,
+ * so a Redis (or other cross-process) implementation can fill it later without touching the modules.
+ */
+
+/** One published message. Handlers share the same object and payload, so they must treat both as read-only. */
+export interface BusMessage {
+  /** MQTT-style topic name: '/'-separated levels, no wildcards. */
+  readonly topic: string;
+  readonly payload: Uint8Array;
+  /** MIME type of the payload when the publisher knows it, e.g. 'application/json'. */
+  readonly contentType?: string;
+  /** Name of the module that published, e.g. 'mqtt' or 'chat.v1'; lets bridges skip their own echoes. */
+  readonly origin: string;
+  /** Subject of the publisher when authenticated; null or absent when anonymous or unknown. */
+  readonly principal?: string | null;
+}
+
+/**
+ * Called synchronously during publish. The return type is void so plain callbacks fit; an implementation must
+ * still not let a returned rejected promise go unhandled, since async handlers are assignable here.
+ */
+export type BusHandler = (message: BusMessage) => void;
+
+export interface BusSubscription {
+  /** Stops delivery to this subscription. Safe to call more than once and from inside a handler. */
+  unsubscribe(): void;
+}
+
+export interface TopicBus {
+  /**
+   * Delivers the message to every subscription whose filter matches its topic and returns how many handlers
+   * it was delivered to (a handler subscribed through two matching filters counts twice). A cross-process
+   * implementation can only count the handlers it reached synchronously. Throws InvalidTopicError if the topic is not a valid topic name.
+   */
+  publish(message: BusMessage): number;
+  /** Throws InvalidTopicError if the filter is not a valid topic filter. */
+  subscribe(filter: string, handler: BusHandler): BusSubscription;
+}
+
+/** Nest injection token for the process-wide TopicBus. */
+export const TOPIC_BUS = Symbol('TOPIC_BUS');

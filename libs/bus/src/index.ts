@@ -1,0 +1,12 @@
+export { BusModule } from './bus.module.js';
+export { TOPIC_BUS } from './bus.js';
+export type { BusHandler, BusMessage, BusSubscription, TopicBus } from './bus.js';
+export { InMemoryTopicBus } from './in-memory-topic-bus.js';
+export type { InMemoryTopicBusOptions } from './in-memory-topic-bus.js';
+export {
+  assertTopicFilter,
+  assertTopicName,
+  InvalidTopicError,
+  MAX_TOPIC_BYTES,
+  topicMatches,
+} from './topic.js';

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+
+// One schema for the whole broker: every default lives here, so `npm start` with no file is useful.
+
+const carrier = z.enum(['query', 'cookie', 'header', 'subprotocol', 'first-message']);
+
+const authPolicy = z
+  .object({
+    mode: z.enum(['none', 'optional', 'required']).default('none'),
+    carriers: z.array(carrier).min(1).default(['query', 'cookie', 'header', 'subprotocol', 'first-message']),
+    queryParam: z.string().min(1).default('token'),
+    cookieName: z.string().min(1).default('token'),
+    subprotocolPrefix: z
+      .string()
+      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an RFC 7230 token')
+      .default('bearer.'),
+    firstMessageTimeoutMs: z.number().int().positive().default(5000),
+    firstMessageMaxBytes: z.number().int().positive().default(8192),
+    firstMessageMaxQueued: z.number().int().nonnegative().default(16),
+  })
+  .strict();
+
+const endpoint = z
+  .object({
+    path: z.string().startsWith('/', 'must start with /'),
+    subprotocols: z.array(z.string().min(1)).min(1),
+    defaultModule: z.string().min(1).optional(),
+    origins: z.array(z.string()).default([]),
+    requireOrigin: z.boolean().default(false),
+    auth: authPolicy.default(authPolicy.parse({})),
+    maxConnections: z.number().int().positive().optional(),
+    pingIntervalMs: z.number().int().nonnegative().default(30_000),
+    maxPayload: z.number().int().positive().optional(),
+    outboundBufferCap: z
+      .number()
+      .int()
+      .positive()
+      .default(4 * 1024 * 1024),
+  })
+  .strict()
+  .refine((e) => e.defaultModule === undefined || e.subprotocols.includes(e.defaultModule), {
+    message: 'defaultModule must be one of the endpoint subprotocols',
+    path: ['defaultModule'],
+  });
+
+const jwt = z
+  .object({
+    secret: z.string().min(32, 'must be at least 32 characters (HS256 key)').optional(),
+    publicKeyFile: z.string().min(1).optional(),
+    jwksFile: z.string().min(1).optional(),
+    algorithms: z.array(z.string()).min(1).optional(),
+    issuer: z.string().optional(),
+    audience: z.string().optional(),
+    clockToleranceSec: z.number().int().nonnegative().default(5),
+  })
+  .strict()
+  .refine((j) => [j.secret, j.publicKeyFile, j.jwksFile].filter((v) => v !== undefined).length <= 1, {
+    message: 'set only one of secret, publicKeyFile, jwksFile',
+  });
+
+export const brokerConfigSchema = z
+  .object({
+    host: z.string().default('0.0.0.0'),
+    port: z.number().int().min(0).max(65535).default(8080),
+    tls: z.object({ certFile: z.string(), keyFile: z.string() }).strict().optional(),
+    http: z
+      .object({
+        maxHeaderSize: z
+          .number()
+          .int()
+          .min(1024)
+          .default(16 * 1024),
+        headersTimeoutMs: z.number().int().positive().default(10_000),
+        requestTimeoutMs: z.number().int().positive().default(30_000),
+      })
+      .strict()
+      .default({ maxHeaderSize: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }),
+    jwt: jwt.optional(),
+    limits: z
+      .object({
+        maxConnections: z.number().int().positive().default(10_000),
+        maxConnectionsPerAddress: z.number().int().positive().default(256),
+        retryAfterSec: z.number().int().positive().default(5),
+      })
+      .strict()
+      .default({ maxConnections: 10_000, maxConnectionsPerAddress: 256, retryAfterSec: 5 }),
+    shutdown: z
+      .object({ drainTimeoutMs: z.number().int().nonnegative().default(10_000) })
+      .strict()
+      .default({ drainTimeoutMs: 10_000 }),
+    log: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      })
+      .strict()
+      .default({ level: 'info' }),
+    endpoints: z.array(endpoint).min(1),
+  })
+  .strict();
+
+export type BrokerConfig = z.infer<typeof brokerConfigSchema>;
+export type EndpointConfig = BrokerConfig['endpoints'][number];
+export type AuthPolicyConfig = EndpointConfig['auth'];
+export type AuthCarrier = z.infer<typeof carrier>;
+export type JwtConfig = NonNullable<BrokerConfig['jwt']>;

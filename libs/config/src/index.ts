@@ -1,0 +1,2 @@
+export * from './config.schema.js';
+export * from './load-config.js';

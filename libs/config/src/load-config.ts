@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { type z } from 'zod';
+import { brokerConfigSchema, type BrokerConfig } from './config.schema.js';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export interface LoadConfigOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  /** Used when neither CONFIG nor a file is given: the application's own defaults. */
+  readonly defaults?: unknown;
+}
+
+/**
+ * Reads CONFIG (a YAML or JSON file; JSON is YAML), applies environment overrides
+ * (PORT, HOST, JWT_SECRET, LOG_LEVEL) and validates the result. Every problem is reported
+ * with the dotted key that holds it, so a bad setting is found without reading code.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
+  const env = options.env ?? process.env;
+  const raw = env['CONFIG'] ? readConfigFile(env['CONFIG']) : structuredClone(options.defaults ?? {});
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError('config: the file must hold a mapping at the top level');
+  }
+  const merged = applyEnv(raw as Record<string, unknown>, env);
+  const result = brokerConfigSchema.safeParse(merged);
+  if (!result.success) throw new ConfigError(formatIssues(result.error.issues));
+  return result.data;
+}
+
+function readConfigFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`CONFIG: cannot read ${path}: ${(err as Error).message}`);
+  }
+  try {
+    return parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`CONFIG: ${path} is not valid YAML/JSON: ${(err as Error).message}`);
+  }
+}
+
+function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out = { ...raw };
+  if (env['PORT'] !== undefined) out['port'] = envInteger('PORT', env['PORT']);
+  if (env['HOST'] !== undefined) out['host'] = env['HOST'];
+  if (env['LOG_LEVEL'] !== undefined) out['log'] = { ...asObject(out['log']), level: env['LOG_LEVEL'] };
+  if (env['JWT_SECRET'] !== undefined) out['jwt'] = { ...asObject(out['jwt']), secret: env['JWT_SECRET'] };
+  return out;
+}
+
+function envInteger(name: string, value: string): number {
+  if (!/^\d+$/.test(value)) throw new ConfigError(`${name}: expected an integer, got "${value}"`);
+  return Number(value);
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+}
+
+function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  const lines = issues.map((issue) => {
+    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
+    return `  ${key}: ${issue.message}`;
+  });
+  return `invalid configuration:\n${lines.join('\n')}`;
+}

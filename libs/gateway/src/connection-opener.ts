@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { type Accept, type Principal } from '#broker/handshake';
+import { type Logger } from 'pino';
+import { type WebSocket } from 'ws';
+import { ConnectionRegistry, type TrackedConnection } from './connection-registry.js';
+import { EndpointRegistry } from './endpoint-registry.js';
+import { FirstMessageAuth } from './first-message-auth.js';
+import { GatewayMetrics } from './metrics.js';
+import { SubprotocolRegistry } from './subprotocol-registry.js';
+import { type ConnectionContext } from './subprotocol.types.js';
+import { TokenVerifier } from './token-verifier.js';
+import { BROKER_LOGGER } from './tokens.js';
+import { WsConnection } from './ws-connection.js';
+
+/**
+ * Everything after the 101: wraps the socket for the module, tracks it, enforces the message-type
+ * policy, holds it for first-message authentication when the handshake asked for that, and
+ * cleans up on close. Modules never see `ws`.
+ */
+@Injectable()
+export class ConnectionOpener {
+  constructor(
+    private readonly connections: ConnectionRegistry,
+    private readonly endpoints: EndpointRegistry,
+    private readonly subprotocols: SubprotocolRegistry,
+    private readonly metrics: GatewayMetrics,
+    private readonly verifier: TokenVerifier,
+    @Inject(BROKER_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  open(ws: WebSocket, decision: Accept, remoteAddress: string): void {
+    const module = this.subprotocols.get(decision.module);
+    if (module === undefined) throw new Error(`module ${decision.module} vanished`);
+    const endpointConfig = this.endpoints.configOf(decision.endpoint);
+    const labels = { endpoint: decision.endpoint.path, subprotocol: decision.protocol ?? decision.module };
+    const inMessages = this.metrics.messages.labels({ direction: 'in', ...labels });
+    const inBytes = this.metrics.bytes.labels({ direction: 'in', ...labels });
+    const outMessages = this.metrics.messages.labels({ direction: 'out', ...labels });
+    const outBytes = this.metrics.bytes.labels({ direction: 'out', ...labels });
+    const gauge = this.metrics.connections.labels(labels);
+
+    const id = randomUUID();
+    const connection = new WsConnection(id, ws, endpointConfig.outboundBufferCap, {
+      sent: (bytes) => {
+        outMessages.inc();
+        outBytes.inc(bytes);
+      },
+    });
+    const tracked: TrackedConnection = {
+      connection,
+      ws,
+      endpoint: decision.endpoint,
+      module,
+      remoteAddress,
+      openedAt: new Date(),
+      principal: decision.principal,
+      alive: true,
+    };
+    this.connections.add(tracked);
+    gauge.inc();
+
+    const log = this.logger.child({
+      connection: id,
+      endpoint: decision.endpoint.path,
+      module: module.options.name,
+    });
+    const policy = module.options.messages ?? 'any';
+    let gate: FirstMessageAuth | null = null;
+
+    ws.on('error', (err) => log.debug({ err: err.message }, 'websocket error'));
+    ws.on('pong', () => {
+      tracked.alive = true;
+    });
+    ws.once('close', (code) => {
+      gate?.cancel();
+      this.connections.remove(tracked);
+      gauge.dec();
+      log.debug({ code }, 'connection closed');
+    });
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      inMessages.inc();
+      inBytes.inc(data.byteLength);
+      tracked.alive = true;
+      if (policy === 'text' && isBinary) return connection.close(1003, 'binary messages are not accepted');
+      if (policy === 'binary' && !isBinary) return connection.close(1003, 'text messages are not accepted');
+      if (gate !== null) return gate.push(data, isBinary);
+      connection.deliver(data, isBinary);
+    });
+
+    const start = (principal: Principal | null): void => {
+      tracked.principal = principal;
+      const context: ConnectionContext = {
+        id,
+        endpoint: decision.endpoint.path,
+        protocol: decision.protocol,
+        params: decision.params,
+        remoteAddress,
+        principal,
+        verifyToken: (token) => this.verifier.verify(token, 'first-message'),
+      };
+      try {
+        module.handler.open(connection, context);
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'module failed to open the connection');
+        connection.close(1011, 'internal error');
+      }
+    };
+
+    if (!decision.awaitFirstMessageAuth) return start(decision.principal);
+    const auth = endpointConfig.auth;
+    gate = new FirstMessageAuth(
+      {
+        timeoutMs: auth.firstMessageTimeoutMs,
+        maxBytes: auth.firstMessageMaxBytes,
+        maxQueued: auth.firstMessageMaxQueued,
+      },
+      (token) => this.verifier.verify(token, 'first-message'),
+      {
+        accepted: (principal, held) => {
+          gate = null;
+          log.info({ subject: principal.subject }, 'first-message authentication accepted');
+          start(principal);
+          for (const [data, isBinary] of held) connection.deliver(data, isBinary);
+        },
+        refused: (code, reason) => {
+          log.info({ code, reason }, 'first-message authentication refused');
+          connection.close(code, reason);
+        },
+      },
+    );
+  }
+}

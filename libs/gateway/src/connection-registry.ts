@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import { type ConnectionCounts, type EndpointSpec, type Principal } from '#broker/handshake';
+import { type WebSocket } from 'ws';
+import { type WsConnection } from './ws-connection.js';
+import { type RegisteredSubprotocol } from './subprotocol-registry.js';
+
+export interface TrackedConnection {
+  readonly connection: WsConnection;
+  readonly ws: WebSocket;
+  readonly endpoint: EndpointSpec;
+  readonly module: RegisteredSubprotocol;
+  readonly remoteAddress: string;
+  readonly openedAt: Date;
+  principal: Principal | null;
+  alive: boolean;
+}
+
+/** Live connections and the counts the handshake's limit check reads. */
+@Injectable()
+export class ConnectionRegistry implements ConnectionCounts {
+  draining = false;
+  private readonly byId = new Map<string, TrackedConnection>();
+  private readonly perEndpoint = new Map<EndpointSpec, number>();
+  private readonly perAddress = new Map<string, number>();
+
+  add(tracked: TrackedConnection): void {
+    this.byId.set(tracked.connection.id, tracked);
+    bump(this.perEndpoint, tracked.endpoint, 1);
+    bump(this.perAddress, tracked.remoteAddress, 1);
+  }
+
+  remove(tracked: TrackedConnection): void {
+    if (!this.byId.delete(tracked.connection.id)) return;
+    bump(this.perEndpoint, tracked.endpoint, -1);
+    bump(this.perAddress, tracked.remoteAddress, -1);
+  }
+
+  total(): number {
+    return this.byId.size;
+  }
+
+  forEndpoint(endpoint: EndpointSpec): number {
+    return this.perEndpoint.get(endpoint) ?? 0;
+  }
+
+  forAddress(address: string): number {
+    return this.perAddress.get(address) ?? 0;
+  }
+
+  all(): IterableIterator<TrackedConnection> {
+    return this.byId.values();
+  }
+}
+
+function bump<K>(map: Map<K, number>, key: K, delta: number): void {
+  const next = (map.get(key) ?? 0) + delta;
+  if (next <= 0) map.delete(key);
+  else map.set(key, next);
+}

@@ -1,0 +1,48 @@
+import { STATUS_CODES } from 'node:http';
+import { type Duplex } from 'node:stream';
+import { type EndpointSpec, type Reject } from '#broker/handshake';
+
+export function problemBody(reject: Reject): string {
+  return JSON.stringify({ type: 'about:blank', status: reject.status, ...reject.problem });
+}
+
+/**
+ * Writes a rejection straight onto an upgrade socket and closes it. Anything pipelined behind the
+ * request stays unread: the socket is gone once the response is flushed.
+ */
+export function writeRejection(socket: Duplex, reject: Reject): void {
+  const body = problemBody(reject);
+  let head =
+    `HTTP/1.1 ${reject.status} ${STATUS_CODES[reject.status] ?? 'Error'}\r\n` +
+    'Connection: close\r\n' +
+    'Content-Type: application/problem+json\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n`;
+  for (const [name, value] of Object.entries(reject.headers)) head += `${name}: ${value}\r\n`;
+  socket.once('finish', () => socket.destroy());
+  socket.end(`${head}\r\n${body}`);
+}
+
+export function plainPage(endpoint: EndpointSpec, html: boolean): { type: string; body: string } {
+  const detail =
+    'This is a WebSocket endpoint, but the request arrived without the Upgrade and Connection headers. ' +
+    'If you are using a WebSocket client, a proxy between you and the broker probably removed them: ' +
+    'it must forward "Upgrade: websocket" and "Connection: Upgrade" over HTTP/1.1.';
+  if (!html) {
+    return {
+      type: 'application/json',
+      body: JSON.stringify({ endpoint: endpoint.path, subprotocols: endpoint.subprotocols, detail }),
+    };
+  }
+  const list = endpoint.subprotocols.map((p) => `<li><code>${escapeHtml(p)}</code></li>`).join('');
+  return {
+    type: 'text/html; charset=utf-8',
+    body:
+      `<!doctype html><html><head><meta charset="utf-8"><title>WebSocket endpoint</title></head><body>` +
+      `<h1>WebSocket endpoint <code>${escapeHtml(endpoint.path)}</code></h1>` +
+      `<p>${escapeHtml(detail)}</p><p>Subprotocols spoken here:</p><ul>${list}</ul></body></html>`,
+  };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

@@ -1,0 +1,43 @@
+import { type LoggerService } from '@nestjs/common';
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+/** Header and field paths pino blanks even if a caller logs them by mistake. */
+const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["sec-websocket-protocol"]',
+  'headers.authorization',
+  'headers.cookie',
+  'token',
+  '*.token',
+  'password',
+  '*.password',
+];
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    { level, base: { service: 'ws-broker' }, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } },
+    destination,
+  );
+}
+
+/** Routes Nest's own log lines into the same structured stream. */
+export class NestPinoLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string): void {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string): void {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string): void {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string): void {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string): void {
+    this.logger.trace({ context }, String(message));
+  }
+}

@@ -1,0 +1,60 @@
+import { type DeflateOptions, type Principal } from '#broker/handshake';
+
+export interface SubprotocolOptions {
+  /** The Sec-WebSocket-Protocol value this module speaks. */
+  readonly name: string;
+  /** When it is an endpoint's default module and the client offers nothing it hosts: 400, or 101 without the header. */
+  readonly onUnsupported: 'reject' | 'omit';
+  /** Which WebSocket message types the protocol uses; the other type closes with 1003. */
+  readonly messages?: 'text' | 'binary' | 'any';
+  /** Largest message accepted (bytes); bigger ones close with 1009. An endpoint may lower or raise it. */
+  readonly maxPayload?: number;
+  /** permessage-deflate settings when the module wants compression; off by default (RFC 7692 costs ~300 KB per connection). */
+  readonly perMessageDeflate?: DeflateOptions | false;
+  /** The protocol authenticates in its own first message (MQTT CONNECT, GraphQL connection_init, WAMP HELLO). */
+  readonly ownFirstMessageAuth?: boolean;
+}
+
+/** The handshake's outcome, as a module sees it. */
+export interface ConnectionContext {
+  readonly id: string;
+  readonly endpoint: string;
+  readonly protocol: string | null;
+  readonly params: Readonly<Record<string, string>>;
+  readonly remoteAddress: string;
+  readonly principal: Principal | null;
+  /** The handshake's token verifier, for protocols whose first message carries the credential. */
+  verifyToken(token: string): Promise<Principal>;
+}
+
+export interface HandshakeCheckContext {
+  readonly endpoint: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly principal: Principal | null;
+  readonly secure: boolean;
+  header(name: string): readonly string[];
+}
+
+export interface HandshakeCheckFailure {
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string;
+}
+
+/** The transport a module speaks through: no `ws` types leak into modules. */
+export interface Connection {
+  readonly id: string;
+  readonly bufferedAmount: number;
+  send(data: string | Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  onMessage(handler: (data: Buffer, isBinary: boolean) => void): void;
+  onClose(handler: (code: number, reason: string) => void): void;
+}
+
+export interface SubprotocolHandler {
+  open(connection: Connection, context: ConnectionContext): void;
+  /** Module-specific handshake check, run after authentication and subprotocol selection. */
+  checkHandshake?(context: HandshakeCheckContext): Promise<HandshakeCheckFailure | null>;
+  /** Sent before the gateway's close 1001 at shutdown (for example MQTT 5 DISCONNECT 0x8B). */
+  goodbye?(connection: Connection): void;
+}

@@ -1,0 +1,272 @@
+import { type IncomingMessage, type ServerResponse } from 'node:http';
+import { type Server } from 'node:http';
+import { type Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  decideHandshake,
+  type Accept,
+  type HandshakeContext,
+  type HandshakeDecision,
+  type HandshakeRequest,
+} from '#broker/handshake';
+import { type BrokerConfig } from '#broker/config';
+import { type Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import { ConnectionOpener } from './connection-opener.js';
+import { ConnectionRegistry } from './connection-registry.js';
+import { EndpointRegistry } from './endpoint-registry.js';
+import { plainPage, problemBody, writeRejection } from './handshake-responses.js';
+import { GatewayMetrics } from './metrics.js';
+import { redactSubprotocols, redactUrl } from './redact.js';
+import { SubprotocolRegistry } from './subprotocol-registry.js';
+import { TokenVerifier } from './token-verifier.js';
+import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
+
+/** Marks a socket whose request was refused, so that nothing pipelined behind it is served. */
+const REFUSED = Symbol('refused');
+type MarkedSocket = Duplex & { [REFUSED]?: true };
+
+/** How long a module's own handshake check may take before the handshake fails with 503. */
+const MODULE_CHECK_TIMEOUT_MS = 5000;
+
+/**
+ * The adapter between Node's HTTP server and the sans-IO handshake core: copies the request into
+ * plain data, asks for a decision, writes the rejection or hands the socket to the module's own
+ * `ws` server, and logs one line per decision.
+ */
+@Injectable()
+export class UpgradeGateway {
+  private context: HandshakeContext | null = null;
+  private readonly servers = new Map<string, WebSocketServer>();
+  private readonly credentialPrefixes: readonly string[];
+
+  constructor(
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    @Inject(BROKER_LOGGER) private readonly logger: Logger,
+    private readonly endpoints: EndpointRegistry,
+    private readonly subprotocols: SubprotocolRegistry,
+    private readonly connections: ConnectionRegistry,
+    private readonly opener: ConnectionOpener,
+    private readonly verifier: TokenVerifier,
+    private readonly metrics: GatewayMetrics,
+  ) {
+    this.credentialPrefixes = [...new Set(config.endpoints.map((e) => e.auth.subprotocolPrefix))];
+  }
+
+  attach(server: Server): void {
+    this.context = {
+      endpoints: this.endpoints.specs(),
+      modules: this.subprotocols.specs(),
+      limits: this.config.limits,
+      counts: this.connections,
+      hooks: {
+        verifyToken: (token, carrier) => this.verifier.verify(token, carrier),
+        checkModule: (name, ctx) => {
+          const handler = this.subprotocols.get(name)?.handler;
+          if (handler?.checkHandshake === undefined) return Promise.resolve(null);
+          return withTimeout(
+            handler.checkHandshake({
+              endpoint: ctx.endpoint.path,
+              params: ctx.params,
+              principal: ctx.principal,
+              secure: ctx.request.raw.secure,
+              header: (name) => ctx.request.values(name.toLowerCase()),
+            }),
+          );
+        },
+      },
+    };
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // Node hands the socket over without an error listener; a reset must not crash the process.
+      socket.on('error', () => socket.destroy());
+      void this.onUpgrade(req, socket, head);
+    });
+  }
+
+  /** Express middleware, first in the chain: plain GETs on endpoint paths and upgrade attempts Node did not treat as upgrades. */
+  readonly handleRequest = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    const socket = req.socket as MarkedSocket;
+    if (socket[REFUSED]) {
+      socket.destroy();
+      return;
+    }
+    void this.decide(req).then((decision) => {
+      if (decision === null || decision.kind === 'pass') return next();
+      const started = performance.now();
+      if (decision.kind === 'plain') {
+        this.metrics.plainRequests.inc({ endpoint: decision.endpoint.path });
+        this.logDecision(req, 200, decision.endpoint.path, null, 'upgrade headers missing', started);
+        const page = plainPage(decision.endpoint, decision.acceptsHtml);
+        res.writeHead(200, { 'Content-Type': page.type, 'Cache-Control': 'no-store' }).end(page.body);
+        return;
+      }
+      if (decision.kind === 'accept') {
+        // Node only emits 'upgrade' when both headers are present; anything accepted here cannot be upgraded.
+        return next();
+      }
+      socket[REFUSED] = true;
+      this.count(decision);
+      this.logDecision(
+        req,
+        decision.status,
+        decision.endpoint?.path ?? null,
+        null,
+        decision.problem.title,
+        started,
+      );
+      res.shouldKeepAlive = false;
+      res
+        .writeHead(decision.status, {
+          ...decision.headers,
+          Connection: 'close',
+          'Content-Type': 'application/problem+json',
+        })
+        .end(problemBody(decision));
+    }, next);
+  };
+
+  closeAll(): void {
+    for (const wss of this.servers.values()) wss.close();
+  }
+
+  private async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const started = performance.now();
+    let decision: HandshakeDecision | null;
+    try {
+      decision = await this.decide(req);
+    } catch (err) {
+      this.logger.error({ err: (err as Error).message }, 'handshake decision failed');
+      decision = null;
+    }
+    if (decision === null || decision.kind === 'pass' || decision.kind === 'plain') {
+      const fallback = { kind: 'reject', status: 500, headers: {}, endpoint: null } as const;
+      decision = {
+        ...fallback,
+        problem: { title: 'Internal error', detail: 'The handshake could not be decided.' },
+      };
+    }
+    if (decision.kind === 'reject') {
+      this.count(decision);
+      this.logDecision(
+        req,
+        decision.status,
+        decision.endpoint?.path ?? null,
+        null,
+        decision.problem.title,
+        started,
+      );
+      writeRejection(socket, decision);
+      return;
+    }
+    if (socket.destroyed) return;
+    this.accept(req, socket, head, decision, started);
+  }
+
+  private accept(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    decision: Accept,
+    started: number,
+  ): void {
+    // ws re-reads these headers: hand it exactly what was decided, so it cannot choose differently.
+    if (decision.protocol === null) delete req.headers['sec-websocket-protocol'];
+    else req.headers['sec-websocket-protocol'] = decision.protocol;
+    if (decision.deflate === null) delete req.headers['sec-websocket-extensions'];
+    else req.headers['sec-websocket-extensions'] = decision.deflate.offer;
+
+    const remoteAddress = req.socket.remoteAddress ?? '';
+    this.serverFor(decision).handleUpgrade(req, socket, head, (ws) => {
+      this.metrics.handshakes.inc({ outcome: 'accepted', status: '101', endpoint: decision.endpoint.path });
+      this.logDecision(
+        req,
+        101,
+        decision.endpoint.path,
+        decision.protocol ?? decision.module,
+        'accepted',
+        started,
+      );
+      this.opener.open(ws, decision, remoteAddress);
+    });
+  }
+
+  private decide(req: IncomingMessage): Promise<HandshakeDecision> | Promise<null> {
+    if (this.context === null) return Promise.resolve(null);
+    return decideHandshake(toHandshakeRequest(req), this.context);
+  }
+
+  /** One ws server per endpoint and module: each has its own maxPayload and compression settings. */
+  private serverFor(decision: Accept): WebSocketServer {
+    const key = `${decision.endpoint.path}\n${decision.module}`;
+    let wss = this.servers.get(key);
+    if (wss === undefined) {
+      const module = this.subprotocols.get(decision.module);
+      const endpoint = this.endpoints.configOf(decision.endpoint);
+      wss = new WebSocketServer({
+        noServer: true,
+        clientTracking: false,
+        maxPayload: endpoint.maxPayload ?? module?.options.maxPayload ?? 1024 * 1024,
+        perMessageDeflate: module?.options.perMessageDeflate || false,
+      });
+      this.servers.set(key, wss);
+    }
+    return wss;
+  }
+
+  private count(decision: Extract<HandshakeDecision, { kind: 'reject' }>): void {
+    this.metrics.handshakes.inc({
+      outcome: 'rejected',
+      status: String(decision.status),
+      endpoint: decision.endpoint?.path ?? '',
+    });
+  }
+
+  private logDecision(
+    req: IncomingMessage,
+    status: number,
+    endpoint: string | null,
+    subprotocol: string | null,
+    reason: string,
+    started: number,
+  ): void {
+    this.logger.info(
+      {
+        status,
+        endpoint,
+        subprotocol,
+        reason,
+        path: redactUrl(req.url ?? ''),
+        offered: redactSubprotocols(
+          req.headersDistinct['sec-websocket-protocol'] ?? [],
+          this.credentialPrefixes,
+        ),
+        client: req.socket.remoteAddress,
+        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      },
+      'handshake',
+    );
+  }
+}
+
+function toHandshakeRequest(req: IncomingMessage): HandshakeRequest {
+  return {
+    method: req.method ?? '',
+    httpVersion: req.httpVersion,
+    url: req.url ?? '/',
+    rawHeaders: req.rawHeaders,
+    remoteAddress: req.socket.remoteAddress ?? '',
+    secure: req.socket instanceof TLSSocket,
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>): Promise<T | { status: number; title: string; detail: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ status: number; title: string; detail: string }>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ status: 503, title: 'Handshake check timed out', detail: 'Try again later.' }),
+      MODULE_CHECK_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,72 @@
+import { type WebSocket } from 'ws';
+import { closeReason } from './close-reason.js';
+import { type Connection } from './subprotocol.types.js';
+
+type MessageHandler = (data: Buffer, isBinary: boolean) => void;
+type CloseHandler = (code: number, reason: string) => void;
+
+export interface TrafficCounters {
+  sent(bytes: number): void;
+}
+
+/** How long a connection closed for a full outbound buffer gets to finish its close handshake. */
+const TERMINATE_AFTER_MS = 1000;
+
+/**
+ * The thin transport handed to modules. The outbound cap keeps a subscriber that stopped reading
+ * from growing the broker's memory: past it the connection is closed with 1008.
+ */
+export class WsConnection implements Connection {
+  private readonly messageHandlers: MessageHandler[] = [];
+  private readonly closeHandlers: CloseHandler[] = [];
+
+  constructor(
+    readonly id: string,
+    private readonly ws: WebSocket,
+    private readonly outboundCap: number,
+    private readonly traffic: TrafficCounters,
+  ) {
+    ws.once('close', (code, reason) => {
+      const text = reason.toString();
+      for (const handler of this.closeHandlers) handler(code, text);
+    });
+  }
+
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  get open(): boolean {
+    return this.ws.readyState === this.ws.OPEN;
+  }
+
+  send(data: string | Uint8Array): void {
+    if (!this.open) return;
+    const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+    if (this.ws.bufferedAmount + size > this.outboundCap) {
+      this.close(1008, 'outbound buffer limit exceeded: the client is not reading');
+      setTimeout(() => this.ws.terminate(), TERMINATE_AFTER_MS).unref();
+      return;
+    }
+    this.ws.send(data, { binary: typeof data !== 'string' });
+    this.traffic.sent(size);
+  }
+
+  close(code?: number, reason?: string): void {
+    if (this.ws.readyState === this.ws.CLOSED || this.ws.readyState === this.ws.CLOSING) return;
+    this.ws.close(code, reason === undefined ? undefined : closeReason(reason));
+  }
+
+  onMessage(handler: MessageHandler): void {
+    this.messageHandlers.push(handler);
+  }
+
+  onClose(handler: CloseHandler): void {
+    this.closeHandlers.push(handler);
+  }
+
+  /** Hands one inbound message to the module, once the gateway has let it through. */
+  deliver(data: Buffer, isBinary: boolean): void {
+    for (const handler of this.messageHandlers) handler(data, isBinary);
+  }
+}

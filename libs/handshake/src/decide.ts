@@ -1,0 +1,217 @@
+import { extractCredential, withoutCredentialItems } from './extract-credential.js';
+import { hasToken } from './header-tokens.js';
+import { negotiateDeflate } from './negotiate-deflate.js';
+import { parseRequest } from './parse-request.js';
+import { parseSubprotocols } from './parse-subprotocols.js';
+import { reject } from './problems.js';
+import {
+  CredentialError,
+  type EndpointSpec,
+  type HandshakeContext,
+  type HandshakeDecision,
+  type HandshakeRequest,
+  type ParsedRequest,
+  type Principal,
+} from './types.js';
+import { isValidWebSocketKey } from './validate-key.js';
+
+const VERSION_HEADERS = { 'Sec-WebSocket-Version': '13', Upgrade: 'websocket' } as const;
+
+/**
+ * The whole handshake contract, in the order the checks run: request validity, path, connection
+ * limits (cheap shedding before any signature is checked), version, origin, authentication,
+ * subprotocol, module check, extensions. Each `return reject(...)` is one row of the table in the
+ * README; decide.spec.ts has a test per row.
+ */
+export async function decideHandshake(
+  raw: HandshakeRequest,
+  ctx: HandshakeContext,
+): Promise<HandshakeDecision> {
+  const req = parseRequest(raw);
+  const connection = req.values('connection');
+  const upgrade = req.values('upgrade');
+  const wantsUpgrade = hasToken(connection, 'upgrade');
+
+  if (!wantsUpgrade && upgrade.length === 0) {
+    const endpoint = findEndpoint(ctx.endpoints, req.pathname);
+    if (endpoint === null || (raw.method !== 'GET' && raw.method !== 'HEAD')) return { kind: 'pass' };
+    return { kind: 'plain', endpoint: endpoint.spec, acceptsHtml: acceptsHtml(req) };
+  }
+
+  // Request validity.
+  if (raw.httpVersion !== '1.1') {
+    return reject(
+      400,
+      'HTTP/1.1 required',
+      `A WebSocket upgrade needs HTTP/1.1, got HTTP/${raw.httpVersion}.`,
+    );
+  }
+  if (raw.method !== 'GET') {
+    return reject(405, 'Method not allowed', 'A WebSocket upgrade must be a GET request.', null, {
+      Allow: 'GET',
+    });
+  }
+  if (req.values('host').length !== 1 || (req.values('host')[0] as string).trim() === '') {
+    return reject(400, 'Bad Host header', 'Exactly one non-empty Host header is required.');
+  }
+  if (upgrade.length !== 1 || (upgrade[0] as string).trim().toLowerCase() !== 'websocket') {
+    return reject(400, 'Bad Upgrade header', 'The Upgrade header must be "websocket".');
+  }
+  if (!wantsUpgrade) {
+    return reject(400, 'Bad Connection header', 'The Connection header must include the "upgrade" token.');
+  }
+  if (hasBody(req)) {
+    return reject(400, 'Unexpected request body', 'A WebSocket upgrade request must not carry a body.');
+  }
+  const keys = req.values('sec-websocket-key');
+  if (keys.length !== 1 || !isValidWebSocketKey((keys[0] as string).trim())) {
+    return reject(
+      400,
+      'Bad Sec-WebSocket-Key',
+      'Sec-WebSocket-Key must appear once and be the base64 encoding of 16 bytes.',
+    );
+  }
+  const offeredRaw = parseSubprotocols(req.values('sec-websocket-protocol'));
+  if (offeredRaw === null) {
+    return reject(
+      400,
+      'Bad Sec-WebSocket-Protocol',
+      'Sec-WebSocket-Protocol must be a comma-separated list of distinct tokens.',
+    );
+  }
+
+  // Path.
+  const found = findEndpoint(ctx.endpoints, req.pathname);
+  if (found === null) return reject(404, 'No such endpoint', `No WebSocket endpoint at ${req.pathname}.`);
+  const { spec: endpoint, params } = found;
+
+  // Connection limits.
+  const { limits, counts } = ctx;
+  const retry = { 'Retry-After': String(limits.retryAfterSec) };
+  if (counts.draining) {
+    return reject(
+      503,
+      'Shutting down',
+      'The broker is shutting down; reconnect to another node.',
+      endpoint,
+      retry,
+    );
+  }
+  if (counts.total() >= limits.maxConnections) {
+    return reject(503, 'Too many connections', 'The broker is at its connection limit.', endpoint, retry);
+  }
+  if (endpoint.maxConnections !== undefined && counts.forEndpoint(endpoint) >= endpoint.maxConnections) {
+    return reject(503, 'Too many connections', 'This endpoint is at its connection limit.', endpoint, retry);
+  }
+  if (counts.forAddress(raw.remoteAddress) >= limits.maxConnectionsPerAddress) {
+    return reject(429, 'Too many connections', 'Too many connections from your address.', endpoint, retry);
+  }
+
+  // Version.
+  const versions = req.values('sec-websocket-version');
+  if (versions.length !== 1 || (versions[0] as string).trim() !== '13') {
+    return reject(
+      426,
+      'Unsupported WebSocket version',
+      'Only WebSocket version 13 (RFC 6455) is supported.',
+      endpoint,
+      VERSION_HEADERS,
+    );
+  }
+
+  // Origin.
+  const origins = req.values('origin');
+  if (origins.length > 1)
+    return reject(400, 'Bad Origin header', 'At most one Origin header is allowed.', endpoint);
+  const origin = origins[0];
+  if (origin === undefined ? endpoint.requireOrigin : !endpoint.origins.matches(origin.trim())) {
+    return reject(403, 'Origin not allowed', 'The Origin of this request is not allowed here.', endpoint);
+  }
+
+  // Authentication.
+  const policy = endpoint.auth;
+  let principal: Principal | null = null;
+  let awaitFirstMessageAuth = false;
+  const offered = policy.mode === 'none' ? offeredRaw : withoutCredentialItems(offeredRaw, policy);
+  if (policy.mode !== 'none') {
+    const credential = extractCredential(req, policy, offeredRaw);
+    if (credential !== null) {
+      if (credential.token === null) return unauthorized(endpoint, 'The credential is malformed.');
+      try {
+        principal = await ctx.hooks.verifyToken(credential.token, credential.carrier);
+      } catch (err) {
+        const why = err instanceof CredentialError ? err.message : 'verification failed';
+        return unauthorized(endpoint, `The token was not accepted: ${why}.`);
+      }
+    }
+  }
+
+  // Subprotocol.
+  const protocol = offered.find((p) => endpoint.subprotocols.includes(p));
+  const moduleName = protocol ?? endpoint.defaultModule;
+  if (moduleName === undefined) return unsupported(endpoint);
+  const module = ctx.modules.get(moduleName);
+  if (module === undefined) throw new Error(`endpoint ${endpoint.path} names unknown module ${moduleName}`);
+  if (protocol === undefined && module.onUnsupported === 'reject') return unsupported(endpoint);
+
+  if (principal === null && policy.mode === 'required') {
+    const canWait = policy.carriers.has('first-message') || module.ownFirstMessageAuth;
+    if (!canWait) return unauthorized(endpoint, 'A credential is required.');
+    awaitFirstMessageAuth = !module.ownFirstMessageAuth;
+  }
+
+  // The module's own check (for example: is this charge point known?).
+  if (ctx.hooks.checkModule) {
+    const problem = await ctx.hooks.checkModule(moduleName, { endpoint, params, principal, request: req });
+    if (problem !== null) return reject(problem.status, problem.title, problem.detail, endpoint);
+  }
+
+  // Extensions: declined, never failed (RFC 7692 section 7).
+  const deflate = negotiateDeflate(req.values('sec-websocket-extensions'), module.deflate);
+
+  return {
+    kind: 'accept',
+    endpoint,
+    module: moduleName,
+    protocol: protocol ?? null,
+    deflate,
+    principal,
+    awaitFirstMessageAuth,
+    params,
+  };
+}
+
+function findEndpoint(
+  endpoints: readonly EndpointSpec[],
+  pathname: string,
+): { spec: EndpointSpec; params: Readonly<Record<string, string>> } | null {
+  for (const spec of endpoints) {
+    const params = spec.match(pathname);
+    if (params !== null) return { spec, params };
+  }
+  return null;
+}
+
+function hasBody(req: ParsedRequest): boolean {
+  if (req.values('transfer-encoding').length > 0) return true;
+  return req.values('content-length').some((v) => v.trim() !== '0');
+}
+
+function acceptsHtml(req: ParsedRequest): boolean {
+  return req.values('accept').some((v) => v.includes('text/html'));
+}
+
+function unauthorized(endpoint: EndpointSpec, detail: string) {
+  return reject(401, 'Unauthorized', detail, endpoint, {
+    'WWW-Authenticate': `Bearer realm="${endpoint.path}"`,
+  });
+}
+
+function unsupported(endpoint: EndpointSpec) {
+  return reject(
+    400,
+    'No supported subprotocol',
+    `This endpoint speaks: ${endpoint.subprotocols.join(', ')}. Offer one in Sec-WebSocket-Protocol.`,
+    endpoint,
+  );
+}

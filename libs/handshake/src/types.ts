@@ -1,0 +1,142 @@
+import { type DeflateAgreement, type DeflateOptions } from './negotiate-deflate.js';
+import { type OriginMatcher } from './match-origin.js';
+
+/** The raw request, as plain data: what the adapter copies off Node's IncomingMessage. */
+export interface HandshakeRequest {
+  readonly method: string;
+  readonly httpVersion: string;
+  /** Path and query exactly as received on the request line. */
+  readonly url: string;
+  /** Node's rawHeaders: name, value, name, value, ... (names keep their case, repeats kept). */
+  readonly rawHeaders: readonly string[];
+  readonly remoteAddress: string;
+  readonly secure: boolean;
+}
+
+export type CredentialCarrier = 'query' | 'cookie' | 'header' | 'subprotocol' | 'first-message';
+
+export interface AuthPolicy {
+  readonly mode: 'none' | 'optional' | 'required';
+  readonly carriers: ReadonlySet<CredentialCarrier>;
+  readonly queryParam: string;
+  readonly cookieName: string;
+  readonly subprotocolPrefix: string;
+}
+
+/** A route the handshake can land on, compiled from configuration. */
+export interface EndpointSpec {
+  readonly path: string;
+  readonly match: (pathname: string) => Readonly<Record<string, string>> | null;
+  /** Subprotocol names the endpoint hosts, in the endpoint's order. */
+  readonly subprotocols: readonly string[];
+  readonly defaultModule: string | undefined;
+  readonly origins: OriginMatcher;
+  readonly requireOrigin: boolean;
+  readonly auth: AuthPolicy;
+  readonly maxConnections: number | undefined;
+}
+
+/** What a subprotocol module declares about the handshake. */
+export interface ModuleSpec {
+  readonly name: string;
+  readonly onUnsupported: 'reject' | 'omit';
+  readonly deflate: DeflateOptions | false;
+  /** The module reads the credential from its own first message (MQTT CONNECT, GraphQL connection_init). */
+  readonly ownFirstMessageAuth: boolean;
+}
+
+export interface Principal {
+  readonly subject: string;
+  readonly claims: Readonly<Record<string, unknown>>;
+  readonly carrier: CredentialCarrier;
+}
+
+export interface Problem {
+  readonly title: string;
+  readonly detail: string;
+}
+
+export interface Reject {
+  readonly kind: 'reject';
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly problem: Problem;
+  readonly endpoint: EndpointSpec | null;
+}
+
+export interface Accept {
+  readonly kind: 'accept';
+  readonly endpoint: EndpointSpec;
+  readonly module: string;
+  /** The Sec-WebSocket-Protocol value to answer, or null to omit the header. */
+  readonly protocol: string | null;
+  readonly deflate: DeflateAgreement | null;
+  readonly principal: Principal | null;
+  /** The gateway must hold the connection until a first-message credential verifies. */
+  readonly awaitFirstMessageAuth: boolean;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/** A GET on an endpoint path without any upgrade header: most often a proxy stripped them. */
+export interface PlainRequest {
+  readonly kind: 'plain';
+  readonly endpoint: EndpointSpec;
+  readonly acceptsHtml: boolean;
+}
+
+/** Not a WebSocket matter at all: the HTTP application answers it. */
+export interface PassThrough {
+  readonly kind: 'pass';
+}
+
+export type HandshakeDecision = Reject | Accept | PlainRequest | PassThrough;
+
+/** Live counts the limit check reads; the gateway keeps them. */
+export interface ConnectionCounts {
+  readonly draining: boolean;
+  total(): number;
+  forEndpoint(endpoint: EndpointSpec): number;
+  forAddress(address: string): number;
+}
+
+export interface HandshakeLimits {
+  readonly maxConnections: number;
+  readonly maxConnectionsPerAddress: number;
+  readonly retryAfterSec: number;
+}
+
+export class CredentialError extends Error {
+  override readonly name = 'CredentialError';
+}
+
+/** The I/O the core needs, passed in so that the core stays pure. */
+export interface HandshakeHooks {
+  /** Verifies a token; rejects with CredentialError (or any error) when it is not acceptable. */
+  verifyToken(token: string, carrier: CredentialCarrier): Promise<Principal>;
+  /** A module's own handshake check (OCPP: unknown charge point -> 404). */
+  checkModule?(module: string, context: ModuleCheckContext): Promise<(Problem & { status: number }) | null>;
+}
+
+export interface ModuleCheckContext {
+  readonly endpoint: EndpointSpec;
+  readonly params: Readonly<Record<string, string>>;
+  readonly principal: Principal | null;
+  readonly request: ParsedRequest;
+}
+
+/** Header lookups over rawHeaders, built once per request. */
+export interface ParsedRequest {
+  readonly raw: HandshakeRequest;
+  readonly pathname: string;
+  readonly query: string;
+  /** Every value of a header, in order; names are lower-case. */
+  values(name: string): readonly string[];
+}
+
+export interface HandshakeContext {
+  readonly endpoints: readonly EndpointSpec[];
+  readonly modules: ReadonlyMap<string, ModuleSpec>;
+  readonly limits: HandshakeLimits;
+  readonly counts: ConnectionCounts;
+  readonly hooks: HandshakeHooks;
+}

@@ -1,0 +1,24 @@
+import { ConfigError, loadConfig } from '#broker/config';
+import { createLogger, startBroker } from '#broker/gateway';
+import { AppModule } from './app.module.js';
+import { DEFAULT_CONFIG } from './default-config.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig({ defaults: DEFAULT_CONFIG });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger(config.log.level);
+  try {
+    await startBroker(AppModule.with(config, logger), config, logger);
+  } catch (err) {
+    logger.fatal({ err: (err as Error).message }, 'broker failed to start');
+    process.exit(1);
+  }
+}
+
+void main();
