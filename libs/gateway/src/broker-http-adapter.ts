@@ -11,6 +11,7 @@ import { type BrokerConfig } from '#broker/config';
 export class BrokerHttpAdapter extends ExpressAdapter {
   constructor(private readonly brokerConfig: BrokerConfig) {
     super();
+    this.getInstance<{ disable(setting: string): void }>().disable('x-powered-by');
   }
 
   override initHttpServer(): void {

@@ -67,9 +67,9 @@ function compileEndpoint(endpoint: EndpointConfig, index: number): EndpointSpec 
   } catch (err) {
     throw new Error(`endpoints.${index}.path: ${(err as Error).message}`, { cause: err });
   }
-  let origins;
+  let origins = null;
   try {
-    origins = compileAllowlist(endpoint.origins);
+    if (endpoint.origins.length > 0) origins = compileAllowlist(endpoint.origins);
   } catch (err) {
     throw new Error(`endpoints.${index}.origins: ${(err as Error).message}`, { cause: err });
   }

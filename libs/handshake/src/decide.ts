@@ -4,6 +4,7 @@ import { negotiateDeflate } from './negotiate-deflate.js';
 import { parseRequest } from './parse-request.js';
 import { parseSubprotocols } from './parse-subprotocols.js';
 import { reject } from './problems.js';
+import { isSameOrigin } from './same-origin.js';
 import {
   CredentialError,
   type EndpointSpec,
@@ -123,8 +124,14 @@ export async function decideHandshake(
   const origins = req.values('origin');
   if (origins.length > 1)
     return reject(400, 'Bad Origin header', 'At most one Origin header is allowed.', endpoint);
-  const origin = origins[0];
-  if (origin === undefined ? endpoint.requireOrigin : !endpoint.origins.matches(origin.trim())) {
+  const origin = origins[0]?.trim();
+  const originAllowed =
+    origin === undefined
+      ? !endpoint.requireOrigin
+      : endpoint.origins === null
+        ? isSameOrigin(origin, req.values('host')[0] as string)
+        : endpoint.origins.matches(origin);
+  if (!originAllowed) {
     return reject(403, 'Origin not allowed', 'The Origin of this request is not allowed here.', endpoint);
   }
 

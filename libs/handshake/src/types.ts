@@ -30,7 +30,8 @@ export interface EndpointSpec {
   /** Subprotocol names the endpoint hosts, in the endpoint's order. */
   readonly subprotocols: readonly string[];
   readonly defaultModule: string | undefined;
-  readonly origins: OriginMatcher;
+  /** null: no allowlist configured, so only same-origin pages (Origin host equals Host) may connect. */
+  readonly origins: OriginMatcher | null;
   readonly requireOrigin: boolean;
   readonly auth: AuthPolicy;
   readonly maxConnections: number | undefined;

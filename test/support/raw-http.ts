@@ -1,0 +1,73 @@
+import { connect } from 'node:net';
+
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  /** Everything the server sent before closing (or before the timeout). */
+  readonly raw: string;
+  /** The server closed the socket. */
+  readonly closed: boolean;
+}
+
+export const GOOD_KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
+
+/** A valid upgrade request for `path`, with header lines added or replaced (a null value removes one). */
+export function upgradeRequest(path: string, headers: Record<string, string | null> = {}): string {
+  const base: Record<string, string | null> = {
+    Host: '127.0.0.1',
+    Upgrade: 'websocket',
+    Connection: 'Upgrade',
+    'Sec-WebSocket-Key': GOOD_KEY,
+    'Sec-WebSocket-Version': '13',
+  };
+  const merged = { ...base, ...headers };
+  const lines = Object.entries(merged)
+    .filter((entry): entry is [string, string] => entry[1] !== null)
+    .map(([name, value]) => `${name}: ${value}`);
+  return `GET ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`;
+}
+
+/**
+ * Sends bytes on a fresh TCP connection and collects the answer: malformed input that no HTTP or
+ * WebSocket client would send. Resolves when the server closes, or after `waitMs` (then the head
+ * of what arrived is parsed, e.g. a 101 that keeps the socket open).
+ */
+export function rawExchange(port: number, request: string | Buffer, waitMs = 1500): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let closed = false;
+    const timer = setTimeout(() => finish(), waitMs);
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(parse(Buffer.concat(chunks), closed));
+    };
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('end', () => {
+      closed = true;
+      finish();
+    });
+    socket.on('close', () => {
+      closed = true;
+      finish();
+    });
+    socket.on('error', (err) => (chunks.length > 0 ? finish() : reject(err)));
+    socket.write(request);
+  });
+}
+
+function parse(data: Buffer, closed: boolean): RawResponse {
+  const raw = data.toString('latin1');
+  const end = raw.indexOf('\r\n\r\n');
+  const head = end === -1 ? raw : raw.slice(0, end);
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const status = Number(statusLine.split(' ')[1] ?? 0);
+  return { status, headers, body: end === -1 ? '' : raw.slice(end + 4), raw, closed };
+}

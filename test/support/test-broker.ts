@@ -1,0 +1,56 @@
+import { Writable } from 'node:stream';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { BusModule } from '#broker/bus';
+import { loadConfig } from '#broker/config';
+import { createLogger, GatewayModule, startBroker } from '#broker/gateway';
+import { ChatModule } from '../../apps/example-chat/src/chat.module.js';
+import { TestModulesModule } from './test-modules.js';
+
+export const JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long';
+
+export interface TestBroker {
+  readonly port: number;
+  readonly url: string;
+  /** Every log line so far, as written (JSON text). */
+  logText(): string;
+  logLines(): Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+@Module({})
+class TestAppModule {}
+
+/**
+ * Starts the real broker in this process on an ephemeral loopback port, with the chat module and
+ * the test modules registered, and captures its log stream.
+ */
+export async function startTestBroker(config: Record<string, unknown>): Promise<TestBroker> {
+  const parsed = loadConfig({
+    env: {},
+    defaults: { host: '127.0.0.1', port: 0, jwt: { secret: JWT_SECRET }, ...config },
+  });
+  let text = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      text += chunk.toString('utf8');
+      done();
+    },
+  });
+  const logger = createLogger('info', sink);
+  const app: DynamicModule = {
+    module: TestAppModule,
+    imports: [GatewayModule.forRoot(parsed, logger), BusModule, ChatModule, TestModulesModule],
+  };
+  const broker = await startBroker(app, parsed, logger);
+  return {
+    port: broker.port,
+    url: broker.url,
+    logText: () => text,
+    logLines: () =>
+      text
+        .split('\n')
+        .filter((line) => line.length > 0)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    close: () => broker.close(),
+  };
+}

@@ -1,0 +1,61 @@
+import { Module } from '@nestjs/common';
+import {
+  Subprotocol,
+  type Connection,
+  type ConnectionContext,
+  type SubprotocolHandler,
+} from '#broker/gateway';
+
+/** Echoes every message; reports its context on "whoami". Default module with policy 'omit'. */
+@Subprotocol({ name: 'echo.v1', onUnsupported: 'omit', perMessageDeflate: {} })
+export class EchoSubprotocol implements SubprotocolHandler {
+  open(connection: Connection, context: ConnectionContext): void {
+    connection.onMessage((data, isBinary) => {
+      const text = isBinary ? null : data.toString('utf8');
+      if (text === 'whoami') {
+        const { id, endpoint, protocol, params, principal } = context;
+        return connection.send(JSON.stringify({ id, endpoint, protocol, params, principal }));
+      }
+      const flood = text?.match(/^flood:(\d+)$/);
+      if (flood) {
+        const chunk = Buffer.alloc(64 * 1024, 0x61);
+        for (let i = 0; i < Number(flood[1]); i++) connection.send(chunk);
+        return;
+      }
+      connection.send(isBinary ? data : (text as string));
+    });
+  }
+}
+
+/** Binary only, small maxPayload: for the message-type and size policies. */
+@Subprotocol({ name: 'bin.v1', onUnsupported: 'reject', messages: 'binary', maxPayload: 1024 })
+export class BinarySubprotocol implements SubprotocolHandler {
+  open(connection: Connection): void {
+    connection.onMessage((data) => connection.send(data));
+  }
+}
+
+/** Refuses handshakes whose `:id` parameter is not known, like OCPP's unknown charge point. */
+@Subprotocol({ name: 'known.v1', onUnsupported: 'reject' })
+export class KnownIdSubprotocol implements SubprotocolHandler {
+  async checkHandshake(context: { params: Readonly<Record<string, string>> }) {
+    return context.params['id'] === 'known'
+      ? null
+      : { status: 404, title: 'Unknown id', detail: `No such id: ${context.params['id'] ?? ''}` };
+  }
+  open(connection: Connection, context: ConnectionContext): void {
+    connection.send(JSON.stringify(context.params));
+  }
+}
+
+/** Says goodbye before the gateway's close at shutdown. */
+@Subprotocol({ name: 'polite.v1', onUnsupported: 'reject' })
+export class PoliteSubprotocol implements SubprotocolHandler {
+  open(): void {}
+  goodbye(connection: Connection): void {
+    connection.send('goodbye');
+  }
+}
+
+@Module({ providers: [EchoSubprotocol, BinarySubprotocol, KnownIdSubprotocol, PoliteSubprotocol] })
+export class TestModulesModule {}

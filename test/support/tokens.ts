@@ -1,0 +1,20 @@
+import { SignJWT } from 'jose';
+import { JWT_SECRET } from './test-broker.js';
+
+const key = new TextEncoder().encode(JWT_SECRET);
+
+export interface TokenOptions {
+  readonly sub?: string;
+  readonly expiresIn?: string | number;
+  readonly notBefore?: string | number;
+  readonly secret?: string;
+}
+
+/** A real HS256 JWT signed with the test broker's secret (or another one, to forge a bad signature). */
+export function signToken(options: TokenOptions = {}): Promise<string> {
+  let jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuedAt();
+  if (options.sub !== '') jwt = jwt.setSubject(options.sub ?? 'alice');
+  jwt = jwt.setExpirationTime(options.expiresIn ?? '5m');
+  if (options.notBefore !== undefined) jwt = jwt.setNotBefore(options.notBefore);
+  return jwt.sign(options.secret === undefined ? key : new TextEncoder().encode(options.secret));
+}
