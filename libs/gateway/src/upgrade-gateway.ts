@@ -116,13 +116,15 @@ export class UpgradeGateway {
         started,
       );
       res.shouldKeepAlive = false;
+      const body = problemBody(decision);
       res
         .writeHead(decision.status, {
           ...decision.headers,
           Connection: 'close',
           'Content-Type': 'application/problem+json',
+          'Content-Length': Buffer.byteLength(body),
         })
-        .end(problemBody(decision));
+        .end(body);
     }, next);
   };
 

@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const READY_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 5_000;
+const STDERR_TAIL_CHARS = 4_000;
+
+export interface ServerProcess {
+  readonly name: string;
+  readonly port: number;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+
+// A benchmark that dies half-way must not leave servers holding ports and CPU behind.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => process.exit(130));
+}
+
+/** A port that was free a moment ago on loopback (the child binds it right after). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+export async function startBareServer(): Promise<ServerProcess> {
+  const port = await freePort();
+  const script = fileURLToPath(new URL('./bare-ws-server.js', import.meta.url));
+  return spawnServer('bare ws', script, { PORT: String(port) }, port);
+}
+
+/** The broker's own entry point, configured by file; info logging stays on, written to /dev/null. */
+export async function startBrokerServer(configFile: string, port: number): Promise<ServerProcess> {
+  const script = fileURLToPath(new URL('../../../src/main.js', import.meta.url));
+  return spawnServer('broker', script, { CONFIG: configFile, LOG_LEVEL: 'info' }, port);
+}
+
+async function spawnServer(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  port: number,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, ...env },
+    // stdout is the per-handshake log: the child still formats and writes every line, to /dev/null.
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  running.add(child);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    stderr = (stderr + text).slice(-STDERR_TAIL_CHARS);
+  });
+  const exited = once(child, 'exit').then(() => running.delete(child));
+
+  try {
+    await waitForPort(port, child);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${name} did not start: ${(err as Error).message}\n${stderr}`);
+  }
+  return {
+    name,
+    port,
+    pid: child.pid as number,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function waitForPort(port: number, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`exited with ${child.exitCode ?? child.signalCode}`);
+    }
+    if (await accepts(port)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`port ${port} not open after ${READY_TIMEOUT_MS} ms`);
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
