@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
 import { GOOD_KEY, rawExchange, upgradeRequest } from './support/raw-http.js';
-import { nextMessage, opened } from './support/ws-helpers.js';
+import { nextMessage, opened, waitFor } from './support/ws-helpers.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 
 const expectedAccept = (key: string) =>
@@ -270,12 +270,3 @@ describe('handshake over real sockets', () => {
     assert.match(metrics, /broker_handshakes_total\{outcome="accepted",status="101",endpoint="\/echo"\} \d+/);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail('condition not met in time');
-}

@@ -62,3 +62,15 @@ export function refusedStatus(ws: WebSocket): Promise<number> {
     ws.on('error', () => undefined);
   });
 }
+
+/** Polls until `check` holds; fails the test after the timeout. */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = TIMEOUT_MS,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -3,7 +3,11 @@
  * Sec-WebSocket-Accept that answers our key and the subprotocol we asked for. Returns null when it
  * is a correct handshake, else a short label to count, so a broken server cannot look fast.
  */
-export function checkUpgradeResponse(head: string, expectedAccept: string, subprotocol: string): string | null {
+export function checkUpgradeResponse(
+  head: string,
+  expectedAccept: string,
+  subprotocol: string,
+): string | null {
   const lines = head.split('\r\n');
   const statusLine = lines[0] ?? '';
   const status = /^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1];
@@ -15,6 +19,7 @@ export function checkUpgradeResponse(head: string, expectedAccept: string, subpr
     if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
   }
   if (headers.get('sec-websocket-accept') !== expectedAccept) return '101 with a wrong Sec-WebSocket-Accept';
-  if (headers.get('sec-websocket-protocol') !== subprotocol) return `101 without Sec-WebSocket-Protocol: ${subprotocol}`;
+  if (headers.get('sec-websocket-protocol') !== subprotocol)
+    return `101 without Sec-WebSocket-Protocol: ${subprotocol}`;
   return null;
 }

@@ -16,12 +16,13 @@ export interface ServerProcess {
 
 const running = new Set<ChildProcess>();
 
-// A benchmark that dies half-way must not leave servers holding ports and CPU behind.
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => process.exit(130));
+/** A benchmark that dies half-way (error, Ctrl-C) must not leave servers holding ports and CPU. */
+export function killChildrenOnExit(): void {
+  process.once('exit', () => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
 }
 
 /** A port that was free a moment ago on loopback (the child binds it right after). */
@@ -63,7 +64,15 @@ async function spawnServer(
   child.stderr?.setEncoding('utf8').on('data', (text: string) => {
     stderr = (stderr + text).slice(-STDERR_TAIL_CHARS);
   });
-  const exited = once(child, 'exit').then(() => running.delete(child));
+  child.on('error', (err) => {
+    stderr += `\n${err.message}`;
+  });
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    }),
+  );
 
   try {
     await waitForPort(port, child);

@@ -58,7 +58,13 @@ export async function runHandshakeLoad(options: LoadOptions): Promise<LoadResult
   const loop = async (): Promise<void> => {
     while (performance.now() < windowEnd) {
       const upgrade = options.upgrades[next++ % options.upgrades.length] as PreparedUpgrade;
-      const outcome = await handshakeOnce(options.port, upgrade, options.subprotocol, closeFrame, options.timeoutMs);
+      const outcome = await handshakeOnce(
+        options.port,
+        upgrade,
+        options.subprotocol,
+        closeFrame,
+        options.timeoutMs,
+      );
       if (outcome.error !== null) errors.set(outcome.error, (errors.get(outcome.error) ?? 0) + 1);
       if (outcome.latencyMs !== null && outcome.at >= windowStart && outcome.at < windowEnd) {
         latenciesMs.push(outcome.latencyMs);

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 /** RFC 6455 section 1.3: the GUID the server appends to the key before hashing. */
-const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC11B65';
+const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 export interface UpgradeTarget {
   readonly port: number;
@@ -12,6 +12,9 @@ export interface UpgradeTarget {
   readonly subprotocol: string;
 }
 
+/** Where requests go: everything but the credential. */
+export type ServerTarget = Omit<UpgradeTarget, 'token'>;
+
 /** One ready-to-write upgrade request and the only Sec-WebSocket-Accept value that answers it. */
 export interface PreparedUpgrade {
   readonly request: Buffer;
@@ -19,7 +22,9 @@ export interface PreparedUpgrade {
 }
 
 export function acceptFor(key: string): string {
-  return createHash('sha1').update(key + WEBSOCKET_GUID).digest('base64');
+  return createHash('sha1')
+    .update(key + WEBSOCKET_GUID)
+    .digest('base64');
 }
 
 export function upgradeRequest(target: UpgradeTarget, key: string): string {
@@ -38,13 +43,16 @@ export function upgradeRequest(target: UpgradeTarget, key: string): string {
 }
 
 /**
- * A pool of requests with random 16-byte keys, built before the run: hashing and encoding per
- * connection would spend the load generator's CPU, which it shares with the server on a small box.
+ * One request per token, each with its own random 16-byte key, built before the run: hashing and
+ * encoding per connection would spend the load generator's CPU, which it shares with the server.
  */
-export function prepareUpgrades(target: UpgradeTarget, count: number): PreparedUpgrade[] {
-  return Array.from({ length: count }, () => {
+export function prepareUpgrades(target: ServerTarget, tokens: readonly string[]): PreparedUpgrade[] {
+  return tokens.map((token) => {
     const key = randomBytes(16).toString('base64');
-    return { request: Buffer.from(upgradeRequest(target, key), 'latin1'), expectedAccept: acceptFor(key) };
+    return {
+      request: Buffer.from(upgradeRequest({ ...target, token }, key), 'latin1'),
+      expectedAccept: acceptFor(key),
+    };
   });
 }
 

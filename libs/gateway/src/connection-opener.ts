@@ -41,11 +41,17 @@ export class ConnectionOpener {
     const gauge = this.metrics.connections.labels(labels);
 
     const id = randomUUID();
+    const log = this.logger.child({
+      connection: id,
+      endpoint: decision.endpoint.path,
+      module: module.options.name,
+    });
     const connection = new WsConnection(id, ws, endpointConfig.outboundBufferCap, {
       sent: (bytes) => {
         outMessages.inc();
         outBytes.inc(bytes);
       },
+      overflowed: (buffered) => log.warn({ buffered }, 'outbound buffer limit exceeded, closing 1008'),
     });
     const tracked: TrackedConnection = {
       connection,
@@ -60,11 +66,6 @@ export class ConnectionOpener {
     this.connections.add(tracked);
     gauge.inc();
 
-    const log = this.logger.child({
-      connection: id,
-      endpoint: decision.endpoint.path,
-      module: module.options.name,
-    });
     const policy = module.options.messages ?? 'any';
     let gate: FirstMessageAuth | null = null;
 

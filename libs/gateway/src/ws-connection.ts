@@ -5,8 +5,10 @@ import { type Connection } from './subprotocol.types.js';
 type MessageHandler = (data: Buffer, isBinary: boolean) => void;
 type CloseHandler = (code: number, reason: string) => void;
 
-export interface TrafficCounters {
+export interface ConnectionObserver {
   sent(bytes: number): void;
+  /** The outbound cap was hit and the connection is being closed with 1008. */
+  overflowed(buffered: number): void;
 }
 
 /** How long a connection closed for a full outbound buffer gets to finish its close handshake. */
@@ -24,7 +26,7 @@ export class WsConnection implements Connection {
     readonly id: string,
     private readonly ws: WebSocket,
     private readonly outboundCap: number,
-    private readonly traffic: TrafficCounters,
+    private readonly observer: ConnectionObserver,
   ) {
     ws.once('close', (code, reason) => {
       const text = reason.toString();
@@ -44,12 +46,13 @@ export class WsConnection implements Connection {
     if (!this.open) return;
     const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
     if (this.ws.bufferedAmount + size > this.outboundCap) {
+      this.observer.overflowed(this.ws.bufferedAmount);
       this.close(1008, 'outbound buffer limit exceeded: the client is not reading');
       setTimeout(() => this.ws.terminate(), TERMINATE_AFTER_MS).unref();
       return;
     }
     this.ws.send(data, { binary: typeof data !== 'string' });
-    this.traffic.sent(size);
+    this.observer.sent(size);
   }
 
   close(code?: number, reason?: string): void {
