@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '#broker/config';
-import { createLogger, startBroker } from '#broker/gateway';
+import { createLogger, flushAndExit, startBroker } from '#broker/gateway';
 import { AppModule } from './app.module.js';
 import { DEFAULT_CONFIG } from './default-config.js';
 
@@ -14,10 +14,10 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.log.level);
   try {
-    await startBroker(AppModule.with(config, logger), config, logger);
+    await startBroker(AppModule.with(config, logger), config, logger, { exitOnSignals: true });
   } catch (err) {
     logger.fatal({ err: (err as Error).message }, 'broker failed to start');
-    process.exit(1);
+    flushAndExit(logger, 1);
   }
 }
 

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, type Type } from '@nestjs/common';
 import { BusModule } from '#broker/bus';
 import { loadConfig } from '#broker/config';
 import { createLogger, GatewayModule, startBroker } from '#broker/gateway';
@@ -24,7 +24,10 @@ class TestAppModule {}
  * Starts the real broker in this process on an ephemeral loopback port, with the chat module and
  * the test modules registered, and captures its log stream.
  */
-export async function startTestBroker(config: Record<string, unknown>): Promise<TestBroker> {
+export async function startTestBroker(
+  config: Record<string, unknown>,
+  extraModules: readonly Type[] = [],
+): Promise<TestBroker> {
   const parsed = loadConfig({
     env: {},
     defaults: { host: '127.0.0.1', port: 0, jwt: { secret: JWT_SECRET }, ...config },
@@ -39,7 +42,13 @@ export async function startTestBroker(config: Record<string, unknown>): Promise<
   const logger = createLogger('info', sink);
   const app: DynamicModule = {
     module: TestAppModule,
-    imports: [GatewayModule.forRoot(parsed, logger), BusModule, ChatModule, TestModulesModule],
+    imports: [
+      GatewayModule.forRoot(parsed, logger),
+      BusModule,
+      ChatModule,
+      TestModulesModule,
+      ...extraModules,
+    ],
   };
   const broker = await startBroker(app, parsed, logger);
   return {

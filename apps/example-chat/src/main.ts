@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { BusModule } from '#broker/bus';
 import { loadConfig } from '#broker/config';
-import { createLogger, GatewayModule, startBroker } from '#broker/gateway';
+import { createLogger, flushAndExit, GatewayModule, startBroker } from '#broker/gateway';
 import { ChatModule } from './chat.module.js';
 
 /**
@@ -27,7 +27,7 @@ const logger = createLogger(config.log.level);
 @Module({ imports: [GatewayModule.forRoot(config, logger), BusModule, ChatModule] })
 class ChatAppModule {}
 
-startBroker(ChatAppModule, config, logger).catch((err: Error) => {
+startBroker(ChatAppModule, config, logger, { exitOnSignals: true }).catch((err: Error) => {
   logger.fatal({ err: err.message }, 'chat example failed to start');
-  process.exit(1);
+  flushAndExit(logger, 1);
 });
