@@ -1,8 +1,10 @@
-import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
+import { createPublicKey, createSecretKey, webcrypto, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { CredentialError } from '#broker/handshake';
 import { type JwtConfig } from '#broker/config';
+import { checkClaims } from './check-claims.js';
+import { verifyHs256 } from './verify-hs256.js';
 
 export interface VerifiedToken {
   readonly subject: string;
@@ -10,6 +12,11 @@ export interface VerifiedToken {
 }
 
 type Key = webcrypto.CryptoKey | KeyObject | JWTVerifyGetKey;
+
+/** HS256 alone is verified synchronously (see verify-hs256.ts); every other case goes through jose. */
+interface FastPath {
+  readonly hs256: KeyObject;
+}
 
 /**
  * Verifies JWTs with jose: HS256 with a shared secret, RS/ES/EdDSA with a PEM public key, or a local
@@ -21,11 +28,17 @@ export class JwtVerifier {
     private readonly key: Key | null,
     private readonly config: JwtConfig | undefined,
     private readonly algorithms: string[],
+    private readonly fast: FastPath | null = null,
   ) {}
 
   static async create(config: JwtConfig | undefined): Promise<JwtVerifier> {
     if (config === undefined) return new JwtVerifier(null, config, []);
     if (config.secret !== undefined) {
+      const algorithms = config.algorithms ?? ['HS256'];
+      const fast =
+        algorithms.length === 1 && algorithms[0] === 'HS256'
+          ? { hs256: createSecretKey(Buffer.from(config.secret)) }
+          : null;
       const key = await webcrypto.subtle.importKey(
         'raw',
         new TextEncoder().encode(config.secret),
@@ -33,7 +46,7 @@ export class JwtVerifier {
         false,
         ['verify'],
       );
-      return new JwtVerifier(key, config, config.algorithms ?? ['HS256']);
+      return new JwtVerifier(key, config, algorithms, fast);
     }
     if (config.publicKeyFile !== undefined) {
       const key = createPublicKey(readFileSync(config.publicKeyFile, 'utf8'));
@@ -58,6 +71,11 @@ export class JwtVerifier {
     if (this.key === null || this.config === undefined) {
       throw new CredentialError('no token verifier is configured');
     }
+    if (this.fast !== null) {
+      const claims = verifyHs256(token, this.fast.hs256);
+      checkClaims(claims, this.config, Math.floor(Date.now() / 1000));
+      return withSubject(claims);
+    }
     try {
       const { payload } = await jwtVerify(token, this.key as Parameters<typeof jwtVerify>[1], {
         algorithms: this.algorithms,
@@ -65,14 +83,17 @@ export class JwtVerifier {
         audience: this.config.audience,
         clockTolerance: this.config.clockToleranceSec,
       });
-      if (typeof payload.sub !== 'string' || payload.sub === '') {
-        throw new CredentialError('the token has no "sub" claim');
-      }
-      return { subject: payload.sub, claims: payload };
+      return withSubject(payload);
     } catch (err) {
       throw toCredentialError(err);
     }
   }
+}
+
+function withSubject(claims: Record<string, unknown>): VerifiedToken {
+  const { sub } = claims;
+  if (typeof sub !== 'string' || sub === '') throw new CredentialError('the token has no "sub" claim');
+  return { subject: sub, claims };
 }
 
 function toCredentialError(err: unknown): CredentialError {

@@ -33,25 +33,22 @@ export class ConnectionOpener {
     const module = this.subprotocols.get(decision.module);
     if (module === undefined) throw new Error(`module ${decision.module} vanished`);
     const endpointConfig = this.endpoints.configOf(decision.endpoint);
-    const labels = { endpoint: decision.endpoint.path, subprotocol: decision.protocol ?? decision.module };
-    const inMessages = this.metrics.messages.labels({ direction: 'in', ...labels });
-    const inBytes = this.metrics.bytes.labels({ direction: 'in', ...labels });
-    const outMessages = this.metrics.messages.labels({ direction: 'out', ...labels });
-    const outBytes = this.metrics.bytes.labels({ direction: 'out', ...labels });
-    const gauge = this.metrics.connections.labels(labels);
-
+    const metrics = this.metrics.forConnection(decision.endpoint.path, decision.protocol ?? decision.module);
     const id = randomUUID();
-    const log = this.logger.child({
-      connection: id,
-      endpoint: decision.endpoint.path,
-      module: module.options.name,
-    });
+    // Created on first use: most connections never log after the handshake line.
+    let logger: Logger | null = null;
+    const log = (): Logger =>
+      (logger ??= this.logger.child({
+        connection: id,
+        endpoint: decision.endpoint.path,
+        module: module.options.name,
+      }));
     const connection = new WsConnection(id, ws, endpointConfig.outboundBufferCap, {
       sent: (bytes) => {
-        outMessages.inc();
-        outBytes.inc(bytes);
+        metrics.messagesOut.inc();
+        metrics.bytesOut.inc(bytes);
       },
-      overflowed: (buffered) => log.warn({ buffered }, 'outbound buffer limit exceeded, closing 1008'),
+      overflowed: (buffered) => log().warn({ buffered }, 'outbound buffer limit exceeded, closing 1008'),
     });
     const tracked: TrackedConnection = {
       connection,
@@ -64,24 +61,24 @@ export class ConnectionOpener {
       alive: true,
     };
     this.connections.add(tracked);
-    gauge.inc();
+    metrics.open.inc();
 
     const policy = module.options.messages ?? 'any';
     let gate: FirstMessageAuth | null = null;
 
-    ws.on('error', (err) => log.debug({ err: err.message }, 'websocket error'));
+    ws.on('error', (err) => this.logger.debug({ connection: id, err: err.message }, 'websocket error'));
     ws.on('pong', () => {
       tracked.alive = true;
     });
     ws.once('close', (code) => {
       gate?.cancel();
       this.connections.remove(tracked);
-      gauge.dec();
-      log.debug({ code }, 'connection closed');
+      metrics.open.dec();
+      this.logger.debug({ connection: id, code }, 'connection closed');
     });
     ws.on('message', (data: Buffer, isBinary: boolean) => {
-      inMessages.inc();
-      inBytes.inc(data.byteLength);
+      metrics.messagesIn.inc();
+      metrics.bytesIn.inc(data.byteLength);
       tracked.alive = true;
       if (policy === 'text' && isBinary) return connection.close(1003, 'binary messages are not accepted');
       if (policy === 'binary' && !isBinary) return connection.close(1003, 'text messages are not accepted');
@@ -103,7 +100,7 @@ export class ConnectionOpener {
       try {
         module.handler.open(connection, context);
       } catch (err) {
-        log.error({ err: (err as Error).message }, 'module failed to open the connection');
+        log().error({ err: (err as Error).message }, 'module failed to open the connection');
         connection.close(1011, 'internal error');
       }
     };
@@ -120,12 +117,12 @@ export class ConnectionOpener {
       {
         accepted: (principal, held) => {
           gate = null;
-          log.info({ subject: principal.subject }, 'first-message authentication accepted');
+          log().info({ subject: principal.subject }, 'first-message authentication accepted');
           start(principal);
           for (const [data, isBinary] of held) connection.deliver(data, isBinary);
         },
         refused: (code, reason) => {
-          log.info({ code, reason }, 'first-message authentication refused');
+          log().info({ code, reason }, 'first-message authentication refused');
           connection.close(code, reason);
         },
       },

@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
+export interface ConnectionMetrics {
+  readonly open: Gauge.Internal<'endpoint' | 'subprotocol'>;
+  readonly messagesIn: Counter.Internal;
+  readonly bytesIn: Counter.Internal;
+  readonly messagesOut: Counter.Internal;
+  readonly bytesOut: Counter.Internal;
+}
+
 /** The gateway's Prometheus metrics, on a registry of their own so several brokers can share a process. */
 @Injectable()
 export class GatewayMetrics {
@@ -41,7 +49,27 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  private readonly perConnection = new Map<string, ConnectionMetrics>();
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The label children a connection updates, resolved once per endpoint and subprotocol, not per connection. */
+  forConnection(endpoint: string, subprotocol: string): ConnectionMetrics {
+    const key = `${endpoint}\n${subprotocol}`;
+    let entry = this.perConnection.get(key);
+    if (entry === undefined) {
+      const labels = { endpoint, subprotocol };
+      entry = {
+        open: this.connections.labels(labels),
+        messagesIn: this.messages.labels({ direction: 'in', ...labels }),
+        bytesIn: this.bytes.labels({ direction: 'in', ...labels }),
+        messagesOut: this.messages.labels({ direction: 'out', ...labels }),
+        bytesOut: this.bytes.labels({ direction: 'out', ...labels }),
+      };
+      this.perConnection.set(key, entry);
+    }
+    return entry;
   }
 }

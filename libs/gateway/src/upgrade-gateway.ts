@@ -9,6 +9,7 @@ import {
   type HandshakeContext,
   type HandshakeDecision,
   type HandshakeRequest,
+  type Reject,
 } from '#broker/handshake';
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
@@ -22,6 +23,14 @@ import { redactSubprotocols, redactUrl } from './redact.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
+
+/** One handshake attempt, as read off the request before anything rewrites it. */
+interface Attempt {
+  readonly started: number;
+  readonly request: HandshakeRequest;
+  /** The client's Sec-WebSocket-Protocol, as sent (Node joins repeated lines with ", "). */
+  readonly offered: string | undefined;
+}
 
 /** Marks a socket whose request was refused, so that nothing pipelined behind it is served. */
 const REFUSED = Symbol('refused');
@@ -91,12 +100,12 @@ export class UpgradeGateway {
       socket.destroy();
       return;
     }
-    void this.decide(req).then((decision) => {
+    const attempt = this.begin(req);
+    void this.decide(attempt).then((decision) => {
       if (decision === null || decision.kind === 'pass') return next();
-      const started = performance.now();
       if (decision.kind === 'plain') {
         this.metrics.plainRequests.inc({ endpoint: decision.endpoint.path });
-        this.logDecision(req, 200, decision.endpoint.path, null, 'upgrade headers missing', started);
+        this.logDecision(attempt, 200, decision.endpoint.path, null, 'upgrade headers missing');
         const page = plainPage(decision.endpoint, decision.acceptsHtml);
         res.writeHead(200, { 'Content-Type': page.type, 'Cache-Control': 'no-store' }).end(page.body);
         return;
@@ -106,15 +115,7 @@ export class UpgradeGateway {
         return next();
       }
       socket[REFUSED] = true;
-      this.count(decision);
-      this.logDecision(
-        req,
-        decision.status,
-        decision.endpoint?.path ?? null,
-        null,
-        decision.problem.title,
-        started,
-      );
+      this.refused(attempt, decision);
       res.shouldKeepAlive = false;
       const body = problemBody(decision);
       res
@@ -133,10 +134,10 @@ export class UpgradeGateway {
   }
 
   private async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const started = performance.now();
+    const attempt = this.begin(req);
     let decision: HandshakeDecision | null;
     try {
-      decision = await this.decide(req);
+      decision = await this.decide(attempt);
     } catch (err) {
       this.logger.error({ err: (err as Error).message }, 'handshake decision failed');
       decision = null;
@@ -149,28 +150,20 @@ export class UpgradeGateway {
       };
     }
     if (decision.kind === 'reject') {
-      this.count(decision);
-      this.logDecision(
-        req,
-        decision.status,
-        decision.endpoint?.path ?? null,
-        null,
-        decision.problem.title,
-        started,
-      );
+      this.refused(attempt, decision);
       writeRejection(socket, decision);
       return;
     }
     if (socket.destroyed) return;
-    this.accept(req, socket, head, decision, started);
+    this.accept(attempt, req, socket, head, decision);
   }
 
   private accept(
+    attempt: Attempt,
     req: IncomingMessage,
     socket: Duplex,
     head: Buffer,
     decision: Accept,
-    started: number,
   ): void {
     // ws re-reads these headers: hand it exactly what was decided, so it cannot choose differently.
     if (decision.protocol === null) delete req.headers['sec-websocket-protocol'];
@@ -178,24 +171,38 @@ export class UpgradeGateway {
     if (decision.deflate === null) delete req.headers['sec-websocket-extensions'];
     else req.headers['sec-websocket-extensions'] = decision.deflate.offer;
 
-    const remoteAddress = req.socket.remoteAddress ?? '';
     this.serverFor(decision).handleUpgrade(req, socket, head, (ws) => {
       this.metrics.handshakes.inc({ outcome: 'accepted', status: '101', endpoint: decision.endpoint.path });
       this.logDecision(
-        req,
+        attempt,
         101,
         decision.endpoint.path,
         decision.protocol ?? decision.module,
         'accepted',
-        started,
       );
-      this.opener.open(ws, decision, remoteAddress);
+      this.opener.open(ws, decision, attempt.request.remoteAddress);
     });
   }
 
-  private decide(req: IncomingMessage): Promise<HandshakeDecision> | Promise<null> {
+  /** Reads what the decision and the log line need off the request, once (remoteAddress is a syscall). */
+  private begin(req: IncomingMessage): Attempt {
+    return {
+      started: performance.now(),
+      offered: req.headers['sec-websocket-protocol'],
+      request: {
+        method: req.method ?? '',
+        httpVersion: req.httpVersion,
+        url: req.url ?? '/',
+        rawHeaders: req.rawHeaders,
+        remoteAddress: req.socket.remoteAddress ?? '',
+        secure: req.socket instanceof TLSSocket,
+      },
+    };
+  }
+
+  private decide(attempt: Attempt): Promise<HandshakeDecision | null> {
     if (this.context === null) return Promise.resolve(null);
-    return decideHandshake(toHandshakeRequest(req), this.context);
+    return decideHandshake(attempt.request, this.context);
   }
 
   /** One ws server per endpoint and module: each has its own maxPayload and compression settings. */
@@ -216,21 +223,22 @@ export class UpgradeGateway {
     return wss;
   }
 
-  private count(decision: Extract<HandshakeDecision, { kind: 'reject' }>): void {
+  private refused(attempt: Attempt, decision: Reject): void {
+    const endpoint = decision.endpoint?.path ?? null;
     this.metrics.handshakes.inc({
       outcome: 'rejected',
       status: String(decision.status),
-      endpoint: decision.endpoint?.path ?? '',
+      endpoint: endpoint ?? '',
     });
+    this.logDecision(attempt, decision.status, endpoint, null, decision.problem.title);
   }
 
   private logDecision(
-    req: IncomingMessage,
+    attempt: Attempt,
     status: number,
     endpoint: string | null,
     subprotocol: string | null,
     reason: string,
-    started: number,
   ): void {
     this.logger.info(
       {
@@ -238,28 +246,14 @@ export class UpgradeGateway {
         endpoint,
         subprotocol,
         reason,
-        path: redactUrl(req.url ?? ''),
-        offered: redactSubprotocols(
-          req.headersDistinct['sec-websocket-protocol'] ?? [],
-          this.credentialPrefixes,
-        ),
-        client: req.socket.remoteAddress,
-        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+        path: redactUrl(attempt.request.url),
+        offered: attempt.offered && redactSubprotocols([attempt.offered], this.credentialPrefixes),
+        client: attempt.request.remoteAddress,
+        durationMs: Math.round((performance.now() - attempt.started) * 1000) / 1000,
       },
       'handshake',
     );
   }
-}
-
-function toHandshakeRequest(req: IncomingMessage): HandshakeRequest {
-  return {
-    method: req.method ?? '',
-    httpVersion: req.httpVersion,
-    url: req.url ?? '/',
-    rawHeaders: req.rawHeaders,
-    remoteAddress: req.socket.remoteAddress ?? '',
-    secure: req.socket instanceof TLSSocket,
-  };
 }
 
 function withTimeout<T>(promise: Promise<T>): Promise<T | { status: number; title: string; detail: string }> {
