@@ -26,7 +26,11 @@ describe('parseChatCommand valid commands', () => {
 
   it('drops unknown fields and a text on join or leave', () => {
     assert.deepEqual(parse({ type: 'join', room: 'r', text: 'x', extra: true }), { type: 'join', room: 'r' });
-    assert.deepEqual(parse({ type: 'say', room: 'r', text: 'x', extra: true }), { type: 'say', room: 'r', text: 'x' });
+    assert.deepEqual(parse({ type: 'say', room: 'r', text: 'x', extra: true }), {
+      type: 'say',
+      room: 'r',
+      text: 'x',
+    });
   });
 
   it('accepts every allowed room character and 1 to 64 characters', () => {
@@ -40,7 +44,11 @@ describe('parseChatCommand valid commands', () => {
     const text = 'x'.repeat(MAX_TEXT_LENGTH);
     assert.deepEqual(parse({ type: 'say', room: 'r', text }), { type: 'say', room: 'r', text });
     assert.deepEqual(parse({ type: 'say', room: 'r', text: ' ' }), { type: 'say', room: 'r', text: ' ' });
-    assert.deepEqual(parse({ type: 'say', room: 'r', text: 'héllo ✓\n' }), { type: 'say', room: 'r', text: 'héllo ✓\n' });
+    assert.deepEqual(parse({ type: 'say', room: 'r', text: 'héllo ✓\n' }), {
+      type: 'say',
+      room: 'r',
+      text: 'héllo ✓\n',
+    });
   });
 
   it('accepts JSON with surrounding whitespace', () => {
@@ -62,13 +70,34 @@ describe('parseChatCommand errors', () => {
   });
 
   it('refuses a missing or unknown type', () => {
-    for (const message of [{}, { room: 'r' }, { type: 'JOIN', room: 'r' }, { type: 'shout', room: 'r' }, { type: 1 }, []]) {
+    for (const message of [
+      {},
+      { room: 'r' },
+      { type: 'JOIN', room: 'r' },
+      { type: 'shout', room: 'r' },
+      { type: 1 },
+      [],
+    ]) {
       assert.deepEqual(parse(message), TYPE_ERROR, JSON.stringify(message));
     }
   });
 
   it('refuses bad room names', () => {
-    const rooms: unknown[] = [undefined, '', 'a'.repeat(65), 'two words', 'a/b', 'a.b', 'café', '房间', '😀', 'a\n', 42, null, ['r']];
+    const rooms: unknown[] = [
+      undefined,
+      '',
+      'a'.repeat(65),
+      'two words',
+      'a/b',
+      'a.b',
+      'café',
+      '房间',
+      '😀',
+      'a\n',
+      42,
+      null,
+      ['r'],
+    ];
     for (const type of ['join', 'leave', 'say']) {
       for (const room of rooms) {
         assert.deepEqual(parse({ type, room, text: 'hi' }), ROOM_ERROR, `${type} ${JSON.stringify(room)}`);
@@ -78,7 +107,11 @@ describe('parseChatCommand errors', () => {
 
   it('refuses say without a usable text', () => {
     for (const text of [undefined, '', 'x'.repeat(MAX_TEXT_LENGTH + 1), 42, null, ['hi'], { text: 'hi' }]) {
-      assert.deepEqual(parse({ type: 'say', room: 'r', text }), TEXT_ERROR, JSON.stringify(text)?.slice(0, 20));
+      assert.deepEqual(
+        parse({ type: 'say', room: 'r', text }),
+        TEXT_ERROR,
+        JSON.stringify(text)?.slice(0, 20),
+      );
     }
   });
 

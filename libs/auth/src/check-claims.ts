@@ -8,7 +8,9 @@ export interface ClaimRules {
 
 /** The registered-claim checks jose applies (RFC 7519 section 4.1), for the synchronous HS256 path. */
 export function checkClaims(claims: Record<string, unknown>, rules: ClaimRules, nowSec: number): void {
-  const { exp, nbf, iss, aud } = claims;
+  const { exp, nbf, iat, iss, aud } = claims;
+  if (iat !== undefined && typeof iat !== 'number')
+    throw new CredentialError('the "iat" claim is not accepted');
   if (exp !== undefined && typeof exp !== 'number')
     throw new CredentialError('the "exp" claim is not accepted');
   if (nbf !== undefined && typeof nbf !== 'number')

@@ -1,4 +1,4 @@
-import { createPublicKey, createSecretKey, webcrypto, type KeyObject } from 'node:crypto';
+import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { CredentialError } from '#broker/handshake';
@@ -11,7 +11,7 @@ export interface VerifiedToken {
   readonly claims: Readonly<Record<string, unknown>>;
 }
 
-type Key = webcrypto.CryptoKey | KeyObject | JWTVerifyGetKey;
+type Key = Uint8Array | KeyObject | JWTVerifyGetKey;
 
 /** HS256 alone is verified synchronously (see verify-hs256.ts); every other case goes through jose. */
 interface FastPath {
@@ -39,13 +39,8 @@ export class JwtVerifier {
         algorithms.length === 1 && algorithms[0] === 'HS256'
           ? { hs256: createSecretKey(Buffer.from(config.secret)) }
           : null;
-      const key = await webcrypto.subtle.importKey(
-        'raw',
-        new TextEncoder().encode(config.secret),
-        { name: 'HMAC', hash: 'SHA-256' },
-        false,
-        ['verify'],
-      );
+      // jose imports a raw secret per algorithm, so HS384/HS512 lists work too.
+      const key = new TextEncoder().encode(config.secret);
       return new JwtVerifier(key, config, algorithms, fast);
     }
     if (config.publicKeyFile !== undefined) {

@@ -25,6 +25,8 @@ export function verifyHs256(token: string, key: KeyObject): Record<string, unkno
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
+// Invalid UTF-8 is refused, as jose refuses it, instead of being read as U+FFFD.
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 function decodeSegment(segment: string): Buffer {
   if (!BASE64URL.test(segment)) throw new CredentialError('the token is malformed');
@@ -34,7 +36,7 @@ function decodeSegment(segment: string): Buffer {
 function decodeJson(segment: string): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(decodeSegment(segment).toString('utf8'));
+    value = JSON.parse(UTF8.decode(decodeSegment(segment)));
   } catch {
     throw new CredentialError('the token is malformed');
   }

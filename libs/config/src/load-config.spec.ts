@@ -31,8 +31,16 @@ describe('loadConfig defaults', () => {
     assert.equal(config.port, 8080);
     assert.equal(config.tls, undefined);
     assert.equal(config.jwt, undefined);
-    assert.deepEqual(config.http, { maxHeaderSize: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
-    assert.deepEqual(config.limits, { maxConnections: 10_000, maxConnectionsPerAddress: 256, retryAfterSec: 5 });
+    assert.deepEqual(config.http, {
+      maxHeaderSize: 16 * 1024,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+    });
+    assert.deepEqual(config.limits, {
+      maxConnections: 10_000,
+      maxConnectionsPerAddress: 256,
+      retryAfterSec: 5,
+    });
     assert.deepEqual(config.shutdown, { drainTimeoutMs: 10_000 });
     assert.deepEqual(config.log, { level: 'info' });
     assert.equal(config.endpoints.length, 1);
@@ -68,7 +76,11 @@ describe('loadConfig defaults', () => {
         endpoints: [{ path: '/ws', subprotocols: ['a'], auth: { mode: 'required' } }],
       },
     });
-    assert.deepEqual(config.http, { maxHeaderSize: 16 * 1024, headersTimeoutMs: 2000, requestTimeoutMs: 30_000 });
+    assert.deepEqual(config.http, {
+      maxHeaderSize: 16 * 1024,
+      headersTimeoutMs: 2000,
+      requestTimeoutMs: 30_000,
+    });
     assert.deepEqual(config.jwt, { secret: SECRET, clockToleranceSec: 5 });
     assert.equal(config.endpoints[0]?.auth.mode, 'required');
     assert.equal(config.endpoints[0]?.auth.firstMessageTimeoutMs, 5000);
@@ -77,7 +89,10 @@ describe('loadConfig defaults', () => {
   it('does not modify the defaults object it is given', () => {
     const given = defaults();
     const before = structuredClone(given);
-    loadConfig({ env: { PORT: '9000', HOST: 'localhost', LOG_LEVEL: 'warn', JWT_SECRET: SECRET }, defaults: given });
+    loadConfig({
+      env: { PORT: '9000', HOST: 'localhost', LOG_LEVEL: 'warn', JWT_SECRET: SECRET },
+      defaults: given,
+    });
     assert.deepEqual(given, before);
   });
 
@@ -96,7 +111,13 @@ describe('loadConfig environment overrides', () => {
   it('PORT, HOST, LOG_LEVEL and JWT_SECRET override the defaults', () => {
     const config = loadConfig({
       env: { PORT: '9001', HOST: '127.0.0.1', LOG_LEVEL: 'debug', JWT_SECRET: SECRET },
-      defaults: { ...defaults(), port: 1234, host: 'example', log: { level: 'error' }, jwt: { issuer: 'me' } },
+      defaults: {
+        ...defaults(),
+        port: 1234,
+        host: 'example',
+        log: { level: 'error' },
+        jwt: { issuer: 'me' },
+      },
     });
     assert.equal(config.port, 9001);
     assert.equal(config.host, '127.0.0.1');
@@ -105,7 +126,10 @@ describe('loadConfig environment overrides', () => {
   });
 
   it('leaves the configuration alone when none is set', () => {
-    const config = loadConfig({ env: { PATH: '/bin', UNRELATED: '1' }, defaults: { ...defaults(), port: 1234 } });
+    const config = loadConfig({
+      env: { PATH: '/bin', UNRELATED: '1' },
+      defaults: { ...defaults(), port: 1234 },
+    });
     assert.equal(config.port, 1234);
     assert.equal(config.jwt, undefined);
   });
@@ -202,7 +226,11 @@ describe('loadConfig from a CONFIG file', () => {
   it('reads JSON', () => {
     const config = fromFile(
       'broker.json',
-      JSON.stringify({ port: 4000, limits: { maxConnections: 7 }, endpoints: [{ path: '/x', subprotocols: ['x.v1'] }] }),
+      JSON.stringify({
+        port: 4000,
+        limits: { maxConnections: 7 },
+        endpoints: [{ path: '/x', subprotocols: ['x.v1'] }],
+      }),
     );
     assert.equal(config.port, 4000);
     assert.deepEqual(config.limits, { maxConnections: 7, maxConnectionsPerAddress: 256, retryAfterSec: 5 });
@@ -210,17 +238,26 @@ describe('loadConfig from a CONFIG file', () => {
   });
 
   it('lets the environment override the file', () => {
-    const config = fromFile('env.yaml', 'port: 4000\nlog: { level: warn }\nendpoints: [{ path: /a, subprotocols: [a] }]\n', {
-      PORT: '5000',
-      LOG_LEVEL: 'trace',
-    });
+    const config = fromFile(
+      'env.yaml',
+      'port: 4000\nlog: { level: warn }\nendpoints: [{ path: /a, subprotocols: [a] }]\n',
+      {
+        PORT: '5000',
+        LOG_LEVEL: 'trace',
+      },
+    );
     assert.equal(config.port, 5000);
     assert.equal(config.log.level, 'trace');
   });
 
   it('refuses a file that cannot be read, naming CONFIG and the path', () => {
     const missing = join(dir, 'missing.yaml');
-    configError(() => loadConfig({ env: { CONFIG: missing }, defaults: defaults() }), /CONFIG/, /cannot read/, /missing\.yaml/);
+    configError(
+      () => loadConfig({ env: { CONFIG: missing }, defaults: defaults() }),
+      /CONFIG/,
+      /cannot read/,
+      /missing\.yaml/,
+    );
     configError(() => loadConfig({ env: { CONFIG: dir }, defaults: defaults() }), /CONFIG/, /cannot read/);
   });
 
@@ -228,6 +265,17 @@ describe('loadConfig from a CONFIG file', () => {
     configError(() => fromFile('bad.yaml', 'endpoints: [\n  { path: /a\n'), /not valid YAML/, /bad\.yaml/);
     configError(() => fromFile('tabs.yaml', 'port: 1\n\tport: 2\n'), /not valid YAML/);
     configError(() => fromFile('dup.yaml', 'port: 1\nport: 2\n'), /not valid YAML/);
+  });
+
+  it('does not echo a YAML line that holds the secret when the syntax is wrong', () => {
+    const secret = 'file-secret-0123456789-abcdefghijklmnop';
+    for (const yaml of [
+      `jwt:\n  secret: ${secret}: oops\nendpoints: [{ path: /a, subprotocols: [a] }]\n`,
+      `jwt: { secret: ${secret} ]\nendpoints: [{ path: /a, subprotocols: [a] }]\n`,
+    ]) {
+      const message = configError(() => fromFile('leak.yaml', yaml), /not valid YAML/, /leak\.yaml/);
+      assert.ok(!message.includes(secret), `the message echoes the secret: ${JSON.stringify(message)}`);
+    }
   });
 
   it('refuses a file whose top level is not a mapping', () => {
@@ -240,7 +288,11 @@ describe('loadConfig from a CONFIG file', () => {
   it('refuses unknown keys, naming where they are', () => {
     const endpoints = 'endpoints: [{ path: /a, subprotocols: [a] }]\n';
     configError(() => fromFile('unknown-top.yaml', `prot: 80\n${endpoints}`), /prot/);
-    configError(() => fromFile('unknown-jwt.yaml', `jwt: { secrt: ${SECRET} }\n${endpoints}`), /jwt/, /secrt/);
+    configError(
+      () => fromFile('unknown-jwt.yaml', `jwt: { secrt: ${SECRET} }\n${endpoints}`),
+      /jwt/,
+      /secrt/,
+    );
     configError(
       () => fromFile('unknown-ep.yaml', 'endpoints: [{ path: /a, subprotocols: [a], pingInterval: 5 }]\n'),
       /endpoints\.0/,
@@ -265,10 +317,19 @@ describe('loadConfig from a CONFIG file', () => {
       ['endpoints: [{ path: /a, subprotocols: a }]', /endpoints\.0\.subprotocols/],
       ['endpoints: [{ path: /a, subprotocols: [a], pingIntervalMs: -1 }]', /endpoints\.0\.pingIntervalMs/],
       ['endpoints: [{ path: /a, subprotocols: [a], auth: { mode: sometimes } }]', /endpoints\.0\.auth\.mode/],
-      ['endpoints: [{ path: /a, subprotocols: [a], auth: { carriers: [smoke] } }]', /endpoints\.0\.auth\.carriers\.0/],
-      ['endpoints: [{ path: /a, subprotocols: [a], auth: { subprotocolPrefix: "a b" } }]', /endpoints\.0\.auth\.subprotocolPrefix/],
+      [
+        'endpoints: [{ path: /a, subprotocols: [a], auth: { carriers: [smoke] } }]',
+        /endpoints\.0\.auth\.carriers\.0/,
+      ],
+      [
+        'endpoints: [{ path: /a, subprotocols: [a], auth: { subprotocolPrefix: "a b" } }]',
+        /endpoints\.0\.auth\.subprotocolPrefix/,
+      ],
       ['port: "8080"\nendpoints: [{ path: /a, subprotocols: [a] }]', /^\s*port:/m],
-      ['limits: { maxConnections: 0 }\nendpoints: [{ path: /a, subprotocols: [a] }]', /limits\.maxConnections/],
+      [
+        'limits: { maxConnections: 0 }\nendpoints: [{ path: /a, subprotocols: [a] }]',
+        /limits\.maxConnections/,
+      ],
       ['http: { maxHeaderSize: 100 }\nendpoints: [{ path: /a, subprotocols: [a] }]', /http\.maxHeaderSize/],
       ['tls: { certFile: a }\nendpoints: [{ path: /a, subprotocols: [a] }]', /tls\.keyFile/],
       ['endpoints: {}', /endpoints/],
@@ -280,7 +341,11 @@ describe('loadConfig from a CONFIG file', () => {
 
   it('lists every problem, one per line', () => {
     const message = configError(
-      () => fromFile('many.yaml', 'port: -1\nlimits: { retryAfterSec: 0 }\nendpoints: [{ path: x, subprotocols: [a] }]\n'),
+      () =>
+        fromFile(
+          'many.yaml',
+          'port: -1\nlimits: { retryAfterSec: 0 }\nendpoints: [{ path: x, subprotocols: [a] }]\n',
+        ),
       /^\s*port:/m,
       /^\s*limits\.retryAfterSec:/m,
       /^\s*endpoints\.0\.path:/m,
@@ -291,7 +356,8 @@ describe('loadConfig from a CONFIG file', () => {
   it('refuses a jwt.secret in the file that is too short, without echoing it', () => {
     const short = 'file-secret-abc123';
     const message = configError(
-      () => fromFile('short.yaml', `jwt: { secret: ${short} }\nendpoints: [{ path: /a, subprotocols: [a] }]\n`),
+      () =>
+        fromFile('short.yaml', `jwt: { secret: ${short} }\nendpoints: [{ path: /a, subprotocols: [a] }]\n`),
       /jwt\.secret/,
     );
     assert.ok(!message.includes(short));
@@ -320,7 +386,11 @@ describe('loadConfig from a CONFIG file', () => {
       '{ publicKeyFile: /k.pem, jwksFile: /k.json }',
       `{ secret: ${SECRET}, publicKeyFile: /k.pem, jwksFile: /k.json }`,
     ]) {
-      const message = configError(() => fromFile('two-keys.yaml', `jwt: ${jwt}\n${endpoints}`), /jwt/, /only one/);
+      const message = configError(
+        () => fromFile('two-keys.yaml', `jwt: ${jwt}\n${endpoints}`),
+        /jwt/,
+        /only one/,
+      );
       assert.ok(!message.includes(SECRET));
     }
   });

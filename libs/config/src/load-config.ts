@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { type z } from 'zod';
 import { brokerConfigSchema, type BrokerConfig } from './config.schema.js';
 
@@ -40,7 +40,12 @@ function readConfigFile(path: string): unknown {
   try {
     return parseYaml(text);
   } catch (err) {
-    throw new ConfigError(`CONFIG: ${path} is not valid YAML/JSON: ${(err as Error).message}`);
+    // Only the position: the parser's own message quotes the offending line, which may hold a secret.
+    const where =
+      err instanceof YAMLParseError && err.linePos
+        ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}`
+        : '';
+    throw new ConfigError(`CONFIG: ${path} is not valid YAML/JSON${where}`);
   }
 }
 
