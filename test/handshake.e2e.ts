@@ -14,7 +14,7 @@ describe('handshake over real sockets', () => {
 
   before(async () => {
     broker = await startTestBroker({
-      http: { maxHeaderSize: 4096, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 },
+      http: { maxHeaderSize: 4096, headersTimeoutMs: 500, requestTimeoutMs: 30_000 },
       endpoints: [
         {
           path: '/echo',
@@ -159,6 +159,19 @@ describe('handshake over real sockets', () => {
   it('headers over the size limit -> 431', async () => {
     const res = await rawExchange(broker.port, upgradeRequest('/echo', { 'X-Padding': 'a'.repeat(8000) }));
     assert.equal(res.status, 431);
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    assert.equal((JSON.parse(res.body) as { status: number }).status, 431);
+  });
+
+  it('a client that never finishes its headers (slowloris) is cut off', async () => {
+    const res = await rawExchange(
+      broker.port,
+      'GET /echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n',
+      5000,
+    );
+    assert.equal(res.status, 408, res.raw);
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    assert.ok(res.closed);
   });
 
   it('a request pipelined behind a rejected one is never served', async () => {

@@ -20,6 +20,8 @@ export class BrokerHttpAdapter extends ExpressAdapter {
       maxHeaderSize: http.maxHeaderSize,
       headersTimeout: http.headersTimeoutMs,
       requestTimeout: http.requestTimeoutMs,
+      // Node checks the two timeouts above only this often (30 s by default): keep slowloris short.
+      connectionsCheckingInterval: Math.min(1000, http.headersTimeoutMs),
     };
     this.httpServer = tls
       ? createHttpsServer(

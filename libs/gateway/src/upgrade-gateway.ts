@@ -86,6 +86,7 @@ export class UpgradeGateway {
         },
       },
     };
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(err, socket));
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       // Node hands the socket over without an error listener; a reset must not crash the process.
       socket.on('error', () => socket.destroy());
@@ -128,6 +129,32 @@ export class UpgradeGateway {
         .end(body);
     }, next);
   };
+
+  /** Requests Node's parser refused before any decision: answered in the same problem+json shape. */
+  private onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, title] =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request header fields too large']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request timeout']
+          : [400, 'Malformed HTTP request'];
+    this.metrics.handshakes.inc({ outcome: 'rejected', status: String(status), endpoint: '' });
+    const detail =
+      status === 431
+        ? `The request head exceeds ${this.config.http.maxHeaderSize} bytes.`
+        : 'The request could not be parsed.';
+    writeRejection(socket, {
+      kind: 'reject',
+      status,
+      headers: {},
+      problem: { title, detail },
+      endpoint: null,
+    });
+  }
 
   closeAll(): void {
     for (const wss of this.servers.values()) wss.close();
