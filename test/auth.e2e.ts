@@ -18,6 +18,7 @@ describe('authentication carriers, end to end', () => {
     broker = await startTestBroker({
       endpoints: [
         { path: '/secure', subprotocols: ['echo.v1'], defaultModule: 'echo.v1', auth: { mode: 'required' } },
+        { path: '/header-bin', subprotocols: ['bin.v1'], auth: { mode: 'required', carriers: ['header'] } },
         {
           path: '/header-only',
           subprotocols: ['echo.v1'],
@@ -125,6 +126,23 @@ describe('authentication carriers, end to end', () => {
     assert.match(await detail(`Bearer ${forged}`), /signature/);
   });
 
+  it('a missing credential is 401 before subprotocol selection where it cannot come later', async () => {
+    const res = await rawExchange(
+      broker.port,
+      upgradeRequest('/header-bin', { 'Sec-WebSocket-Protocol': 'nope' }),
+    );
+    assert.equal(res.status, 401);
+  });
+
+  it('a token without exp is refused: a credential must expire', async () => {
+    const res = await rawExchange(
+      broker.port,
+      upgradeRequest('/header-only', { Authorization: `Bearer ${await signToken({ expiresIn: null })}` }),
+    );
+    assert.equal(res.status, 401);
+    assert.match(res.body, /exp/);
+  });
+
   it('a bad credential is never ignored where auth is optional; none is anonymous', async () => {
     assert.equal(await refusedStatus(new WebSocket(`${broker.url}/optional?token=garbage`)), 401);
     const ws = new WebSocket(`${broker.url}/optional`);
@@ -185,6 +203,34 @@ describe('authentication carriers, end to end', () => {
     other.send('ping?');
     assert.equal(await nextMessage(other), 'ping?');
     other.close();
+  });
+
+  it('tokens in malformed or unexpected places never reach a log line either', async () => {
+    const secret = await signToken({ sub: 'leaky' });
+    await rawExchange(
+      broker.port,
+      upgradeRequest('/secure', { 'Sec-WebSocket-Protocol': `echo.v1 bearer.${secret}` }),
+    );
+    await rawExchange(
+      broker.port,
+      upgradeRequest('/secure', { 'Sec-WebSocket-Protocol': `echo.v1, Bearer.${secret}` }),
+      300,
+    );
+    await rawExchange(broker.port, upgradeRequest(`/secure?${secret}`), 300);
+    await rawExchange(
+      broker.port,
+      upgradeRequest('/secure', { 'Sec-WebSocket-Protocol': `echo.v1, ${secret}` }),
+      300,
+    );
+    await waitFor(
+      () =>
+        broker
+          .logText()
+          .split('\n')
+          .filter((l) => l.includes('"handshake"')).length > 0,
+    );
+    assert.ok(!broker.logText().includes(secret.split('.')[2] as string), 'no signature in the logs');
+    assert.ok(!broker.logText().includes(secret.split('.')[1] as string), 'no claims in the logs');
   });
 
   it('tokens never reach a log line (query, cookie, Authorization, subprotocol item, first message)', () => {

@@ -14,6 +14,14 @@ describe('connections after the 101', () => {
       endpoints: [
         { path: '/bin', subprotocols: ['bin.v1'] },
         { path: '/echo', subprotocols: ['echo.v1'], defaultModule: 'echo.v1', outboundBufferCap: 256 * 1024 },
+        { path: '/buggy', subprotocols: ['buggy.v1'] },
+        {
+          path: '/limited',
+          subprotocols: ['slowcheck.v1'],
+          defaultModule: 'slowcheck.v1',
+          maxConnections: 3,
+          auth: { mode: 'optional', carriers: ['query'] },
+        },
         { path: '/beat', subprotocols: ['echo.v1'], defaultModule: 'echo.v1', pingIntervalMs: 100 },
       ],
     });
@@ -56,10 +64,42 @@ describe('connections after the 101', () => {
   it('a peer that never answers pings is terminated by the heartbeat', async () => {
     const socket = connect(broker.port, '127.0.0.1');
     socket.on('error', () => undefined);
-    socket.on('data', () => undefined); // reads the pings, never answers them
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1'))); // reads pings, never answers
     const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     socket.write(upgradeRequest('/beat'));
     await gone;
+    assert.match(received, /^HTTP\/1\.1 101 /);
+    assert.ok(received.includes('\x89'), 'a ping frame was sent before the termination');
+  });
+
+  it('a module that throws is contained: that connection closes 1011, the broker and others go on', async () => {
+    const bystander = new WebSocket(`${broker.url}/buggy`, 'buggy.v1');
+    await opened(bystander);
+    const victim = new WebSocket(`${broker.url}/buggy`, 'buggy.v1');
+    await opened(victim);
+    victim.send('boom');
+    assert.equal((await closed(victim)).code, 1011);
+    bystander.send('fine');
+    assert.equal(await nextMessage(bystander), 'fine');
+    bystander.close();
+  });
+
+  it('concurrent handshakes cannot overshoot a connection limit', async () => {
+    const sockets = Array.from({ length: 12 }, () => new WebSocket(`${broker.url}/limited`));
+    const outcomes = await Promise.all(
+      sockets.map(
+        (ws) =>
+          new Promise<string>((resolve) => {
+            ws.once('open', () => resolve('open'));
+            ws.once('unexpected-response', (_req, res) => resolve(String(res.statusCode)));
+            ws.once('error', () => resolve('error'));
+          }),
+      ),
+    );
+    assert.equal(outcomes.filter((o) => o === 'open').length, 3, outcomes.join(','));
+    assert.equal(outcomes.filter((o) => o === '503').length, 9, outcomes.join(','));
+    for (const ws of sockets) ws.terminate();
   });
 
   it('a ws client (which answers pings) survives several heartbeat intervals', async () => {
@@ -94,6 +134,19 @@ describe('connections after the 101', () => {
 });
 
 describe('graceful shutdown', () => {
+  it('a module whose goodbye throws does not stop the drain', async () => {
+    const broker = await startTestBroker({ endpoints: [{ path: '/buggy', subprotocols: ['buggy.v1'] }] });
+    const first = new WebSocket(`${broker.url}/buggy`, 'buggy.v1');
+    const second = new WebSocket(`${broker.url}/buggy`, 'buggy.v1');
+    await Promise.all([opened(first), opened(second)]);
+    const closes = Promise.all([closed(first), closed(second)]);
+    await broker.close();
+    assert.deepEqual(
+      (await closes).map((c) => c.code),
+      [1001, 1001],
+    );
+  });
+
   it('modules say goodbye, clients get 1001, new upgrades get 503 while draining', async () => {
     const broker = await startTestBroker({
       shutdown: { drainTimeoutMs: 1500 },

@@ -182,6 +182,46 @@ describe('handshake over real sockets', () => {
     assert.equal(res.raw.match(/HTTP\/1\.1 /g)?.length, 1, res.raw);
   });
 
+  it('an upgrade pipelined behind a refused plain-HTTP upgrade attempt gets no 101', async () => {
+    const refused = 'GET /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n\r\n';
+    const res = await rawExchange(
+      broker.port,
+      refused + upgradeRequest('/echo', { 'Sec-WebSocket-Protocol': 'echo.v1' }),
+    );
+    assert.equal(res.status, 400);
+    assert.doesNotMatch(res.raw, /101 Switching Protocols/);
+    assert.equal(res.raw.match(/HTTP\/1\.1 /g)?.length, 1, res.raw);
+  });
+
+  it('a plain GET pipelined behind a refusal is not handled at all', async () => {
+    const before = await plainCount();
+    const refused = 'GET /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n\r\n';
+    await rawExchange(broker.port, refused + 'GET /echo HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.equal(await plainCount(), before);
+  });
+
+  it('stray upgrade headers on a non-WebSocket route are ignored, as Node ignores them (curl h2c)', async () => {
+    const res = await rawExchange(
+      broker.port,
+      'GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n',
+    );
+    assert.equal(res.status, 200, res.raw);
+    assert.match(res.body, /"status":"ok"/);
+    const onlyConnection = await rawExchange(
+      broker.port,
+      'GET /health HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\n\r\n',
+    );
+    assert.equal(onlyConnection.status, 200, onlyConnection.raw);
+  });
+
+  it('a module check answering a non-error status still refuses (500), never a fake success', async () => {
+    const res = await rawExchange(
+      broker.port,
+      upgradeRequest('/cp/weird', { 'Sec-WebSocket-Protocol': 'known.v1' }),
+    );
+    assert.equal(res.status, 500);
+  });
+
   it('a pipelined request behind a refused plain-HTTP upgrade attempt is not served either', async () => {
     const refused = 'GET /echo HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\n\r\n';
     const res = await rawExchange(broker.port, refused + 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -265,6 +305,11 @@ describe('handshake over real sockets', () => {
     assert.equal(await nextMessage(ws), 'still here');
     ws.close();
   });
+
+  async function plainCount(): Promise<number> {
+    const metrics = await (await fetch(`http://127.0.0.1:${broker.port}/metrics`)).text();
+    return Number(/broker_upgrade_headers_missing_total\{endpoint="\/echo"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+  }
 
   it('logs one line per decision with status, endpoint, subprotocol, reason, client and duration', () => {
     const line = broker.logLines().find((l) => l['msg'] === 'handshake' && l['status'] === 403);

@@ -39,9 +39,10 @@ export class BinarySubprotocol implements SubprotocolHandler {
 @Subprotocol({ name: 'known.v1', onUnsupported: 'reject' })
 export class KnownIdSubprotocol implements SubprotocolHandler {
   async checkHandshake(context: { params: Readonly<Record<string, string>> }) {
-    return context.params['id'] === 'known'
-      ? null
-      : { status: 404, title: 'Unknown id', detail: `No such id: ${context.params['id'] ?? ''}` };
+    if (context.params['id'] === 'known') return null;
+    // A module answering a status that is not an error must not turn a refusal into a success.
+    if (context.params['id'] === 'weird') return { status: 200, title: 'Odd', detail: 'not an error status' };
+    return { status: 404, title: 'Unknown id', detail: `No such id: ${context.params['id'] ?? ''}` };
   }
   open(connection: Connection, context: ConnectionContext): void {
     connection.send(JSON.stringify(context.params));
@@ -57,5 +58,38 @@ export class PoliteSubprotocol implements SubprotocolHandler {
   }
 }
 
-@Module({ providers: [EchoSubprotocol, BinarySubprotocol, KnownIdSubprotocol, PoliteSubprotocol] })
+/** Its handshake check takes a while, as a store lookup would: widens the window between check and open. */
+@Subprotocol({ name: 'slowcheck.v1', onUnsupported: 'omit' })
+export class SlowCheckSubprotocol implements SubprotocolHandler {
+  async checkHandshake() {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return null;
+  }
+  open(): void {}
+}
+
+/** A buggy module: throws on "boom" and from its goodbye. The gateway must contain both. */
+@Subprotocol({ name: 'buggy.v1', onUnsupported: 'reject' })
+export class BuggySubprotocol implements SubprotocolHandler {
+  open(connection: Connection): void {
+    connection.onMessage((data) => {
+      if (data.toString() === 'boom') throw new Error('module bug');
+      connection.send(data.toString());
+    });
+  }
+  goodbye(): void {
+    throw new Error('goodbye bug');
+  }
+}
+
+@Module({
+  providers: [
+    EchoSubprotocol,
+    BinarySubprotocol,
+    KnownIdSubprotocol,
+    PoliteSubprotocol,
+    BuggySubprotocol,
+    SlowCheckSubprotocol,
+  ],
+})
 export class TestModulesModule {}

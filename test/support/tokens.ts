@@ -5,7 +5,8 @@ const key = new TextEncoder().encode(JWT_SECRET);
 
 export interface TokenOptions {
   readonly sub?: string;
-  readonly expiresIn?: string | number;
+  /** null: no exp claim at all. */
+  readonly expiresIn?: string | number | null;
   readonly notBefore?: string | number;
   readonly secret?: string;
 }
@@ -14,7 +15,7 @@ export interface TokenOptions {
 export function signToken(options: TokenOptions = {}): Promise<string> {
   let jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuedAt();
   if (options.sub !== '') jwt = jwt.setSubject(options.sub ?? 'alice');
-  jwt = jwt.setExpirationTime(options.expiresIn ?? '5m');
+  if (options.expiresIn !== null) jwt = jwt.setExpirationTime(options.expiresIn ?? '5m');
   if (options.notBefore !== undefined) jwt = jwt.setNotBefore(options.notBefore);
   return jwt.sign(options.secret === undefined ? key : new TextEncoder().encode(options.secret));
 }

@@ -6,9 +6,13 @@ export interface ClaimRules {
   readonly clockToleranceSec: number;
 }
 
+/** A token without an expiry would be a credential for ever; jose is told the same (requiredClaims). */
+export const REQUIRED_CLAIMS = ['exp'];
+
 /** The registered-claim checks jose applies (RFC 7519 section 4.1), for the synchronous HS256 path. */
 export function checkClaims(claims: Record<string, unknown>, rules: ClaimRules, nowSec: number): void {
   const { exp, nbf, iat, iss, aud } = claims;
+  if (exp === undefined) throw new CredentialError('the token has no "exp" claim');
   if (iat !== undefined && typeof iat !== 'number')
     throw new CredentialError('the "iat" claim is not accepted');
   if (exp !== undefined && typeof exp !== 'number')

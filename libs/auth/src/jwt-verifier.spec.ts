@@ -33,7 +33,9 @@ async function hs256(
   secret = SECRET,
   header: Record<string, unknown> = {},
 ): Promise<string> {
-  return new SignJWT(payload)
+  // Tokens expire unless a test says otherwise (`exp: undefined` leaves the claim out).
+  const claims = 'exp' in payload ? payload : { ...payload, exp: Math.floor(Date.now() / 1000) + 300 };
+  return new SignJWT(JSON.parse(JSON.stringify(claims)) as JWTPayload)
     .setProtectedHeader({ ...header, alg: 'HS256' })
     .sign(new TextEncoder().encode(secret));
 }
@@ -84,8 +86,12 @@ for (const [label, extra] of HS256_CONFIGS) {
       assert.deepEqual({ ...verified.claims }, { sub: 'alice', role: 'admin', iat, exp: iat + 300 });
     });
 
-    it('accepts a token without exp or nbf', async () => {
-      const verified = await verifier.verify(await hs256({ sub: 'bob' }));
+    it('refuses a token without exp: a credential that never expires is not accepted', async () => {
+      await assertRefused(verifier, await hs256({ sub: 'bob', exp: undefined }), /"exp"/);
+    });
+
+    it('accepts a token with exp and without nbf', async () => {
+      const verified = await verifier.verify(await hs256({ sub: 'bob', exp: nowSec() + 60 }));
       assert.equal(verified.subject, 'bob');
     });
 
@@ -124,7 +130,11 @@ for (const [label, extra] of HS256_CONFIGS) {
       ['iat', true, /"iat"/],
     ] as const) {
       it(`refuses a non-numeric ${claim} claim (${JSON.stringify(value)})`, async () => {
-        await assertRefused(verifier, signRaw({ alg: 'HS256' }, { sub: 'alice', [claim]: value }), pattern);
+        await assertRefused(
+          verifier,
+          signRaw({ alg: 'HS256' }, { sub: 'alice', exp: nowSec() + 300, [claim]: value }),
+          pattern,
+        );
       });
     }
 
@@ -215,7 +225,9 @@ for (const [label, extra] of HS256_CONFIGS) {
     });
 
     it('accepts a hand-signed token, so the raw signer above is sound', async () => {
-      const verified = await verifier.verify(signRaw({ alg: 'HS256', typ: 'JWT' }, { sub: 'ivy', n: 1 }));
+      const verified = await verifier.verify(
+        signRaw({ alg: 'HS256', typ: 'JWT' }, { sub: 'ivy', n: 1, exp: nowSec() + 300 }),
+      );
       assert.equal(verified.subject, 'ivy');
       assert.equal(verified.claims['n'], 1);
     });
@@ -356,7 +368,10 @@ describe('JwtVerifier with public keys', () => {
       .setProtectedHeader({ alg: 'RS256' })
       .sign(privateKey);
     await assertRefused(verifier, expired, /expired/);
-    const anonymous = await new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).sign(privateKey);
+    const anonymous = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256' })
+      .setExpirationTime('5m')
+      .sign(privateKey);
     await assertRefused(verifier, anonymous, /"sub"/);
   });
 
@@ -387,7 +402,10 @@ describe('JwtVerifier with public keys', () => {
     const verifier = await JwtVerifier.create(config({ jwksFile: file }));
 
     const sign = (kid: string, key: PrivateKey): Promise<string> =>
-      new SignJWT({ sub: `user-${kid}` }).setProtectedHeader({ alg: 'RS256', kid }).sign(key);
+      new SignJWT({ sub: `user-${kid}` })
+        .setProtectedHeader({ alg: 'RS256', kid })
+        .setExpirationTime('5m')
+        .sign(key);
 
     assert.equal((await verifier.verify(await sign('k1', first.privateKey))).subject, 'user-k1');
     assert.equal((await verifier.verify(await sign('k2', second.privateKey))).subject, 'user-k2');

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { CredentialError } from '#broker/handshake';
 import { type JwtConfig } from '#broker/config';
-import { checkClaims } from './check-claims.js';
+import { checkClaims, REQUIRED_CLAIMS } from './check-claims.js';
 import { verifyHs256 } from './verify-hs256.js';
 
 export interface VerifiedToken {
@@ -58,10 +58,6 @@ export class JwtVerifier {
     return new JwtVerifier(null, config, []);
   }
 
-  get configured(): boolean {
-    return this.key !== null;
-  }
-
   async verify(token: string): Promise<VerifiedToken> {
     if (this.key === null || this.config === undefined) {
       throw new CredentialError('no token verifier is configured');
@@ -77,6 +73,7 @@ export class JwtVerifier {
         issuer: this.config.issuer,
         audience: this.config.audience,
         clockTolerance: this.config.clockToleranceSec,
+        requiredClaims: REQUIRED_CLAIMS,
       });
       return withSubject(payload);
     } catch (err) {
@@ -95,6 +92,7 @@ function toCredentialError(err: unknown): CredentialError {
   if (err instanceof CredentialError) return err;
   if (err instanceof errors.JWTExpired) return new CredentialError('the token has expired');
   if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.reason === 'missing') return new CredentialError(`the token has no "${err.claim}" claim`);
     return new CredentialError(
       err.claim === 'nbf' ? 'the token is not yet valid' : `the "${err.claim}" claim is not accepted`,
     );

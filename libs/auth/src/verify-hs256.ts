@@ -28,9 +28,13 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 // Invalid UTF-8 is refused, as jose refuses it, instead of being read as U+FFFD.
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
+/** Canonical base64url only: Buffer would also take a dangling character or non-zero padding bits. */
 function decodeSegment(segment: string): Buffer {
-  if (!BASE64URL.test(segment)) throw new CredentialError('the token is malformed');
-  return Buffer.from(segment, 'base64url');
+  if (!BASE64URL.test(segment) || segment.length % 4 === 1)
+    throw new CredentialError('the token is malformed');
+  const bytes = Buffer.from(segment, 'base64url');
+  if (bytes.toString('base64url') !== segment) throw new CredentialError('the token is malformed');
+  return bytes;
 }
 
 function decodeJson(segment: string): Record<string, unknown> {

@@ -49,6 +49,7 @@ export class ConnectionOpener {
         metrics.bytesOut.inc(bytes);
       },
       overflowed: (buffered) => log().warn({ buffered }, 'outbound buffer limit exceeded, closing 1008'),
+      failed: (err) => log().error({ err: err.message }, 'module failed on a message, closing 1011'),
     });
     const tracked: TrackedConnection = {
       connection,
@@ -76,14 +77,18 @@ export class ConnectionOpener {
       metrics.open.dec();
       this.logger.debug({ connection: id, code }, 'connection closed');
     });
+    const receive = (data: Buffer, isBinary: boolean): void => {
+      if (policy === 'text' && isBinary) return connection.close(1003, 'binary messages are not accepted');
+      if (policy === 'binary' && !isBinary) return connection.close(1003, 'text messages are not accepted');
+      connection.deliver(data, isBinary);
+    };
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       metrics.messagesIn.inc();
       metrics.bytesIn.inc(data.byteLength);
       tracked.alive = true;
-      if (policy === 'text' && isBinary) return connection.close(1003, 'binary messages are not accepted');
-      if (policy === 'binary' && !isBinary) return connection.close(1003, 'text messages are not accepted');
+      // The auth message is text even for a binary protocol: the gate reads it before the type policy.
       if (gate !== null) return gate.push(data, isBinary);
-      connection.deliver(data, isBinary);
+      receive(data, isBinary);
     });
 
     const start = (principal: Principal | null): void => {
@@ -119,7 +124,7 @@ export class ConnectionOpener {
           gate = null;
           log().info({ subject: principal.subject }, 'first-message authentication accepted');
           start(principal);
-          for (const [data, isBinary] of held) connection.deliver(data, isBinary);
+          for (const [data, isBinary] of held) receive(data, isBinary);
         },
         refused: (code, reason) => {
           log().info({ code, reason }, 'first-message authentication refused');

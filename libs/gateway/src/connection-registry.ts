@@ -22,6 +22,8 @@ export class ConnectionRegistry implements ConnectionCounts {
   private readonly byId = new Map<string, TrackedConnection>();
   private readonly perEndpoint = new Map<EndpointSpec, number>();
   private readonly perAddress = new Map<string, number>();
+  /** Handshakes past the limit check and not yet counted as connections. */
+  private reserved = 0;
 
   add(tracked: TrackedConnection): void {
     this.byId.set(tracked.connection.id, tracked);
@@ -35,7 +37,26 @@ export class ConnectionRegistry implements ConnectionCounts {
     bump(this.perAddress, tracked.remoteAddress, -1);
   }
 
+  reserve(endpoint: EndpointSpec, address: string): () => void {
+    this.reserved++;
+    bump(this.perEndpoint, endpoint, 1);
+    bump(this.perAddress, address, 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.reserved--;
+      bump(this.perEndpoint, endpoint, -1);
+      bump(this.perAddress, address, -1);
+    };
+  }
+
   total(): number {
+    return this.byId.size + this.reserved;
+  }
+
+  /** Open connections only (what /health and the drain report). */
+  open(): number {
     return this.byId.size;
   }
 

@@ -51,12 +51,13 @@ export class GatewayLifecycle implements OnApplicationBootstrap, BeforeApplicati
     for (const { connection, module } of open) {
       try {
         module.handler.goodbye?.(connection);
-      } finally {
-        connection.close(1001, 'server shutting down');
+      } catch (err) {
+        this.logger.error({ module: module.options.name, err: (err as Error).message }, 'goodbye failed');
       }
+      connection.close(1001, 'server shutting down');
     }
     const deadline = Date.now() + this.config.shutdown.drainTimeoutMs;
-    while (this.connections.total() > 0 && Date.now() < deadline) {
+    while (this.connections.open() > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     for (const { ws } of this.connections.all()) ws.terminate();

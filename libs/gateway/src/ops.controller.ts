@@ -14,7 +14,7 @@ export class OpsController {
   @Get('health')
   @HttpCode(200)
   health(): { status: string; connections: number } {
-    return { status: 'ok', connections: this.connections.total() };
+    return { status: 'ok', connections: this.connections.open() };
   }
 
   @Get('health/ready')

@@ -44,8 +44,16 @@ describe('redactUrl', () => {
     assert.equal(redactUrl('/ws?token=a?b=c'), '/ws?token=[REDACTED]');
   });
 
-  it('only looks at the first ? for the start of the query', () => {
-    assert.equal(redactUrl('/ws??token=x'), '/ws??token=[REDACTED]');
+  it('only looks at the first ? for the start of the query; an odd name is redacted whole', () => {
+    assert.equal(redactUrl('/ws??token=x'), '/ws?[REDACTED]');
+  });
+
+  it('redacts bare items that could be a token, keeps short plain names', () => {
+    assert.equal(
+      redactUrl('/ws?eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJlc2lnbmF0dXJlc2ln'),
+      '/ws?[REDACTED]',
+    );
+    assert.equal(redactUrl('/ws?debug'), '/ws?debug');
   });
 
   it('never lets a value through', () => {
@@ -92,10 +100,16 @@ describe('redactSubprotocols', () => {
     );
   });
 
-  it('matches a prefix only at the start of an item, case-sensitively', () => {
-    assert.equal(redactSubprotocols(['x.bearer.abc'], ['bearer.']), 'x.bearer.abc');
+  it('matches a prefix anywhere in an item, case-insensitively (a mistyped or malformed offer still hides the token)', () => {
+    assert.equal(redactSubprotocols(['x.bearer.abc'], ['bearer.']), 'x.bearer.[REDACTED]');
     assert.equal(redactSubprotocols(['bearer'], ['bearer.']), 'bearer');
-    assert.equal(redactSubprotocols(['Bearer.abc'], ['bearer.']), 'Bearer.abc');
+    assert.equal(redactSubprotocols(['Bearer.abc'], ['bearer.']), 'Bearer.[REDACTED]');
+    assert.equal(redactSubprotocols(['chat.v1 bearer.abc'], ['bearer.']), 'chat.v1 bearer.[REDACTED]');
+  });
+
+  it('redacts items that do not look like protocol names (spaces, too long)', () => {
+    assert.equal(redactSubprotocols(['chat.v1 secret-ish'], ['bearer.']), '[REDACTED]');
+    assert.equal(redactSubprotocols([`chat.v1, ${'x'.repeat(80)}`], ['bearer.']), 'chat.v1, [REDACTED]');
   });
 
   it('never lets a credential through', () => {

@@ -1,36 +1,51 @@
 /**
  * Tokens never reach a log line: these strip them from what the gateway logs about a request.
- * Every query value is replaced, not just the configured token parameter, since a deployment may
- * carry secrets under names we do not know.
+ * Every query value is replaced, and a bare query item (no "=") too, since a deployment may carry
+ * secrets under names we do not know, or with no name at all.
  */
 export const REDACTED = '[REDACTED]';
+
+/** Names longer than this are not names: treated as possible secrets. */
+const MAX_NAME_LENGTH = 64;
+const NAME = /^[A-Za-z0-9._~-]+$/;
 
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
-  const names = url
+  const items = url
     .slice(q + 1)
     .split('&')
     .map((pair) => {
+      if (pair === '') return pair;
       const eq = pair.indexOf('=');
-      return eq === -1 ? pair : `${pair.slice(0, eq)}=${REDACTED}`;
+      const name = eq === -1 ? pair : pair.slice(0, eq);
+      if (name.length > MAX_NAME_LENGTH || !NAME.test(name)) return REDACTED;
+      return eq === -1 ? name : `${name}=${REDACTED}`;
     });
-  return `${url.slice(0, q)}?${names.join('&')}`;
+  return `${url.slice(0, q)}?${items.join('&')}`;
 }
 
-/** Subprotocol items that carry a credential keep their prefix only. */
+/**
+ * Subprotocol items that carry a credential keep their prefix only (matched case-insensitively, so
+ * a mistyped "Bearer." is caught too); anything that does not look like a protocol name (too long,
+ * spaces) is redacted whole, since a malformed offer can still hold a token.
+ */
 export function redactSubprotocols(
   values: readonly string[],
   prefixes: readonly string[],
 ): string | undefined {
   if (values.length === 0) return undefined;
+  const lowered = prefixes.map((p) => p.toLowerCase());
   return values
     .join(',')
     .split(',')
     .map((item) => {
       const trimmed = item.trim();
-      const prefix = prefixes.find((p) => trimmed.startsWith(p));
-      return prefix === undefined ? trimmed : `${prefix}${REDACTED}`;
+      const lower = trimmed.toLowerCase();
+      const prefix = lowered.find((p) => lower.includes(p));
+      if (prefix !== undefined)
+        return `${trimmed.slice(0, lower.indexOf(prefix) + prefix.length)}${REDACTED}`;
+      return trimmed.length > MAX_NAME_LENGTH || /\s/.test(trimmed) ? REDACTED : trimmed;
     })
     .join(', ');
 }

@@ -1,5 +1,5 @@
-import { type IncomingMessage, type ServerResponse } from 'node:http';
-import { type Server } from 'node:http';
+import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import { type Socket } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { Inject, Injectable } from '@nestjs/common';
@@ -34,7 +34,9 @@ interface Attempt {
 
 /** Marks a socket whose request was refused, so that nothing pipelined behind it is served. */
 const REFUSED = Symbol('refused');
-type MarkedSocket = Duplex & { [REFUSED]?: true };
+/** The decision of the socket's latest request; the next one waits for it. */
+const PENDING = Symbol('pending');
+type MarkedSocket = Duplex & { [REFUSED]?: true; [PENDING]?: Promise<void> };
 
 /** How long a module's own handshake check may take before the handshake fails with 503. */
 const MODULE_CHECK_TIMEOUT_MS = 5000;
@@ -90,30 +92,26 @@ export class UpgradeGateway {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       // Node hands the socket over without an error listener; a reset must not crash the process.
       socket.on('error', () => socket.destroy());
-      void this.onUpgrade(req, socket, head);
+      this.inOrder(socket, () => this.onUpgrade(server, req, socket, head));
     });
   }
 
   /** Express middleware, first in the chain: plain GETs on endpoint paths and upgrade attempts Node did not treat as upgrades. */
   readonly handleRequest = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     const socket = req.socket as MarkedSocket;
-    if (socket[REFUSED]) {
-      socket.destroy();
-      return;
-    }
-    const attempt = this.begin(req);
-    void this.decide(attempt).then((decision) => {
-      if (decision === null || decision.kind === 'pass') return next();
+    this.inOrder(socket, async () => {
+      const attempt = this.begin(req);
+      const decision = await this.decide(attempt);
+      if (decision === null || decision.kind === 'pass' || decision.kind === 'accept') {
+        // An 'accept' cannot happen here: Node emits 'upgrade' whenever both headers are present.
+        return next();
+      }
       if (decision.kind === 'plain') {
         this.metrics.plainRequests.inc({ endpoint: decision.endpoint.path });
         this.logDecision(attempt, 200, decision.endpoint.path, null, 'upgrade headers missing');
         const page = plainPage(decision.endpoint, decision.acceptsHtml);
         res.writeHead(200, { 'Content-Type': page.type, 'Cache-Control': 'no-store' }).end(page.body);
         return;
-      }
-      if (decision.kind === 'accept') {
-        // Node only emits 'upgrade' when both headers are present; anything accepted here cannot be upgraded.
-        return next();
       }
       socket[REFUSED] = true;
       this.refused(attempt, decision);
@@ -127,8 +125,28 @@ export class UpgradeGateway {
           'Content-Length': Buffer.byteLength(body),
         })
         .end(body);
-    }, next);
+    });
   };
+
+  /**
+   * Decides the requests of one socket one after the other, and none after a refusal: a request
+   * pipelined behind a refused one is never served, even when Node parsed it while the first
+   * decision was still waiting on a signature.
+   */
+  private inOrder(socket: MarkedSocket, work: () => Promise<void>): void {
+    const run = (): Promise<void> => {
+      if (socket[REFUSED]) {
+        socket.destroy();
+        return Promise.resolve();
+      }
+      return work();
+    };
+    const prior = socket[PENDING];
+    socket[PENDING] = (prior ? prior.then(run) : run()).catch((err: Error) => {
+      this.logger.error({ err: err.message }, 'handshake failed');
+      socket.destroy();
+    });
+  }
 
   /** Requests Node's parser refused before any decision: answered in the same problem+json shape. */
   private onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
@@ -160,7 +178,7 @@ export class UpgradeGateway {
     for (const wss of this.servers.values()) wss.close();
   }
 
-  private async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  private async onUpgrade(server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const attempt = this.begin(req);
     let decision: HandshakeDecision | null;
     try {
@@ -169,7 +187,8 @@ export class UpgradeGateway {
       this.logger.error({ err: (err as Error).message }, 'handshake decision failed');
       decision = null;
     }
-    if (decision === null || decision.kind === 'pass' || decision.kind === 'plain') {
+    if (decision?.kind === 'pass') return serveAsHttp(server, req, socket);
+    if (decision === null || decision.kind === 'plain') {
       const fallback = { kind: 'reject', status: 500, headers: {}, endpoint: null } as const;
       decision = {
         ...fallback,
@@ -177,11 +196,16 @@ export class UpgradeGateway {
       };
     }
     if (decision.kind === 'reject') {
+      (socket as MarkedSocket)[REFUSED] = true;
       this.refused(attempt, decision);
       writeRejection(socket, decision);
       return;
     }
-    if (socket.destroyed) return;
+    if (socket.destroyed) {
+      decision.release();
+      this.logDecision(attempt, 0, decision.endpoint.path, null, 'client went away during the handshake');
+      return;
+    }
     this.accept(attempt, req, socket, head, decision);
   }
 
@@ -208,7 +232,10 @@ export class UpgradeGateway {
         'accepted',
       );
       this.opener.open(ws, decision, attempt.request.remoteAddress);
+      decision.release();
     });
+    // ws never calls back for a socket that died on the way: the held slot must not leak.
+    socket.once('close', decision.release);
   }
 
   /** Reads what the decision and the log line need off the request, once (remoteAddress is a syscall). */
@@ -281,6 +308,18 @@ export class UpgradeGateway {
       'handshake',
     );
   }
+}
+
+/**
+ * An upgrade to something other than WebSocket off our endpoints (curl's h2c on /health): answered
+ * as the plain request it also is, the way Node answers when nobody listens for 'upgrade'.
+ */
+function serveAsHttp(server: Server, req: IncomingMessage, socket: Duplex): void {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Socket);
+  res.once('finish', () => socket.end());
+  server.emit('request', req, res);
 }
 
 function withTimeout<T>(promise: Promise<T>): Promise<T | { status: number; title: string; detail: string }> {

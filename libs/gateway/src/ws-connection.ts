@@ -9,6 +9,8 @@ export interface ConnectionObserver {
   sent(bytes: number): void;
   /** The outbound cap was hit and the connection is being closed with 1008. */
   overflowed(buffered: number): void;
+  /** A module's message handler threw. */
+  failed(err: Error): void;
 }
 
 /** How long a connection closed for a full outbound buffer gets to finish its close handshake. */
@@ -68,8 +70,16 @@ export class WsConnection implements Connection {
     this.closeHandlers.push(handler);
   }
 
-  /** Hands one inbound message to the module, once the gateway has let it through. */
+  /**
+   * Hands one inbound message to the module, once the gateway has let it through. A module that
+   * throws loses this connection (1011), never the process.
+   */
   deliver(data: Buffer, isBinary: boolean): void {
-    for (const handler of this.messageHandlers) handler(data, isBinary);
+    try {
+      for (const handler of this.messageHandlers) handler(data, isBinary);
+    } catch (err) {
+      this.observer.failed(err as Error);
+      this.close(1011, 'internal error');
+    }
   }
 }

@@ -80,6 +80,7 @@ function counts(
     total: () => overrides.total ?? 0,
     forEndpoint: () => overrides.endpoint ?? 0,
     forAddress: () => overrides.address ?? 0,
+    reserve: () => () => undefined,
   };
   return c;
 }
@@ -369,6 +370,51 @@ describe('decideHandshake: the contract, row by row', () => {
     await rejected({ url: '/capped' }, 503, context(counts({ endpoint: 1 })));
     const perAddress = await rejected({}, 429, context(counts({ address: 10 })));
     assert.equal(perAddress.headers['Retry-After'], '7');
+  });
+
+  it('a slot is held from the limit check: released on a later refusal, handed over on accept', async () => {
+    let held = 0;
+    const c: ConnectionCounts = {
+      ...counts(),
+      reserve: () => {
+        held++;
+        let once = true;
+        return () => {
+          if (once) held--;
+          once = false;
+        };
+      },
+    };
+    await rejected({ url: '/auth?token=forged' }, 401, context(c));
+    await rejected({ headers: { 'Sec-WebSocket-Version': '8' } }, 426, context(c));
+    assert.equal(held, 0, 'refusals after the limit check free their slot');
+    const d = await accepted({}, context(c));
+    assert.equal(held, 1, 'an accepted handshake keeps its slot until the gateway counts the connection');
+    d.release();
+    d.release();
+    assert.equal(held, 0);
+  });
+
+  it('auth required with no way to authenticate later -> 401 before subprotocol selection', async () => {
+    await rejected({ url: '/auth-no-first', headers: { 'Sec-WebSocket-Protocol': 'mqtt' } }, 401);
+  });
+
+  it('stray upgrade headers off the endpoints are not ours (curl h2c on /health) -> pass', async () => {
+    const d = await decide({
+      url: '/health',
+      headers: { Upgrade: 'h2c', Connection: 'Upgrade, HTTP2-Settings' },
+    });
+    assert.equal(d.kind, 'pass');
+    assert.equal((await decide({ url: '/health', headers: { Upgrade: null } })).kind, 'pass');
+  });
+
+  it('a module check answering a non-error status refuses with 500', async () => {
+    const ctx = context();
+    const weird: HandshakeContext = {
+      ...ctx,
+      hooks: { ...ctx.hooks, checkModule: async () => ({ status: 101, title: 'x', detail: 'y' }) },
+    };
+    await rejected({}, 500, weird);
   });
 
   it('draining -> 503', async () => {

@@ -13,6 +13,8 @@ import {
   type HandshakeRequest,
   type ParsedRequest,
   type Principal,
+  type Accept,
+  type Reject,
 } from './types.js';
 import { isValidWebSocketKey } from './validate-key.js';
 
@@ -33,11 +35,13 @@ export async function decideHandshake(
   const upgrade = req.values('upgrade');
   const wantsUpgrade = hasToken(connection, 'upgrade');
 
+  const found = findEndpoint(ctx.endpoints, req.pathname);
   if (!wantsUpgrade && upgrade.length === 0) {
-    const endpoint = findEndpoint(ctx.endpoints, req.pathname);
-    if (endpoint === null || (raw.method !== 'GET' && raw.method !== 'HEAD')) return { kind: 'pass' };
-    return { kind: 'plain', endpoint: endpoint.spec, acceptsHtml: acceptsHtml(req) };
+    if (found === null || (raw.method !== 'GET' && raw.method !== 'HEAD')) return { kind: 'pass' };
+    return { kind: 'plain', endpoint: found.spec, acceptsHtml: acceptsHtml(req) };
   }
+  // Off our paths, only a WebSocket upgrade is our business: others (curl's h2c) are ignored, as Node ignores them.
+  if (found === null && !upgrade.some((u) => u.trim().toLowerCase() === 'websocket')) return { kind: 'pass' };
 
   // Request validity.
   if (raw.httpVersion !== '1.1') {
@@ -82,9 +86,8 @@ export async function decideHandshake(
   }
 
   // Path.
-  const found = findEndpoint(ctx.endpoints, req.pathname);
   if (found === null) return reject(404, 'No such endpoint', `No WebSocket endpoint at ${req.pathname}.`);
-  const { spec: endpoint, params } = found;
+  const endpoint = found.spec;
 
   // Connection limits.
   const { limits, counts } = ctx;
@@ -107,7 +110,28 @@ export async function decideHandshake(
   if (counts.forAddress(raw.remoteAddress) >= limits.maxConnectionsPerAddress) {
     return reject(429, 'Too many connections', 'Too many connections from your address.', endpoint, retry);
   }
+  // The slot is held from here, so concurrent handshakes waiting on a signature or a module check
+  // cannot overshoot the limits; it is released on any refusal, or by the gateway once the
+  // connection is counted (or the socket dies first).
+  const release = counts.reserve(endpoint, raw.remoteAddress);
+  try {
+    const decision = await decideAfterLimits(req, ctx, endpoint, found.params, offeredRaw);
+    if (decision.kind === 'accept') return { ...decision, release };
+    release();
+    return decision;
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
 
+async function decideAfterLimits(
+  req: ParsedRequest,
+  ctx: HandshakeContext,
+  endpoint: EndpointSpec,
+  params: Readonly<Record<string, string>>,
+  offeredRaw: readonly string[],
+): Promise<Reject | Accept> {
   // Version.
   const versions = req.values('sec-websocket-version');
   if (versions.length !== 1 || (versions[0] as string).trim() !== '13') {
@@ -129,7 +153,7 @@ export async function decideHandshake(
     origin === undefined
       ? !endpoint.requireOrigin
       : endpoint.origins === null
-        ? isSameOrigin(origin, req.values('host')[0] as string)
+        ? isSameOrigin(origin, req.values('host')[0] as string, req.raw.secure)
         : endpoint.origins.matches(origin);
   if (!originAllowed) {
     return reject(403, 'Origin not allowed', 'The Origin of this request is not allowed here.', endpoint);
@@ -153,6 +177,13 @@ export async function decideHandshake(
     }
   }
 
+  if (principal === null && policy.mode === 'required') {
+    const laterPossible =
+      policy.carriers.has('first-message') ||
+      endpoint.subprotocols.some((name) => ctx.modules.get(name)?.ownFirstMessageAuth === true);
+    if (!laterPossible) return unauthorized(endpoint, 'A credential is required.');
+  }
+
   // Subprotocol.
   const protocol = offered.find((p) => endpoint.subprotocols.includes(p));
   const moduleName = protocol ?? endpoint.defaultModule;
@@ -170,7 +201,11 @@ export async function decideHandshake(
   // The module's own check (for example: is this charge point known?).
   if (ctx.hooks.checkModule) {
     const problem = await ctx.hooks.checkModule(moduleName, { endpoint, params, principal, request: req });
-    if (problem !== null) return reject(problem.status, problem.title, problem.detail, endpoint);
+    if (problem !== null) {
+      // Only an error status may refuse: a module answering 200 or 101 must not fake a success.
+      const status = problem.status >= 400 && problem.status <= 599 ? problem.status : 500;
+      return reject(status, problem.title, problem.detail, endpoint);
+    }
   }
 
   // Extensions: declined, never failed (RFC 7692 section 7).
@@ -185,8 +220,11 @@ export async function decideHandshake(
     principal,
     awaitFirstMessageAuth,
     params,
+    release: noop,
   };
 }
+
+function noop(): void {}
 
 function findEndpoint(
   endpoints: readonly EndpointSpec[],

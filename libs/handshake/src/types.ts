@@ -76,6 +76,8 @@ export interface Accept {
   /** The gateway must hold the connection until a first-message credential verifies. */
   readonly awaitFirstMessageAuth: boolean;
   readonly params: Readonly<Record<string, string>>;
+  /** Frees the connection slot held since the limit check; the gateway calls it once the connection is counted. */
+  readonly release: () => void;
 }
 
 /** A GET on an endpoint path without any upgrade header: most often a proxy stripped them. */
@@ -98,6 +100,8 @@ export interface ConnectionCounts {
   total(): number;
   forEndpoint(endpoint: EndpointSpec): number;
   forAddress(address: string): number;
+  /** Holds a slot for a handshake in progress; the returned function frees it (once). */
+  reserve(endpoint: EndpointSpec, address: string): () => void;
 }
 
 export interface HandshakeLimits {

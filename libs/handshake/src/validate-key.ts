@@ -1,6 +1,3 @@
-import { createHash } from 'node:crypto';
-
-const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const EQUALS = 0x3d;
 
 function isBase64Char(c: number): boolean {
@@ -31,11 +28,4 @@ export function isValidWebSocketKey(key: string): boolean {
     if (!isBase64Char(key.charCodeAt(i))) return false;
   }
   return isCanonicalLastDigit(key.charCodeAt(21));
-}
-
-/** RFC 6455 §4.2.2: base64(SHA-1(key + GUID)), the Sec-WebSocket-Accept value. */
-export function computeAccept(key: string): string {
-  return createHash('sha1')
-    .update(key + WEBSOCKET_GUID)
-    .digest('base64');
 }
