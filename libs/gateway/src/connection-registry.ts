@@ -20,6 +20,7 @@ export interface TrackedConnection {
 export class ConnectionRegistry implements ConnectionCounts {
   draining = false;
   private readonly byId = new Map<string, TrackedConnection>();
+  private readonly endpointMembers = new Map<EndpointSpec, Set<TrackedConnection>>();
   private readonly perEndpoint = new Map<EndpointSpec, number>();
   private readonly perAddress = new Map<string, number>();
   /** Handshakes past the limit check and not yet counted as connections. */
@@ -27,12 +28,16 @@ export class ConnectionRegistry implements ConnectionCounts {
 
   add(tracked: TrackedConnection): void {
     this.byId.set(tracked.connection.id, tracked);
+    let members = this.endpointMembers.get(tracked.endpoint);
+    if (members === undefined) this.endpointMembers.set(tracked.endpoint, (members = new Set()));
+    members.add(tracked);
     bump(this.perEndpoint, tracked.endpoint, 1);
     bump(this.perAddress, tracked.remoteAddress, 1);
   }
 
   remove(tracked: TrackedConnection): void {
     if (!this.byId.delete(tracked.connection.id)) return;
+    this.endpointMembers.get(tracked.endpoint)?.delete(tracked);
     bump(this.perEndpoint, tracked.endpoint, -1);
     bump(this.perAddress, tracked.remoteAddress, -1);
   }
@@ -70,6 +75,11 @@ export class ConnectionRegistry implements ConnectionCounts {
 
   all(): IterableIterator<TrackedConnection> {
     return this.byId.values();
+  }
+
+  /** The open connections of one endpoint, without scanning the others. */
+  onEndpoint(endpoint: EndpointSpec): Iterable<TrackedConnection> {
+    return this.endpointMembers.get(endpoint) ?? [];
   }
 }
 

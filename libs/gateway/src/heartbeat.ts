@@ -26,8 +26,7 @@ export class Heartbeat {
   }
 
   private tick(endpoint: EndpointSpec): void {
-    for (const tracked of this.connections.all()) {
-      if (tracked.endpoint !== endpoint) continue;
+    for (const tracked of this.connections.onEndpoint(endpoint)) {
       if (!tracked.alive) {
         tracked.ws.terminate();
         continue;
