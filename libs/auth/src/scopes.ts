@@ -1,0 +1,26 @@
+import { type Principal } from '#broker/handshake';
+
+/**
+ * A principal's scopes, wherever its credential carried them: a JWT's `scope` claim (space-separated,
+ * RFC 8693) or `scopes` array, or a stored API token's scopes (the store puts them in `claims.scopes`).
+ * Scope grammar used across the broker:
+ *   `admin`                         the admin API
+ *   `endpoint:<path>`               may open that endpoint path (none of these: any endpoint)
+ *   `mqtt:publish:<filter>`         may publish to topics the MQTT filter matches
+ *   `mqtt:subscribe:<filter>`       may subscribe to topics within that filter
+ * A principal without any scope of a family is not restricted by that family.
+ */
+export function scopesOf(principal: Principal | null): readonly string[] {
+  if (principal === null) return [];
+  const { scope, scopes } = principal.claims;
+  const found: string[] = [];
+  if (typeof scope === 'string') found.push(...scope.split(' ').filter((s) => s.length > 0));
+  if (Array.isArray(scopes)) for (const s of scopes) if (typeof s === 'string') found.push(s);
+  return found;
+}
+
+/** The values of every `<family>:<value>` scope (for example family `mqtt:publish` gives the filters). */
+export function scopeValues(scopes: readonly string[], family: string): readonly string[] {
+  const prefix = `${family}:`;
+  return scopes.filter((s) => s.startsWith(prefix)).map((s) => s.slice(prefix.length));
+}
