@@ -1,3 +1,5 @@
 export * from './jwt-verifier.js';
+export * from './origin-entries.js';
 export * from './password-check.js';
 export * from './scopes.js';
+export * from './stored-tokens.js';

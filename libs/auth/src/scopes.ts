@@ -24,3 +24,9 @@ export function scopeValues(scopes: readonly string[], family: string): readonly
   const prefix = `${family}:`;
   return scopes.filter((s) => s.startsWith(prefix)).map((s) => s.slice(prefix.length));
 }
+
+/** `endpoint:<path>` scopes restrict a credential to those endpoint paths (as configured, e.g. '/ocpp/:id'). */
+export function opensEndpoint(principal: Principal, path: string): boolean {
+  const allowed = scopeValues(scopesOf(principal), 'endpoint');
+  return allowed.length === 0 || allowed.includes(path);
+}

@@ -94,6 +94,32 @@ export const brokerConfigSchema = z
       })
       .strict()
       .default({ level: 'info' }),
+    store: z
+      .object({
+        /** SQLite file used when no databaseUrl is set; created with its folder on first start. */
+        sqlitePath: z.string().min(1).default('data/broker.db'),
+        /** postgres://... : PostgreSQL instead of SQLite (several broker nodes share it). */
+        databaseUrl: z
+          .string()
+          .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+          .optional(),
+        /** How often a node reloads allowlists changed by another node (PostgreSQL only). */
+        refreshIntervalMs: z.number().int().positive().default(2000),
+      })
+      .strict()
+      .default({ sqlitePath: 'data/broker.db', refreshIntervalMs: 2000 }),
+    admin: z
+      .object({
+        /** Bearer tokens with full admin rights; none: the admin API answers loopback clients only. */
+        tokens: z.array(z.string().min(16, 'must be at least 16 characters')).default([]),
+        maxBodyBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(64 * 1024),
+      })
+      .strict()
+      .default({ tokens: [], maxBodyBytes: 64 * 1024 }),
     endpoints: z.array(endpoint).min(1),
   })
   .strict();
@@ -103,3 +129,5 @@ export type EndpointConfig = BrokerConfig['endpoints'][number];
 export type AuthPolicyConfig = EndpointConfig['auth'];
 export type AuthCarrier = z.infer<typeof carrier>;
 export type JwtConfig = NonNullable<BrokerConfig['jwt']>;
+export type StoreConfig = BrokerConfig['store'];
+export type AdminConfig = BrokerConfig['admin'];

@@ -125,6 +125,29 @@ describe('loadConfig environment overrides', () => {
     assert.deepEqual(config.jwt, { issuer: 'me', secret: SECRET, clockToleranceSec: 5 });
   });
 
+  it('DATABASE_URL selects PostgreSQL and ADMIN_TOKEN sets the admin token', () => {
+    const token = 'admin-token-0123456789abcdef';
+    const config = loadConfig({
+      env: { DATABASE_URL: 'postgres://127.0.0.1:5432/test', ADMIN_TOKEN: token },
+      defaults: { ...defaults(), store: { sqlitePath: '/tmp/x.db' } },
+    });
+    assert.equal(config.store.databaseUrl, 'postgres://127.0.0.1:5432/test');
+    assert.equal(config.store.sqlitePath, '/tmp/x.db');
+    assert.deepEqual(config.admin.tokens, [token]);
+  });
+
+  it('refuses a DATABASE_URL that is not PostgreSQL and a short ADMIN_TOKEN, naming the keys', () => {
+    configError(
+      () => loadConfig({ env: { DATABASE_URL: 'mysql://x' }, defaults: defaults() }),
+      /store\.databaseUrl/,
+    );
+    const message = configError(
+      () => loadConfig({ env: { ADMIN_TOKEN: 'short-admin' }, defaults: defaults() }),
+      /admin\.tokens\.0/,
+    );
+    assert.ok(!message.includes('short-admin'), 'the message echoes the token');
+  });
+
   it('leaves the configuration alone when none is set', () => {
     const config = loadConfig({
       env: { PATH: '/bin', UNRELATED: '1' },

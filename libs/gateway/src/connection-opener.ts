@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { opensEndpoint } from '#broker/auth';
 import { type Accept, type Principal } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { type WebSocket } from 'ws';
@@ -122,6 +123,13 @@ export class ConnectionOpener {
       {
         accepted: (principal, held) => {
           gate = null;
+          if (!opensEndpoint(principal, decision.endpoint.path)) {
+            log().info(
+              { subject: principal.subject },
+              'first-message credential does not open this endpoint',
+            );
+            return connection.close(1008, `this credential does not open ${decision.endpoint.path}`);
+          }
           log().info({ subject: principal.subject }, 'first-message authentication accepted');
           start(principal);
           for (const [data, isBinary] of held) receive(data, isBinary);

@@ -1,8 +1,15 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { match } from 'path-to-regexp';
-import { compileAllowlist, type CredentialCarrier, type EndpointSpec } from '#broker/handshake';
+import { ORIGIN_ENTRIES, type OriginEntries } from '#broker/auth';
+import {
+  compileAllowlist,
+  type CredentialCarrier,
+  type EndpointSpec,
+  type OriginMatcher,
+} from '#broker/handshake';
 import { type BrokerConfig, type EndpointConfig } from '#broker/config';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
+import { TokenVerifier } from './token-verifier.js';
 import { BROKER_CONFIG } from './tokens.js';
 
 export interface RegisteredEndpoint {
@@ -22,6 +29,8 @@ export class EndpointRegistry {
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly subprotocols: SubprotocolRegistry,
+    private readonly verifier: TokenVerifier,
+    @Optional() @Inject(ORIGIN_ENTRIES) private readonly runtimeOrigins: OriginEntries | null = null,
   ) {}
 
   /** Called once at boot by GatewayBootstrap, after the modules are discovered. */
@@ -35,12 +44,12 @@ export class EndpointRegistry {
           );
         }
       }
-      if (endpoint.auth.mode !== 'none' && this.config.jwt === undefined) {
+      if (endpoint.auth.mode !== 'none' && !this.verifier.available) {
         throw new Error(
-          `endpoints.${index}.auth: mode '${endpoint.auth.mode}' needs a jwt section or JWT_SECRET`,
+          `endpoints.${index}.auth: mode '${endpoint.auth.mode}' needs a jwt section, JWT_SECRET or the store`,
         );
       }
-      return { spec: compileEndpoint(endpoint, index), config: endpoint };
+      return { spec: compileEndpoint(endpoint, index, this.runtimeOrigins), config: endpoint };
     });
     for (const entry of this.entries) this.bySpec.set(entry.spec, entry);
   }
@@ -60,18 +69,32 @@ export class EndpointRegistry {
   }
 }
 
-function compileEndpoint(endpoint: EndpointConfig, index: number): EndpointSpec {
+function compileEndpoint(
+  endpoint: EndpointConfig,
+  index: number,
+  runtimeOrigins: OriginEntries | null,
+): EndpointSpec {
   let matcher: ReturnType<typeof match<Record<string, string>>>;
   try {
     matcher = match<Record<string, string>>(endpoint.path, { decode: safeDecode });
   } catch (err) {
     throw new Error(`endpoints.${index}.path: ${(err as Error).message}`, { cause: err });
   }
-  let origins = null;
+  let configured: OriginMatcher | null = null;
   try {
-    if (endpoint.origins.length > 0) origins = compileAllowlist(endpoint.origins);
+    if (endpoint.origins.length > 0) configured = compileAllowlist(endpoint.origins);
   } catch (err) {
     throw new Error(`endpoints.${index}.origins: ${(err as Error).message}`, { cause: err });
+  }
+  // Run-time entries (admin API) join the configured ones; recompiled when they change, read per handshake.
+  let origins = configured;
+  if (runtimeOrigins !== null) {
+    const recompile = (): void => {
+      const added = runtimeOrigins.forEndpoint(endpoint.path);
+      origins = added.length === 0 ? configured : compileAllowlist([...endpoint.origins, ...added]);
+    };
+    recompile();
+    runtimeOrigins.onChange(recompile);
   }
   return {
     path: endpoint.path,
@@ -81,7 +104,9 @@ function compileEndpoint(endpoint: EndpointConfig, index: number): EndpointSpec 
     },
     subprotocols: endpoint.subprotocols,
     defaultModule: endpoint.defaultModule,
-    origins,
+    get origins() {
+      return origins;
+    },
     requireOrigin: endpoint.requireOrigin,
     auth: {
       mode: endpoint.auth.mode,

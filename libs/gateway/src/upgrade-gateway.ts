@@ -11,6 +11,7 @@ import {
   type HandshakeRequest,
   type Reject,
 } from '#broker/handshake';
+import { opensEndpoint } from '#broker/auth';
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
 import { WebSocketServer } from 'ws';
@@ -73,6 +74,10 @@ export class UpgradeGateway {
       counts: this.connections,
       hooks: {
         verifyToken: (token, carrier) => this.verifier.verify(token, carrier),
+        authorize: (principal, endpoint) =>
+          opensEndpoint(principal, endpoint.path)
+            ? null
+            : { title: 'Endpoint not allowed', detail: `This credential does not open ${endpoint.path}.` },
         checkModule: (name, ctx) => {
           const handler = this.subprotocols.get(name)?.handler;
           if (handler?.checkHandshake === undefined) return Promise.resolve(null);

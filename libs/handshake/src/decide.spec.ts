@@ -95,9 +95,14 @@ function context(c: ConnectionCounts = counts()): HandshakeContext {
       // Only the decision is under test here; the jose verifier has its own spec and e2e tests.
       verifyToken: async (token, carrier) => {
         if (token === 'good') return { subject: 'alice', claims: { sub: 'alice' }, carrier };
+        if (token === 'chat-only') return { subject: 'bob', claims: { sub: 'bob' }, carrier };
         if (token === 'expired') throw new CredentialError('the token has expired');
         throw new CredentialError('the signature is invalid');
       },
+      authorize: (principal, spec) =>
+        principal.subject === 'bob' && spec.path !== '/chat'
+          ? { title: 'Endpoint not allowed', detail: `This credential does not open ${spec.path}.` }
+          : null,
       checkModule: async (name, ctx) =>
         name === 'known.v1' && ctx.params['id'] !== 'cp-1'
           ? { status: 404, title: 'Unknown charge point', detail: 'not in the store' }
@@ -262,6 +267,15 @@ describe('decideHandshake: the contract, row by row', () => {
     const expired = await rejected({ url: '/auth?token=expired' }, 401);
     assert.match(expired.problem.detail, /expired/);
     await rejected({ url: '/auth?token=' }, 401);
+  });
+
+  it('a valid credential that does not open this endpoint -> 403, before subprotocol selection', async () => {
+    const refused = await rejected(
+      { url: '/optional?token=chat-only', headers: { 'Sec-WebSocket-Protocol': 'nope' } },
+      403,
+    );
+    assert.match(refused.problem.detail, /does not open \/optional/);
+    assert.equal((await accepted({ url: '/optional?token=good' })).principal?.subject, 'alice');
   });
 
   it('every carrier: query, cookie, Authorization, subprotocol item', async () => {

@@ -174,6 +174,8 @@ async function decideAfterLimits(
         const why = err instanceof CredentialError ? err.message : 'verification failed';
         return unauthorized(endpoint, `The token was not accepted: ${why}.`);
       }
+      const refusal = ctx.hooks.authorize?.(principal, endpoint) ?? null;
+      if (refusal !== null) return reject(403, refusal.title, refusal.detail, endpoint);
     }
   }
 

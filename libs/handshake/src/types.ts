@@ -118,6 +118,8 @@ export class CredentialError extends Error {
 export interface HandshakeHooks {
   /** Verifies a token; rejects with CredentialError (or any error) when it is not acceptable. */
   verifyToken(token: string, carrier: CredentialCarrier): Promise<Principal>;
+  /** May this authenticated principal open this endpoint? A problem refuses with 403. */
+  authorize?(principal: Principal, endpoint: EndpointSpec): Problem | null;
   /** A module's own handshake check (OCPP: unknown charge point -> 404). */
   checkModule?(module: string, context: ModuleCheckContext): Promise<(Problem & { status: number }) | null>;
 }

@@ -1,0 +1,51 @@
+import { type Kysely } from 'kysely';
+import { newId, timestamp } from './ids.js';
+import { type Database } from './schema.js';
+import { type Actor, type AuditRecord } from './store.types.js';
+
+export interface AuditEntry {
+  readonly actor: Actor;
+  readonly action: string;
+  readonly target: string;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+/** Called inside the transaction of the change it records, so a change never lands unaudited. */
+export async function writeAudit(db: Kysely<Database>, entry: AuditEntry): Promise<void> {
+  await db
+    .insertInto('audit')
+    .values({
+      id: newId(),
+      at: timestamp(),
+      actor: entry.actor,
+      action: entry.action,
+      target: entry.target,
+      before: entry.before === null ? null : JSON.stringify(entry.before),
+      after: entry.after === null ? null : JSON.stringify(entry.after),
+    })
+    .execute();
+}
+
+export class AuditRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Newest first; `before` is the id of the last record of the previous page. */
+  async list(options: {
+    readonly limit: number;
+    readonly before?: string | undefined;
+  }): Promise<AuditRecord[]> {
+    let query = this.db.selectFrom('audit').selectAll().orderBy('id', 'desc').limit(options.limit);
+    if (options.before !== undefined) query = query.where('id', '<', options.before);
+    const rows = await query.execute();
+    return rows.map((row) => ({
+      id: row.id,
+      at: row.at,
+      actor: row.actor,
+      action: row.action,
+      target: row.target,
+      before: row.before === null ? null : (JSON.parse(row.before) as unknown),
+      after: row.after === null ? null : (JSON.parse(row.after) as unknown),
+    }));
+  }
+}

@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { type Kysely } from 'kysely';
+import { type StoreConfig } from '#broker/config';
+import { AuditRepository } from './audit.repository.js';
+import { ChargePointsRepository } from './charge-points.repository.js';
+import { CredentialsRepository } from './credentials.repository.js';
+import { openDatabase, type Backend } from './database.js';
+import { OriginsRepository } from './origins.repository.js';
+import { type Database } from './schema.js';
+
+/**
+ * The one store the gateway, the admin API and the protocol modules use: a repository per kind of
+ * state over one Kysely instance, whichever backend it runs on.
+ */
+export class BrokerStore {
+  readonly origins: OriginsRepository;
+  readonly credentials: CredentialsRepository;
+  readonly chargePoints: ChargePointsRepository;
+  readonly audit: AuditRepository;
+
+  private constructor(
+    readonly db: Kysely<Database>,
+    readonly backend: Backend,
+    tokenKey: Buffer,
+  ) {
+    this.origins = new OriginsRepository(db);
+    this.credentials = new CredentialsRepository(db, tokenKey);
+    this.chargePoints = new ChargePointsRepository(db);
+    this.audit = new AuditRepository(db);
+  }
+
+  static async open(config: Pick<StoreConfig, 'sqlitePath' | 'databaseUrl'>): Promise<BrokerStore> {
+    const { db, backend } = await openDatabase(config);
+    try {
+      return new BrokerStore(db, backend, await tokenHashKey(db));
+    } catch (err) {
+      await db.destroy();
+      throw err;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.db.destroy();
+  }
+}
+
+/** The HMAC key for API tokens: made on first start and kept in the database, shared by every node. */
+async function tokenHashKey(db: Kysely<Database>): Promise<Buffer> {
+  const key = 'token-hash-key';
+  await db
+    .insertInto('settings')
+    .values({ key, value: randomBytes(32).toString('base64url') })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+  const row = await db
+    .selectFrom('settings')
+    .select('value')
+    .where('key', '=', key)
+    .executeTakeFirstOrThrow();
+  return Buffer.from(row.value, 'base64url');
+}

@@ -1,0 +1,64 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { type StoreConfig } from '#broker/config';
+import { migrationProvider } from './migrations.js';
+import { type Database } from './schema.js';
+
+export type Backend = 'sqlite' | 'postgres';
+
+export interface OpenDatabase {
+  readonly db: Kysely<Database>;
+  readonly backend: Backend;
+}
+
+/**
+ * Opens the configured backend and applies pending migrations. PostgreSQL when a databaseUrl is set
+ * (a search_path in its `options` parameter selects a schema), else the SQLite file, created with
+ * its folder on first start.
+ */
+export async function openDatabase(
+  config: Pick<StoreConfig, 'sqlitePath' | 'databaseUrl'>,
+): Promise<OpenDatabase> {
+  const opened =
+    config.databaseUrl !== undefined ? openPostgres(config.databaseUrl) : openSqlite(config.sqlitePath);
+  try {
+    await migrate(opened.db);
+  } catch (err) {
+    await opened.db.destroy();
+    throw err;
+  }
+  return opened;
+}
+
+function openSqlite(path: string): OpenDatabase {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new SqliteDatabase(path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  return {
+    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
+    backend: 'sqlite',
+  };
+}
+
+function openPostgres(url: string): OpenDatabase {
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), backend: 'postgres' };
+}
+
+async function migrate(db: Kysely<Database>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`store: migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** A unique or primary-key constraint refused the write (SQLite and PostgreSQL spell it differently). */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}

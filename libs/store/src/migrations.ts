@@ -1,0 +1,72 @@
+import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+// Versioned migrations, applied in name order at start (Kysely's Migrator records them in its own
+// table). Never edit one that has shipped: add the next.
+const migrations: Record<string, Migration> = {
+  '0001_initial': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema
+        .createTable('origins')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('endpoint', 'text', (c) => c.notNull())
+        .addColumn('origin', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('created_by', 'text', (c) => c.notNull())
+        .addUniqueConstraint('origins_endpoint_origin', ['endpoint', 'origin'])
+        .execute();
+      await db.schema
+        .createTable('credentials')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('username', 'text')
+        .addColumn('secret_hash', 'text', (c) => c.notNull())
+        .addColumn('scopes', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text')
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema
+        .createIndex('credentials_token_hash')
+        .on('credentials')
+        .column('secret_hash')
+        .unique()
+        .where(sql.ref('kind'), '=', 'token')
+        .execute();
+      await db.schema
+        .createIndex('credentials_active_username')
+        .on('credentials')
+        .column('username')
+        .unique()
+        .where(sql<boolean>`kind = 'password' and revoked_at is null`)
+        .execute();
+      await db.schema
+        .createTable('charge_points')
+        .addColumn('identity', 'text', (c) => c.primaryKey())
+        .addColumn('password_hash', 'text')
+        .addColumn('allowed', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('audit')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('target', 'text', (c) => c.notNull())
+        .addColumn('before', 'text')
+        .addColumn('after', 'text')
+        .execute();
+      await db.schema
+        .createTable('settings')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};

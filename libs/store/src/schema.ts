@@ -1,0 +1,59 @@
+/**
+ * Table shapes as Kysely sees them. Column types are the portable subset both SQLite and PostgreSQL
+ * store the same way: text (ISO-8601 UTC timestamps sort as text), integer (0/1 flags), so one query
+ * path above the driver serves both backends.
+ */
+export interface OriginsTable {
+  id: string;
+  /** '' for a global entry, else the endpoint path as configured (for example '/ocpp/:chargePointId'). */
+  endpoint: string;
+  origin: string;
+  created_at: string;
+  created_by: string;
+}
+
+export interface CredentialsTable {
+  id: string;
+  kind: 'token' | 'password';
+  name: string;
+  /** Password credentials only; unique among credentials not revoked. */
+  username: string | null;
+  /** Tokens: HMAC-SHA256 hex of the token; passwords: scrypt record (see secrets.ts). */
+  secret_hash: string;
+  /** JSON array of scope strings. */
+  scopes: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface ChargePointsTable {
+  identity: string;
+  password_hash: string | null;
+  allowed: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AuditTable {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  before: string | null;
+  after: string | null;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  origins: OriginsTable;
+  credentials: CredentialsTable;
+  charge_points: ChargePointsTable;
+  audit: AuditTable;
+  settings: SettingsTable;
+}

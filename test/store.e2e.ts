@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { BrokerStore, ConflictError, NotFoundError } from '#broker/store';
+import { CredentialError } from '#broker/handshake';
+import { createTestSchema, type TestSchema } from './support/postgres.js';
+
+interface Backend {
+  readonly name: string;
+  open(): Promise<{ config: { sqlitePath: string; databaseUrl?: string }; cleanup(): Promise<void> }>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'SQLite file',
+    async open() {
+      const dir = await mkdtemp(join(tmpdir(), 'broker-store-'));
+      return {
+        config: { sqlitePath: join(dir, 'nested', 'broker.db') },
+        cleanup: () => rm(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    async open() {
+      const schema: TestSchema = await createTestSchema();
+      return { config: { sqlitePath: 'unused', databaseUrl: schema.url }, cleanup: () => schema.drop() };
+    },
+  },
+];
+
+const later = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+for (const backend of backends) {
+  describe(`store on ${backend.name}`, () => {
+    let store: BrokerStore;
+    let cleanup: () => Promise<void>;
+    let config: { sqlitePath: string; databaseUrl?: string };
+
+    before(async () => {
+      ({ config, cleanup } = await backend.open());
+      store = await BrokerStore.open(config);
+    });
+    after(async () => {
+      await store.close();
+      await cleanup();
+    });
+
+    it('creates its schema on first start and reopens without migrating again', async () => {
+      const again = await BrokerStore.open(config);
+      await again.close();
+      assert.deepEqual(await store.origins.list(), []);
+    });
+
+    it('adds, lists and removes origin entries, global and per endpoint; a duplicate is a conflict', async () => {
+      const global = await store.origins.add({ endpoint: null, origin: 'https://a.example' }, 'tester');
+      const own = await store.origins.add({ endpoint: '/chat', origin: 'https://a.example' }, 'tester');
+      await assert.rejects(
+        store.origins.add({ endpoint: '/chat', origin: 'https://a.example' }, 'tester'),
+        ConflictError,
+      );
+      assert.deepEqual(
+        (await store.origins.list(null)).map((e) => e.id),
+        [global.id],
+      );
+      assert.deepEqual(
+        (await store.origins.list('/chat')).map((e) => e.origin),
+        ['https://a.example'],
+      );
+      assert.equal(global.endpoint, null);
+      await store.origins.remove(own.id, 'tester');
+      await store.origins.remove(global.id, 'tester');
+      await assert.rejects(store.origins.remove(global.id, 'tester'), NotFoundError);
+      assert.deepEqual(await store.origins.list(), []);
+    });
+
+    it('tells listeners about origin changes', async () => {
+      let changes = 0;
+      store.origins.onChange(() => changes++);
+      const entry = await store.origins.add({ endpoint: null, origin: 'https://b.example' }, 'tester');
+      await store.origins.remove(entry.id, 'tester');
+      assert.equal(changes, 2);
+    });
+
+    it('verifies a created token, keeps only its hash, and refuses it once revoked or expired', async () => {
+      const { credential, token } = await store.credentials.createToken(
+        { name: 'svc', scopes: ['endpoint:/chat'], expiresAt: null },
+        'tester',
+      );
+      assert.match(token, /^wsb_[A-Za-z0-9_-]{43}$/);
+      const stored = await store.db
+        .selectFrom('credentials')
+        .selectAll()
+        .where('id', '=', credential.id)
+        .executeTakeFirstOrThrow();
+      assert.ok(!stored.secret_hash.includes(token) && stored.secret_hash !== token);
+      assert.deepEqual(await store.credentials.verifyToken(token), {
+        subject: 'svc',
+        claims: { credential: credential.id, scopes: ['endpoint:/chat'] },
+      });
+      await assert.rejects(store.credentials.verifyToken(`${token}x`), /not known/);
+      assert.equal((await store.credentials.revoke(credential.id, 'tester')).status, 'revoked');
+      await assert.rejects(
+        store.credentials.verifyToken(token),
+        (err: Error) => err instanceof CredentialError && /revoked/.test(err.message),
+      );
+
+      const expiring = await store.credentials.createToken(
+        { name: 'old', scopes: [], expiresAt: later(-1000) },
+        'tester',
+      );
+      assert.equal(expiring.credential.status, 'expired');
+      await assert.rejects(store.credentials.verifyToken(expiring.token), /expired/);
+      await assert.rejects(store.credentials.revoke('nope', 'tester'), NotFoundError);
+    });
+
+    it('checks passwords with scrypt; a second active user of one name is a conflict', async () => {
+      const created = await store.credentials.createPassword(
+        {
+          name: 'device',
+          username: 'dev-1',
+          password: 'correct horse',
+          scopes: ['mqtt:publish:a/#'],
+          expiresAt: later(60_000),
+        },
+        'tester',
+      );
+      const principal = await store.credentials.verifyPassword('dev-1', Buffer.from('correct horse'));
+      assert.equal(principal?.subject, 'dev-1');
+      assert.deepEqual(principal?.claims['scopes'], ['mqtt:publish:a/#']);
+      assert.equal(await store.credentials.verifyPassword('dev-1', Buffer.from('wrong')), null);
+      assert.equal(await store.credentials.verifyPassword('nobody', Buffer.from('correct horse')), null);
+      await assert.rejects(
+        store.credentials.createPassword(
+          { name: 'again', username: 'dev-1', password: 'x', scopes: [], expiresAt: null },
+          'tester',
+        ),
+        ConflictError,
+      );
+      await store.credentials.revoke(created.id, 'tester');
+      assert.equal(await store.credentials.verifyPassword('dev-1', Buffer.from('correct horse')), null);
+      // Revoked, the name is free again.
+      await store.credentials.createPassword(
+        { name: 'again', username: 'dev-1', password: 'y', scopes: [], expiresAt: null },
+        'tester',
+      );
+      const listed = await store.credentials.list();
+      assert.ok(listed.every((c) => !('secret_hash' in c)));
+    });
+
+    it('authenticates charge points by identity and password bytes, with colons in the identity', async () => {
+      await store.chargePoints.create(
+        { identity: 'CP:01', allowed: true, password: 'key-0123456789abcdef' },
+        'tester',
+      );
+      await store.chargePoints.create({ identity: 'CP-open', allowed: true, password: null }, 'tester');
+      await assert.rejects(
+        store.chargePoints.create({ identity: 'CP:01', allowed: true, password: null }, 'tester'),
+        ConflictError,
+      );
+      assert.equal(await store.chargePoints.authenticate('CP:01', Buffer.from('key-0123456789abcdef')), 'ok');
+      assert.equal(
+        await store.chargePoints.authenticate('CP:01', Buffer.from('key-0123456789abcdeF')),
+        'bad-password',
+      );
+      assert.equal(await store.chargePoints.authenticate('CP:01', null), 'bad-password');
+      assert.equal(await store.chargePoints.authenticate('CP-open', null), 'ok');
+      assert.equal(await store.chargePoints.authenticate('CP-none', null), 'unknown');
+      const updated = await store.chargePoints.update('CP:01', { allowed: false }, 'tester');
+      assert.deepEqual([updated.allowed, updated.hasPassword], [false, true]);
+      assert.equal(
+        await store.chargePoints.authenticate('CP:01', Buffer.from('key-0123456789abcdef')),
+        'not-allowed',
+      );
+      await store.chargePoints.remove('CP:01', 'tester');
+      await assert.rejects(store.chargePoints.get('CP:01'), NotFoundError);
+    });
+
+    it('audits every change with actor, action and before/after, newest first, paged', async () => {
+      const entry = await store.origins.add({ endpoint: '/x', origin: 'https://audit.example' }, 'auditor');
+      await store.origins.remove(entry.id, 'auditor');
+      const [removed, added] = await store.audit.list({ limit: 2 });
+      assert.equal(removed?.action, 'origin.remove');
+      assert.deepEqual([removed?.actor, removed?.after], ['auditor', null]);
+      assert.equal((removed?.before as { origin: string }).origin, 'https://audit.example');
+      assert.equal(added?.action, 'origin.add');
+      const next = await store.audit.list({ limit: 1, before: added?.id });
+      assert.ok(next.length === 1 && (next[0]?.id ?? '') < (added?.id ?? ''));
+      const serialized = JSON.stringify(await store.audit.list({ limit: 1000 }));
+      assert.ok(!serialized.includes('correct horse') && !serialized.includes('key-0123'));
+    });
+  });
+}
