@@ -1,16 +1,27 @@
 import { type DynamicModule } from '@nestjs/common';
+import { AdminModule } from '#broker/admin';
 import { BusModule } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
 import { GatewayModule } from '#broker/gateway';
+import { StoreModule } from '#broker/store';
 import { type Logger } from 'pino';
 import { ChatModule } from '../apps/example-chat/src/chat.module.js';
 
 /**
- * The composition root: the gateway, the bus and the subprotocol modules the broker serves.
+ * The composition root: the gateway, the store and its admin API, the bus and the subprotocol modules.
  * Until the protocol modules land, the example chat.v1 module is what `npm start` serves.
  */
 export class AppModule {
   static with(config: BrokerConfig, logger: Logger): DynamicModule {
-    return { module: AppModule, imports: [GatewayModule.forRoot(config, logger), BusModule, ChatModule] };
+    return {
+      module: AppModule,
+      imports: [
+        GatewayModule.forRoot(config, logger),
+        StoreModule.forRoot(config.store, logger),
+        AdminModule.forRoot(),
+        BusModule,
+        ChatModule,
+      ],
+    };
   }
 }

@@ -1,3 +1,4 @@
+import { mountAdminOpenApi } from '#broker/admin';
 import { ConfigError, loadConfig } from '#broker/config';
 import { createLogger, flushAndExit, startBroker } from '#broker/gateway';
 import { AppModule } from './app.module.js';
@@ -14,7 +15,10 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.log.level);
   try {
-    await startBroker(AppModule.with(config, logger), config, logger, { exitOnSignals: true });
+    await startBroker(AppModule.with(config, logger), config, logger, {
+      exitOnSignals: true,
+      setup: mountAdminOpenApi,
+    });
   } catch (err) {
     logger.fatal({ err: (err as Error).message }, 'broker failed to start');
     flushAndExit(logger, 1);

@@ -1,8 +1,10 @@
 import { Writable } from 'node:stream';
 import { type DynamicModule, Module, type Type } from '@nestjs/common';
+import { AdminModule, mountAdminOpenApi } from '#broker/admin';
 import { BusModule } from '#broker/bus';
 import { loadConfig } from '#broker/config';
 import { createLogger, GatewayModule, startBroker } from '#broker/gateway';
+import { StoreModule } from '#broker/store';
 import { ChatModule } from '../../apps/example-chat/src/chat.module.js';
 import { TestModulesModule } from './test-modules.js';
 
@@ -21,8 +23,9 @@ export interface TestBroker {
 class TestAppModule {}
 
 /**
- * Starts the real broker in this process on an ephemeral loopback port, with the chat module and
- * the test modules registered, and captures its log stream.
+ * Starts the real broker in this process on an ephemeral loopback port (store in memory unless the
+ * config names a file), with the admin API, the chat module and the test modules registered, and
+ * captures its log stream.
  */
 export async function startTestBroker(
   config: Record<string, unknown>,
@@ -30,7 +33,13 @@ export async function startTestBroker(
 ): Promise<TestBroker> {
   const parsed = loadConfig({
     env: {},
-    defaults: { host: '127.0.0.1', port: 0, jwt: { secret: JWT_SECRET }, ...config },
+    defaults: {
+      host: '127.0.0.1',
+      port: 0,
+      jwt: { secret: JWT_SECRET },
+      store: { sqlitePath: ':memory:' },
+      ...config,
+    },
   });
   let text = '';
   const sink = new Writable({
@@ -44,13 +53,15 @@ export async function startTestBroker(
     module: TestAppModule,
     imports: [
       GatewayModule.forRoot(parsed, logger),
+      StoreModule.forRoot(parsed.store, logger),
+      AdminModule.forRoot(),
       BusModule,
       ChatModule,
       TestModulesModule,
       ...extraModules,
     ],
   };
-  const broker = await startBroker(app, parsed, logger);
+  const broker = await startBroker(app, parsed, logger, { setup: mountAdminOpenApi });
   return {
     port: broker.port,
     url: broker.url,

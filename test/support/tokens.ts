@@ -9,11 +9,13 @@ export interface TokenOptions {
   readonly expiresIn?: string | number | null;
   readonly notBefore?: string | number;
   readonly secret?: string;
+  /** Extra claims, such as `scope`. */
+  readonly claims?: Record<string, unknown>;
 }
 
 /** A real HS256 JWT signed with the test broker's secret (or another one, to forge a bad signature). */
 export function signToken(options: TokenOptions = {}): Promise<string> {
-  let jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuedAt();
+  let jwt = new SignJWT(options.claims ?? {}).setProtectedHeader({ alg: 'HS256' }).setIssuedAt();
   if (options.sub !== '') jwt = jwt.setSubject(options.sub ?? 'alice');
   if (options.expiresIn !== null) jwt = jwt.setExpirationTime(options.expiresIn ?? '5m');
   if (options.notBefore !== undefined) jwt = jwt.setNotBefore(options.notBefore);

@@ -46,6 +46,7 @@ export class ConnectionOpener {
       }));
     const connection = new WsConnection(id, ws, endpointConfig.outboundBufferCap, {
       sent: (bytes) => {
+        tracked.bytesOut += bytes;
         metrics.messagesOut.inc();
         metrics.bytesOut.inc(bytes);
       },
@@ -61,6 +62,8 @@ export class ConnectionOpener {
       openedAt: new Date(),
       principal: decision.principal,
       alive: true,
+      bytesIn: 0,
+      bytesOut: 0,
     };
     this.connections.add(tracked);
     metrics.open.inc();
@@ -86,6 +89,7 @@ export class ConnectionOpener {
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       metrics.messagesIn.inc();
       metrics.bytesIn.inc(data.byteLength);
+      tracked.bytesIn += data.byteLength;
       tracked.alive = true;
       // The auth message is text even for a binary protocol: the gate reads it before the type policy.
       if (gate !== null) return gate.push(data, isBinary);

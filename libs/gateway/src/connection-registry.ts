@@ -13,6 +13,9 @@ export interface TrackedConnection {
   readonly openedAt: Date;
   principal: Principal | null;
   alive: boolean;
+  /** Message payload bytes received and sent (what the admin API lists). */
+  bytesIn: number;
+  bytesOut: number;
 }
 
 /** Live connections and the counts the handshake's limit check reads. */
@@ -71,6 +74,10 @@ export class ConnectionRegistry implements ConnectionCounts {
 
   forAddress(address: string): number {
     return this.perAddress.get(address) ?? 0;
+  }
+
+  get(id: string): TrackedConnection | undefined {
+    return this.byId.get(id);
   }
 
   all(): IterableIterator<TrackedConnection> {

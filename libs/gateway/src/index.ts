@@ -5,3 +5,6 @@ export * from './subprotocol.types.js';
 export * from './logger.js';
 export * from './tokens.js';
 export * from './connection-registry.js';
+export * from './endpoint-registry.js';
+export * from './subprotocol-registry.js';
+export * from './token-verifier.js';

@@ -22,14 +22,21 @@ export async function startBroker(
   appModule: Type | ReturnType<typeof Object>,
   config: BrokerConfig,
   logger: Logger,
-  options: { readonly exitOnSignals?: boolean } = {},
+  options: {
+    readonly exitOnSignals?: boolean;
+    /** Mounts what needs the application object (the admin API's OpenAPI page) before listening. */
+    readonly setup?: (app: INestApplication) => void;
+  } = {},
 ): Promise<RunningBroker> {
   const app = await NestFactory.create(appModule, new BrokerHttpAdapter(config), {
     logger: new NestPinoLogger(logger),
     abortOnError: false,
+    // Bodies are parsed only where an API takes them (the admin module), with its own limit and errors.
+    bodyParser: false,
   });
   const gateway = app.get(UpgradeGateway);
   app.use(gateway.handleRequest);
+  options.setup?.(app);
   if (options.exitOnSignals) exitOnSignals(app, logger);
   await app.listen(config.port, config.host);
   const address = app.getHttpServer().address() as AddressInfo;

@@ -30,6 +30,11 @@ export async function writeAudit(db: Kysely<Database>, entry: AuditEntry): Promi
 export class AuditRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** For changes that are not store writes (closing a live connection). */
+  record(entry: AuditEntry): Promise<void> {
+    return writeAudit(this.db, entry);
+  }
+
   /** Newest first; `before` is the id of the last record of the previous page. */
   async list(options: {
     readonly limit: number;

@@ -1,0 +1,2 @@
+export * from './admin.module.js';
+export * from './openapi.js';
