@@ -1,2 +1,4 @@
+export * from './admin-api.decorator.js';
 export * from './admin.module.js';
 export * from './openapi.js';
+export * from './problem.filter.js';
