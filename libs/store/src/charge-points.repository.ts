@@ -77,11 +77,7 @@ export class ChargePointsRepository {
         ? change.password
         : await hashPassword(Buffer.from(change.password));
     const result = await this.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .selectFrom('charge_points')
-        .selectAll()
-        .where('identity', '=', identity)
-        .executeTakeFirst();
+      const row = await this.find(identity, trx);
       if (row === undefined) return null;
       const next: Row = {
         ...row,
@@ -105,11 +101,7 @@ export class ChargePointsRepository {
 
   async remove(identity: string, actor: Actor): Promise<ChargePointView> {
     const result = await this.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .selectFrom('charge_points')
-        .selectAll()
-        .where('identity', '=', identity)
-        .executeTakeFirst();
+      const row = await this.find(identity, trx);
       if (row === undefined) return null;
       await trx.deleteFrom('charge_points').where('identity', '=', identity).execute();
       await writeAudit(trx, {
@@ -135,11 +127,7 @@ export class ChargePointsRepository {
     return 'ok';
   }
 
-  private find(identity: string): Promise<Row | undefined> {
-    return this.db
-      .selectFrom('charge_points')
-      .selectAll()
-      .where('identity', '=', identity)
-      .executeTakeFirst();
+  private find(identity: string, db: Kysely<Database> = this.db): Promise<Row | undefined> {
+    return db.selectFrom('charge_points').selectAll().where('identity', '=', identity).executeTakeFirst();
   }
 }
