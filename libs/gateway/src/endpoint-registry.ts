@@ -80,6 +80,7 @@ function compileEndpoint(endpoint: EndpointConfig, index: number): EndpointSpec 
       return result === false ? null : result.params;
     },
     subprotocols: endpoint.subprotocols,
+    subprotocolOrder: endpoint.subprotocolOrder,
     defaultModule: endpoint.defaultModule,
     origins,
     requireOrigin: endpoint.requireOrigin,
