@@ -1,37 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Module } from '@nestjs/common';
 import WebSocket from 'ws';
-import { GraphqlModule } from '#broker/protocols/graphql';
 import { PROBE, request, Subscription, transportClient, untilDelivered } from './support/graphql-clients.js';
+import { GRAPHQL_ENDPOINT, GraphqlTestModule } from './support/graphql-test-module.js';
 import { MessageQueue } from './support/message-queue.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { signToken } from './support/tokens.js';
 import { closed, opened, waitFor } from './support/ws-helpers.js';
-
-@Module({
-  imports: [
-    GraphqlModule.forRoot({
-      limits: { maxOperations: 3, maxDepth: 4, initTimeoutMs: 500 },
-      // Application hooks: one that refuses, one that answers an ack payload, one that fails (4500, not a crash).
-      onConnect: (session) =>
-        session.connectionParams['refuse'] === true
-          ? false
-          : { greeting: `hello ${session.principal?.subject ?? 'guest'}` },
-      context: (session) => {
-        if (session.connectionParams['explode'] === true) throw new Error('context hook failed');
-        return {};
-      },
-    }),
-  ],
-})
-class GraphqlTestModule {}
-
-const GRAPHQL = {
-  subprotocols: ['graphql-transport-ws', 'graphql-ws'],
-  subprotocolOrder: 'server',
-  defaultModule: 'graphql-transport-ws',
-};
 
 describe('graphql-transport-ws', () => {
   let broker: TestBroker;
@@ -40,8 +15,8 @@ describe('graphql-transport-ws', () => {
     broker = await startTestBroker(
       {
         endpoints: [
-          { path: '/graphql', ...GRAPHQL, auth: { mode: 'required' } },
-          { path: '/open', ...GRAPHQL, outboundBufferCap: 256 * 1024 },
+          { path: '/graphql', ...GRAPHQL_ENDPOINT, auth: { mode: 'required' } },
+          { path: '/open', ...GRAPHQL_ENDPOINT, outboundBufferCap: 256 * 1024 },
           { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
         ],
       },

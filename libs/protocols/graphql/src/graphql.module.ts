@@ -1,4 +1,10 @@
-import { type DynamicModule, type FactoryProvider, Module, type ModuleMetadata } from '@nestjs/common';
+import {
+  type DynamicModule,
+  type FactoryProvider,
+  Module,
+  type ModuleMetadata,
+  type Provider,
+} from '@nestjs/common';
 import { TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { ConnectionRegistry } from '#broker/gateway';
 import { busSchema } from './bus-schema.js';
@@ -35,7 +41,7 @@ export class GraphqlModule {
 
   private static build(
     imports: NonNullable<ModuleMetadata['imports']>,
-    optionsProvider: DynamicModule['providers'] extends (infer P)[] | undefined ? P : never,
+    optionsProvider: Provider,
   ): DynamicModule {
     return {
       module: GraphqlModule,
