@@ -7,7 +7,7 @@ import { GRAPHQL_ENDPOINT, GraphqlTestModule } from './support/graphql-test-modu
 import { MessageQueue } from './support/message-queue.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { signToken } from './support/tokens.js';
-import { closed, opened } from './support/ws-helpers.js';
+import { closed, opened, waitFor } from './support/ws-helpers.js';
 
 const TIMEOUT_MS = 3000;
 
@@ -61,15 +61,6 @@ class LegacyOperation {
   }
 }
 
-/** Waits until `check` holds, polling; fails after the timeout. */
-async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + TIMEOUT_MS;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('graphql-ws (legacy subscriptions-transport-ws protocol)', () => {
   let broker: TestBroker;
 
@@ -78,7 +69,7 @@ describe('graphql-ws (legacy subscriptions-transport-ws protocol)', () => {
       {
         endpoints: [
           { path: '/graphql', ...GRAPHQL_ENDPOINT, auth: { mode: 'required' } },
-          { path: '/open', ...GRAPHQL_ENDPOINT },
+          { path: '/open', ...GRAPHQL_ENDPOINT, outboundBufferCap: 256 * 1024 },
           { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
         ],
       },
@@ -130,7 +121,7 @@ describe('graphql-ws (legacy subscriptions-transport-ws protocol)', () => {
     it('a bad token: the connection callback gets the reason', async () => {
       let refusal: unknown = null;
       const client = legacyClient('/graphql', { token: 'not-a-jwt' }, (error) => (refusal = error));
-      await until(() => refusal !== null);
+      await waitFor(() => refusal !== null);
       assert.deepEqual(refusal, { message: 'the token was not accepted: the token is malformed' });
       client.close();
     });
@@ -174,7 +165,7 @@ describe('graphql-ws (legacy subscriptions-transport-ws protocol)', () => {
       assert.deepEqual(published.data, { publish: 1 });
       assert.deepEqual(await events.nextEvent(), { payload: 'from legacy', publisher: 'dave' });
       const invalid = new LegacyOperation(client, '{ nope }');
-      await until(() => invalid.failure !== null);
+      await waitFor(() => invalid.failure !== null);
       assert.match(JSON.stringify(invalid.failure), /Cannot query field \\"nope\\"/);
       events.stop();
       client.close();
@@ -319,6 +310,29 @@ describe('graphql-ws (legacy subscriptions-transport-ws protocol)', () => {
         code: 4429,
         reason: 'Too many operations: at most 3 at once on one connection',
       });
+    });
+
+    it('a legacy subscriber that stops reading is cut off at the outbound buffer cap; the publisher goes on', async () => {
+      const { ws: stalled, queue } = await raw();
+      stalled.send(start('s', 'subscription { topic(filter: "legacy-flood") { payload } }'));
+      const publisher = transportClient(`${broker.url}/open`);
+      await untilDelivered(publisher, 'legacy-flood');
+      assert.equal((await queue.json()).type, 'data');
+      (stalled as unknown as { _socket: { pause(): void } })._socket.pause();
+      const chunk = 'z'.repeat(48 * 1024);
+      const flood = 'mutation($p: String!) { publish(topic: "legacy-flood", payload: $p) }';
+      const cutOff = (): boolean => broker.logText().includes('outbound buffer limit exceeded, closing 1008');
+      // Sequential publishes until the gateway cuts the stalled subscriber off (bounded: a few MB of socket buffers).
+      for (let i = 0; i < 2000 && !cutOff(); i++) await request(publisher, flood, { p: chunk });
+      assert.ok(cutOff(), 'the stalled subscriber was cut off');
+      // The subscription ends once the gateway has closed (or, the client not reading, terminated) the socket.
+      const reached = async (): Promise<unknown> =>
+        (await request(publisher, 'mutation { publish(topic: "legacy-flood", payload: "after") }')).data?.[
+          'publish'
+        ];
+      await waitFor(async () => (await reached()) === 0, 5000);
+      stalled.terminate();
+      await publisher.dispose();
     });
 
     it('no connection_init in time: 4408; connection_terminate: 1000; oversize: 1009', async () => {

@@ -9,7 +9,7 @@ import { TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { ConnectionRegistry } from '#broker/gateway';
 import { busSchema } from './bus-schema.js';
 import { GraphqlEngine } from './graphql-engine.js';
-import { DEFAULT_LIMITS, GRAPHQL_OPTIONS, type GraphqlModuleOptions } from './graphql.options.js';
+import { GRAPHQL_OPTIONS, resolveLimits, type GraphqlModuleOptions } from './graphql.options.js';
 import { GraphqlLegacyWsSubprotocol } from './legacy-ws.subprotocol.js';
 import { schemaFromSdl } from './schema-from-sdl.js';
 import { GraphqlTransportWsSubprotocol } from './transport-ws.subprotocol.js';
@@ -67,9 +67,12 @@ function createEngine(
   bus: TopicBus,
   connections: ConnectionRegistry,
 ): GraphqlEngine {
-  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits = resolveLimits(options.limits);
   if (options.schema !== undefined && options.typeDefs !== undefined) {
     throw new Error('GraphqlModule: give either schema or typeDefs (with resolvers), not both');
+  }
+  if (options.resolvers !== undefined && options.typeDefs === undefined) {
+    throw new Error('GraphqlModule: resolvers need typeDefs (a schema option already holds its resolvers)');
   }
   const schema =
     options.schema ??

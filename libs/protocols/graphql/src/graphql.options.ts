@@ -61,3 +61,17 @@ export interface GraphqlModuleOptions {
 
 /** Nest injection token for the GraphqlModuleOptions. */
 export const GRAPHQL_OPTIONS = Symbol('GRAPHQL_OPTIONS');
+
+/** The defaults completed by the application's limits; a nonsensical limit stops the boot, naming it. */
+export function resolveLimits(limits: Partial<GraphqlLimits> = {}): GraphqlLimits {
+  const resolved = { ...DEFAULT_LIMITS, ...limits };
+  for (const [key, value] of Object.entries(resolved)) {
+    const least = key === 'keepAliveMs' ? 0 : 1;
+    if (!Number.isSafeInteger(value) || value < least) {
+      throw new Error(
+        `GraphqlModule limits.${key}: must be an integer of at least ${least}, got ${String(value)}`,
+      );
+    }
+  }
+  return resolved;
+}

@@ -5,6 +5,7 @@ export { GraphqlModule, type GraphqlModuleAsyncOptions } from './graphql.module.
 export {
   DEFAULT_LIMITS,
   GRAPHQL_OPTIONS,
+  resolveLimits,
   type ConnectHook,
   type GraphqlContext,
   type GraphqlLimits,
