@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { GraphqlModule } from '#broker/protocols/graphql';
 import { DEFAULT_CONFIG } from '../../src/default-config.js';
+import { startTestBroker, type TestBroker } from './test-broker.js';
 
 /** The GraphQL module as an application configures it, with small limits and hooks the suites exercise. */
 @Module({
@@ -28,3 +29,20 @@ if (defaults === undefined) throw new Error('the default configuration has no /g
 export const GRAPHQL_ENDPOINT: Record<string, unknown> = Object.fromEntries(
   Object.entries(defaults).filter(([key]) => key !== 'path'),
 );
+
+/**
+ * The broker the GraphQL suites share: /graphql requires a credential, /open does not and has a
+ * small outbound buffer cap, /chat serves chat.v1 (a module publishing on the bus).
+ */
+export function startGraphqlBroker(): Promise<TestBroker> {
+  return startTestBroker(
+    {
+      endpoints: [
+        { path: '/graphql', ...GRAPHQL_ENDPOINT, auth: { mode: 'required' } },
+        { path: '/open', ...GRAPHQL_ENDPOINT, outboundBufferCap: 256 * 1024 },
+        { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
+      ],
+    },
+    [GraphqlTestModule],
+  );
+}
