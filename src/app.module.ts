@@ -7,8 +7,8 @@ import { type Logger } from 'pino';
 import { ChatModule } from '../apps/example-chat/src/chat.module.js';
 
 /**
- * The composition root: the gateway, the bus and the subprotocol modules the broker serves.
- * Until the protocol modules land, the example chat.v1 module is what `npm start` serves.
+ * The composition root: the gateway, the bus and the subprotocol modules the broker serves:
+ * the example chat.v1 module and GraphQL (default bus schema) so far.
  */
 export class AppModule {
   static with(config: BrokerConfig, logger: Logger): DynamicModule {
