@@ -1,8 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { type GraphQLSchema } from 'graphql';
 import { InMemoryTopicBus } from '#broker/bus';
 import { CredentialError } from '#broker/handshake';
 import { busSchema } from './bus-schema.js';
+import { schemaFromSdl } from './schema-from-sdl.js';
 import { GraphqlEngine } from './graphql-engine.js';
 import { DEFAULT_LIMITS, type GraphqlLimits, type GraphqlModuleOptions } from './graphql.options.js';
 import { type LegacyServerMessage } from './legacy-message.js';
@@ -36,6 +38,7 @@ const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 
 function setup(
   options: {
+    schema?: GraphQLSchema;
     limits?: Partial<GraphqlLimits>;
     hooks?: GraphqlModuleOptions;
     authMode?: 'none' | 'required';
@@ -43,11 +46,8 @@ function setup(
 ) {
   const bus = new InMemoryTopicBus();
   const limits = { ...DEFAULT_LIMITS, initTimeoutMs: 1000, keepAliveMs: 500, ...options.limits };
-  const engine = new GraphqlEngine(
-    busSchema({ bus, connections: () => 1, maxPendingEvents: 5 }),
-    limits,
-    options.hooks,
-  );
+  const schema = options.schema ?? busSchema({ bus, connections: () => 1, maxPendingEvents: 5 });
+  const engine = new GraphqlEngine(schema, limits, options.hooks);
   const sent: LegacyServerMessage[] = [];
   const closes: [number, string][] = [];
   const failures: unknown[] = [];
@@ -316,5 +316,27 @@ describe('LegacyGraphqlSession', () => {
       payload: { message: 'more than 5 events waiting: the subscriber is too slow' },
     });
     assert.equal(t.session.operationCount, 0);
+  });
+
+  it('an application stream whose return() rejects is reported, never left unhandled', async () => {
+    const stubborn: AsyncGenerator<number> = {
+      next: () => new Promise<IteratorResult<number>>(() => undefined),
+      return: () => Promise.reject(new Error('cannot stop')),
+      throw: (err: unknown) => Promise.reject(err instanceof Error ? err : new Error(String(err))),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+    const schema = schemaFromSdl('type Query { a: Int } type Subscription { n: Int }', {
+      Subscription: { n: { subscribe: () => stubborn, resolve: (n: number) => n } },
+    });
+    const t = setup({ schema });
+    await ready(t);
+    t.send({ type: 'start', id: 's', payload: { query: 'subscription { n }' } });
+    await tick();
+    t.send({ type: 'stop', id: 's' });
+    await tick();
+    assert.deepEqual(t.take(), [{ type: 'complete', id: 's' }]);
+    assert.match(String(t.failures[0]), /cannot stop/);
   });
 });

@@ -87,7 +87,7 @@ export class LegacyGraphqlSession {
     this.state = 'closed';
     for (const cancel of this.cancelTimers) cancel();
     this.queued.clear();
-    for (const operation of this.operations.values()) void operation.stream?.return();
+    for (const operation of this.operations.values()) this.endStream(operation);
     this.operations.clear();
   }
 
@@ -199,7 +199,7 @@ export class LegacyGraphqlSession {
     const operation = this.operations.get(id);
     if (operation === undefined) return;
     this.operations.delete(id);
-    void operation.stream?.return();
+    this.endStream(operation);
   }
 
   /** Removes the operation if it is still the one under `id`; false when it was stopped or replaced meanwhile. */
@@ -207,6 +207,11 @@ export class LegacyGraphqlSession {
     if (this.operations.get(id) !== operation) return false;
     this.operations.delete(id);
     return true;
+  }
+
+  /** An application's own iterator may reject on return(); that must not become an unhandled rejection. */
+  private endStream(operation: Operation): void {
+    operation.stream?.return().catch((err: unknown) => this.port.failed(err));
   }
 
   private sendError(id: string, payload: Readonly<Record<string, unknown>>): void {
