@@ -26,8 +26,8 @@ export const GRAPHQL_MAX_PAYLOAD = 64 * 1024;
 /**
  * graphql-transport-ws, the protocol of the graphql-ws library, served by its own `makeServer`
  * through a small adapter over our Connection (never `useServer`, which would take over `ws`).
- * The endpoint's default module: a client offering neither GraphQL protocol is closed 4406 as
- * graphql-ws does, instead of failing the handshake.
+ * Policy 'omit', so as an endpoint's default module it accepts a client offering neither GraphQL
+ * protocol and closes it 4406, as graphql-ws does, instead of failing the handshake.
  */
 @Subprotocol({
   name: 'graphql-transport-ws',
