@@ -6,5 +6,12 @@ export const DEFAULT_CONFIG = {
       subprotocols: ['chat.v1'],
       defaultModule: 'chat.v1',
     },
+    {
+      path: '/graphql',
+      subprotocols: ['graphql-transport-ws', 'graphql-ws'],
+      // A client offering both gets the current protocol, whatever its order.
+      subprotocolOrder: 'server',
+      defaultModule: 'graphql-transport-ws',
+    },
   ],
 };

@@ -24,6 +24,7 @@ const endpoint = z
   .object({
     path: z.string().startsWith('/', 'must start with /'),
     subprotocols: z.array(z.string().min(1)).min(1),
+    subprotocolOrder: z.enum(['client', 'server']).default('client'),
     defaultModule: z.string().min(1).optional(),
     origins: z.array(z.string()).default([]),
     requireOrigin: z.boolean().default(false),

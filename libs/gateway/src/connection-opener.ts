@@ -105,6 +105,7 @@ export class ConnectionOpener {
         params: decision.params,
         remoteAddress,
         principal,
+        authMode: endpointConfig.auth.mode,
         verifyToken: (token) => this.verifier.verify(token, 'first-message'),
       };
       try {

@@ -103,6 +103,7 @@ function compileEndpoint(
       return result === false ? null : result.params;
     },
     subprotocols: endpoint.subprotocols,
+    subprotocolOrder: endpoint.subprotocolOrder,
     defaultModule: endpoint.defaultModule,
     get origins() {
       return origins;

@@ -23,6 +23,11 @@ export interface ConnectionContext {
   readonly params: Readonly<Record<string, string>>;
   readonly remoteAddress: string;
   readonly principal: Principal | null;
+  /**
+   * The endpoint's auth mode. A module with its own first-message auth reads it to know whether an
+   * unauthenticated connection may go on ('required' reaches it without a principal).
+   */
+  readonly authMode: 'none' | 'optional' | 'required';
   /** The handshake's token verifier, for protocols whose first message carries the credential. */
   verifyToken(token: string): Promise<Principal>;
 }

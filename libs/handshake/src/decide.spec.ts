@@ -29,6 +29,7 @@ function endpoint(overrides: Partial<EndpointSpec> & { path: string }): Endpoint
   return {
     match: (pathname) => (pathname === path ? {} : null),
     subprotocols: ['chat.v1', 'echo.v1'],
+    subprotocolOrder: 'client',
     defaultModule: 'echo.v1',
     origins: compileAllowlist(['https://app.example.com', 'https://*.example.org', 'null']),
     requireOrigin: false,
@@ -60,6 +61,7 @@ const endpoints = [
   endpoint({ path: '/optional', auth: { ...noAuth, mode: 'optional' } }),
   endpoint({ path: '/own-auth', subprotocols: ['own.v1'], auth: { ...noAuth, mode: 'required' } }),
   endpoint({ path: '/capped', maxConnections: 1 }),
+  endpoint({ path: '/server-order', subprotocolOrder: 'server' }),
   ocpp,
 ];
 
@@ -330,6 +332,16 @@ describe('decideHandshake: the contract, row by row', () => {
   it('selection follows the client order, across several header lines', async () => {
     const d = await accepted({ headers: { 'Sec-WebSocket-Protocol': ['mqtt, echo.v1', 'chat.v1'] } });
     assert.equal(d.protocol, 'echo.v1');
+  });
+
+  it("subprotocolOrder 'server': the endpoint's first hosted subprotocol the client offered", async () => {
+    const d = await accepted({
+      url: '/server-order',
+      headers: { 'Sec-WebSocket-Protocol': ['mqtt, echo.v1', 'chat.v1'] },
+    });
+    assert.equal(d.protocol, 'chat.v1');
+    const only = await accepted({ url: '/server-order', headers: { 'Sec-WebSocket-Protocol': 'echo.v1' } });
+    assert.equal(only.protocol, 'echo.v1');
   });
 
   it('nothing offered matches: default module "reject" -> 400 listing the subprotocols', async () => {

@@ -187,7 +187,10 @@ async function decideAfterLimits(
   }
 
   // Subprotocol.
-  const protocol = offered.find((p) => endpoint.subprotocols.includes(p));
+  const protocol =
+    endpoint.subprotocolOrder === 'server'
+      ? endpoint.subprotocols.find((p) => offered.includes(p))
+      : offered.find((p) => endpoint.subprotocols.includes(p));
   const moduleName = protocol ?? endpoint.defaultModule;
   if (moduleName === undefined) return unsupported(endpoint);
   const module = ctx.modules.get(moduleName);

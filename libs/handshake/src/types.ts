@@ -29,6 +29,11 @@ export interface EndpointSpec {
   readonly match: (pathname: string) => Readonly<Record<string, string>> | null;
   /** Subprotocol names the endpoint hosts, in the endpoint's order. */
   readonly subprotocols: readonly string[];
+  /**
+   * Whose preference picks among several offered subprotocols the endpoint hosts: the client's
+   * order, or the endpoint's (so a client offering a legacy protocol first still gets the current one).
+   */
+  readonly subprotocolOrder: 'client' | 'server';
   readonly defaultModule: string | undefined;
   /** null: no allowlist configured, so only same-origin pages (Origin host equals Host) may connect. */
   readonly origins: OriginMatcher | null;

@@ -1,0 +1,73 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildSchema } from 'graphql';
+import { GraphqlEngine } from './graphql-engine.js';
+import { DEFAULT_LIMITS, type GraphqlModuleOptions } from './graphql.options.js';
+
+const schema = buildSchema('type Query { a: Int, b: Int } type Mutation { m: Int }');
+const anonymous = {
+  principal: null,
+  authMode: 'none' as const,
+  verifyToken: () => Promise.reject(new Error('unused')),
+};
+
+function engine(hooks: GraphqlModuleOptions = {}, maxTokens = DEFAULT_LIMITS.maxTokens): GraphqlEngine {
+  return new GraphqlEngine(schema, { ...DEFAULT_LIMITS, maxTokens }, hooks);
+}
+
+describe('GraphqlEngine.prepare', () => {
+  it('gives the operation kind and the execution inputs', () => {
+    const prepared = engine().prepare({
+      query: 'query Q { a } mutation M { m }',
+      operationName: 'M',
+      variables: null,
+    });
+    assert.ok(prepared.ok);
+    assert.equal(prepared.kind, 'mutation');
+    assert.equal(prepared.operationName, 'M');
+    assert.equal(prepared.variableValues, undefined);
+  });
+
+  it('a document over maxTokens is refused by the parser', () => {
+    const prepared = engine({}, 10).prepare({ query: '{ a b a b a b a b a b a b }' });
+    assert.ok(!prepared.ok);
+    assert.match(prepared.errors[0]?.message ?? '', /Document contains more that 10 tokens/);
+  });
+
+  it('an unknown operation name or an unnamed choice is an error for that operation', () => {
+    const named = engine().prepare({ query: 'query Q { a }', operationName: 'Nope' });
+    assert.ok(!named.ok);
+    assert.equal(named.errors[0]?.message, 'Unable to identify the operation: no operation named "Nope".');
+    const unnamed = engine().prepare({ query: 'query Q { a } query R { b }' });
+    assert.ok(!unnamed.ok);
+    assert.match(unnamed.errors[0]?.message ?? '', /several operations: name one/);
+  });
+});
+
+describe('GraphqlEngine.connect and contextFor', () => {
+  it('onConnect false refuses; an object becomes the ack payload; true acks without one', async () => {
+    assert.deepEqual(await engine({ onConnect: () => false }).connect('c', {}, anonymous), {
+      ok: false,
+      reason: 'the application refused the connection',
+    });
+    const withPayload = await engine({ onConnect: async () => ({ motd: 'hi' }) }).connect(
+      'c',
+      { x: 1 },
+      anonymous,
+    );
+    assert.deepEqual(withPayload, {
+      ok: true,
+      session: { connectionId: 'c', principal: null, connectionParams: { x: 1 } },
+      ackPayload: { motd: 'hi' },
+    });
+    const plain = await engine().connect('c', undefined, anonymous);
+    assert.ok(plain.ok);
+    assert.equal(plain.ackPayload, undefined);
+  });
+
+  it("the application's context cannot overwrite the session's principal", async () => {
+    const forged = engine({ context: () => ({ principal: { subject: 'root' }, extra: 1 }) });
+    const context = await forged.contextFor({ connectionId: 'c', principal: null, connectionParams: {} });
+    assert.deepEqual(context, { extra: 1, connectionId: 'c', principal: null, connectionParams: {} });
+  });
+});

@@ -1,0 +1,238 @@
+import { type GraphQLError, type ExecutionResult } from 'graphql';
+import { type InitAuthContext } from './connection-auth.js';
+import { type GraphqlEngine, type OperationRequest } from './graphql-engine.js';
+import { type GraphqlSession } from './graphql.options.js';
+import { parseLegacyMessage, type LegacyServerMessage } from './legacy-message.js';
+
+/** The I/O a session drives; the subprotocol wires it to the Connection. */
+export interface LegacyPort {
+  send(message: LegacyServerMessage): void;
+  close(code: number, reason: string): void;
+  /** Something below the protocol failed (a hook threw): logged, the client gets an error. */
+  failed(err: unknown): void;
+}
+
+/** Timers are passed in so a unit test can drive the init timeout and keep-alive by hand. */
+export interface LegacyTimers {
+  setTimeout(fn: () => void, ms: number): () => void;
+  setInterval(fn: () => void, ms: number): () => void;
+}
+
+export const LEGACY_CLOSE = {
+  /** The reference server closes 1011 after connection_error on a refused connection_init. */
+  refused: 1011,
+  initTimeout: 4408,
+  tooManyOperations: 4429,
+} as const;
+
+interface Operation {
+  stream: AsyncGenerator<ExecutionResult, void, void> | null;
+}
+
+type State = 'awaiting-init' | 'initialising' | 'ready' | 'closed';
+
+/**
+ * The legacy graphql-ws protocol (subscriptions-transport-ws) as a sans-IO state machine. Unlike the
+ * reference server, nothing runs before connection_init succeeds: a start before it is refused, a
+ * start during an async connection_init waits for the outcome and is dropped on refusal.
+ */
+export class LegacyGraphqlSession {
+  private state: State = 'awaiting-init';
+  private session: GraphqlSession | null = null;
+  private readonly operations = new Map<string, Operation>();
+  /** Starts received while connection_init is being checked, in arrival order. */
+  private readonly queued = new Map<string, OperationRequest>();
+  private readonly cancelTimers: (() => void)[] = [];
+
+  constructor(
+    private readonly engine: GraphqlEngine,
+    private readonly context: InitAuthContext & { readonly id: string },
+    private readonly port: LegacyPort,
+    private readonly timers: LegacyTimers,
+  ) {
+    this.cancelTimers.push(
+      timers.setTimeout(() => {
+        if (this.state === 'awaiting-init')
+          this.close(LEGACY_CLOSE.initTimeout, 'Connection initialisation timeout');
+      }, engine.limits.initTimeoutMs),
+    );
+  }
+
+  get operationCount(): number {
+    return this.operations.size + this.queued.size;
+  }
+
+  receive(text: string): void {
+    if (this.state === 'closed') return;
+    const parsed = parseLegacyMessage(text);
+    if (!parsed.ok) {
+      if (parsed.id !== undefined) return this.sendError(parsed.id, { message: parsed.problem });
+      return this.port.send({ type: 'connection_error', payload: { message: parsed.problem } });
+    }
+    const message = parsed.message;
+    switch (message.type) {
+      case 'connection_init':
+        return this.init(message.payload);
+      case 'connection_terminate':
+        return this.close(1000, 'connection_terminate');
+      case 'start':
+        return this.start(message.id, message.payload);
+      case 'stop':
+        return this.stop(message.id);
+    }
+  }
+
+  /** The transport closed: every operation ends, every timer stops. */
+  closed(): void {
+    this.state = 'closed';
+    for (const cancel of this.cancelTimers) cancel();
+    this.queued.clear();
+    for (const operation of this.operations.values()) this.endStream(operation);
+    this.operations.clear();
+  }
+
+  private init(payload: unknown): void {
+    if (this.state !== 'awaiting-init') {
+      return this.port.send({
+        type: 'connection_error',
+        payload: { message: 'connection_init was already received on this connection' },
+      });
+    }
+    this.state = 'initialising';
+    this.engine.connect(this.context.id, payload, this.context).then(
+      (outcome) => {
+        if (this.state === 'closed') return;
+        if (!outcome.ok) {
+          this.port.send({ type: 'connection_error', payload: { message: outcome.reason } });
+          return this.close(LEGACY_CLOSE.refused, outcome.reason);
+        }
+        this.session = outcome.session;
+        this.state = 'ready';
+        this.port.send(
+          outcome.ackPayload === undefined
+            ? { type: 'connection_ack' }
+            : { type: 'connection_ack', payload: outcome.ackPayload },
+        );
+        this.port.send({ type: 'ka' });
+        const every = this.engine.limits.keepAliveMs;
+        if (every > 0)
+          this.cancelTimers.push(this.timers.setInterval(() => this.port.send({ type: 'ka' }), every));
+        const waiting = [...this.queued];
+        this.queued.clear();
+        for (const [id, request] of waiting) this.start(id, request);
+      },
+      (err: unknown) => {
+        if (this.state === 'closed') return;
+        this.port.failed(err);
+        this.port.send({ type: 'connection_error', payload: { message: 'Internal server error' } });
+        this.close(LEGACY_CLOSE.refused, 'Internal server error');
+      },
+    );
+  }
+
+  private start(id: string, request: OperationRequest): void {
+    if (this.state === 'awaiting-init') {
+      return this.sendError(id, {
+        message: 'Send connection_init first: no operation runs before the connection is acknowledged',
+      });
+    }
+    // A start reusing a running id replaces that operation, as the reference server does.
+    this.silence(id);
+    if (this.operationCount >= this.engine.limits.maxOperations) {
+      const max = this.engine.limits.maxOperations;
+      return this.close(
+        LEGACY_CLOSE.tooManyOperations,
+        `Too many operations: at most ${max} at once on one connection`,
+      );
+    }
+    if (this.state === 'initialising') {
+      this.queued.set(id, request);
+      return;
+    }
+    const prepared = this.engine.prepare(request);
+    if (!prepared.ok) return this.sendError(id, errorPayload(prepared.errors));
+    const operation: Operation = { stream: null };
+    this.operations.set(id, operation);
+    this.run(id, operation, prepared).catch((err: unknown) => {
+      this.port.failed(err);
+      if (this.end(id, operation)) this.sendError(id, { message: 'Internal server error' });
+    });
+  }
+
+  private async run(
+    id: string,
+    operation: Operation,
+    prepared: Parameters<GraphqlEngine['run']>[0],
+  ): Promise<void> {
+    const outcome = await this.engine.run(prepared, this.session as GraphqlSession);
+    if (!(Symbol.asyncIterator in outcome)) {
+      if (!this.end(id, operation)) return;
+      this.port.send({ type: 'data', id, payload: resultPayload(outcome) });
+      return this.port.send({ type: 'complete', id });
+    }
+    if (this.operations.get(id) !== operation) {
+      await outcome.return();
+      return;
+    }
+    operation.stream = outcome;
+    try {
+      for await (const result of outcome) {
+        if (this.operations.get(id) !== operation) return;
+        this.port.send({ type: 'data', id, payload: resultPayload(result) });
+      }
+    } catch (err) {
+      if (this.end(id, operation)) this.sendError(id, { message: (err as Error).message });
+      return;
+    }
+    if (this.end(id, operation)) this.port.send({ type: 'complete', id });
+  }
+
+  private stop(id: string): void {
+    const known = this.operations.has(id) || this.queued.has(id);
+    this.silence(id);
+    if (known) this.port.send({ type: 'complete', id });
+  }
+
+  /** Ends an operation without telling the client (stop tells it; a replacing start must not). */
+  private silence(id: string): void {
+    this.queued.delete(id);
+    const operation = this.operations.get(id);
+    if (operation === undefined) return;
+    this.operations.delete(id);
+    this.endStream(operation);
+  }
+
+  /** Removes the operation if it is still the one under `id`; false when it was stopped or replaced meanwhile. */
+  private end(id: string, operation: Operation): boolean {
+    if (this.operations.get(id) !== operation) return false;
+    this.operations.delete(id);
+    return true;
+  }
+
+  /** An application's own iterator may reject on return(); that must not become an unhandled rejection. */
+  private endStream(operation: Operation): void {
+    operation.stream?.return().catch((err: unknown) => this.port.failed(err));
+  }
+
+  private sendError(id: string, payload: Readonly<Record<string, unknown>>): void {
+    this.port.send({ type: 'error', id, payload });
+  }
+
+  private close(code: number, reason: string): void {
+    this.port.close(code, reason);
+    this.closed();
+  }
+}
+
+/** The legacy protocol's `error` holds one error object: several validation errors become one message. */
+function errorPayload(errors: readonly GraphQLError[]): Readonly<Record<string, unknown>> {
+  if (errors.length === 1) return { ...(errors[0] as GraphQLError).toJSON() };
+  return { message: errors.map((e) => e.message).join('\n') };
+}
+
+function resultPayload(result: ExecutionResult): Readonly<Record<string, unknown>> {
+  return {
+    ...(result.data === undefined ? {} : { data: result.data }),
+    ...(result.errors === undefined ? {} : { errors: result.errors.map((e) => e.toJSON()) }),
+  };
+}

@@ -1,0 +1,57 @@
+import { Inject } from '@nestjs/common';
+import { type Logger } from 'pino';
+import {
+  BROKER_LOGGER,
+  Subprotocol,
+  type Connection,
+  type ConnectionContext,
+  type SubprotocolHandler,
+} from '#broker/gateway';
+import { GraphqlEngine } from './graphql-engine.js';
+import { LegacyGraphqlSession, type LegacyTimers } from './legacy-session.js';
+import { GRAPHQL_MAX_PAYLOAD } from './transport-ws.subprotocol.js';
+
+const realTimers: LegacyTimers = {
+  setTimeout: (fn, ms) => {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
+  setInterval: (fn, ms) => {
+    const timer = setInterval(fn, ms);
+    return () => clearInterval(timer);
+  },
+};
+
+/** The legacy `graphql-ws` protocol of subscriptions-transport-ws, for clients that still speak it. */
+@Subprotocol({
+  name: 'graphql-ws',
+  onUnsupported: 'reject',
+  messages: 'text',
+  maxPayload: GRAPHQL_MAX_PAYLOAD,
+  ownFirstMessageAuth: true,
+})
+export class GraphqlLegacyWsSubprotocol implements SubprotocolHandler {
+  constructor(
+    private readonly engine: GraphqlEngine,
+    @Inject(BROKER_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  open(connection: Connection, context: ConnectionContext): void {
+    const session = new LegacyGraphqlSession(
+      this.engine,
+      context,
+      {
+        send: (message) => connection.send(JSON.stringify(message)),
+        close: (code, reason) => connection.close(code, reason),
+        failed: (err) =>
+          this.logger.error(
+            { connection: connection.id, err: (err as Error).message },
+            'graphql-ws operation failed',
+          ),
+      },
+      realTimers,
+    );
+    connection.onMessage((data) => session.receive(data.toString('utf8')));
+    connection.onClose(() => session.closed());
+  }
+}
