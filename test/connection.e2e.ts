@@ -85,6 +85,20 @@ describe('connections after the 101', () => {
     bystander.close();
   });
 
+  it('an async handler that rejects and a close handler that throws are contained too (1011)', async () => {
+    const bystander = new WebSocket(`${broker.url}/buggy`, 'buggy.v1');
+    await opened(bystander);
+    const victim = new WebSocket(`${broker.url}/buggy`, 'buggy.v1');
+    await opened(victim);
+    victim.send('async-boom');
+    assert.deepEqual(await closed(victim), { code: 1011, reason: 'internal error' });
+    bystander.send('still here');
+    assert.equal(await nextMessage(bystander), 'still here');
+    bystander.close();
+    await closed(bystander);
+    assert.match(broker.logText(), /async module bug/);
+  });
+
   it('concurrent handshakes cannot overshoot a connection limit', async () => {
     const sockets = Array.from({ length: 12 }, () => new WebSocket(`${broker.url}/limited`));
     const outcomes = await Promise.all(

@@ -68,13 +68,21 @@ export class SlowCheckSubprotocol implements SubprotocolHandler {
   open(): void {}
 }
 
-/** A buggy module: throws on "boom" and from its goodbye. The gateway must contain both. */
+/**
+ * A buggy module: throws on "boom", rejects asynchronously on "async-boom", throws from its close
+ * handler and from its goodbye. The gateway must contain all of them.
+ */
 @Subprotocol({ name: 'buggy.v1', onUnsupported: 'reject' })
 export class BuggySubprotocol implements SubprotocolHandler {
   open(connection: Connection): void {
-    connection.onMessage((data) => {
+    connection.onMessage(async (data) => {
       if (data.toString() === 'boom') throw new Error('module bug');
+      await Promise.resolve();
+      if (data.toString() === 'async-boom') throw new Error('async module bug');
       connection.send(data.toString());
+    });
+    connection.onClose(() => {
+      throw new Error('close handler bug');
     });
   }
   goodbye(): void {

@@ -51,7 +51,7 @@ export class ConnectionOpener {
         metrics.bytesOut.inc(bytes);
       },
       overflowed: (buffered) => log().warn({ buffered }, 'outbound buffer limit exceeded, closing 1008'),
-      failed: (err) => log().error({ err: err.message }, 'module failed on a message, closing 1011'),
+      failed: (err) => log().error({ err: err.message }, 'module handler failed; connection closed 1011'),
     });
     const tracked: TrackedConnection = {
       connection,
@@ -108,11 +108,16 @@ export class ConnectionOpener {
         authMode: endpointConfig.auth.mode,
         verifyToken: (token) => this.verifier.verify(token, 'first-message'),
       };
-      try {
-        module.handler.open(connection, context);
-      } catch (err) {
+      const failed = (err: unknown): void => {
         log().error({ err: (err as Error).message }, 'module failed to open the connection');
         connection.close(1011, 'internal error');
+      };
+      try {
+        // open() is typed void, but an async one is assignable: its rejection must not escape either.
+        const result: unknown = module.handler.open(connection, context);
+        if (result instanceof Promise) result.catch(failed);
+      } catch (err) {
+        failed(err);
       }
     };
 

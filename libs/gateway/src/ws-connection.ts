@@ -32,7 +32,8 @@ export class WsConnection implements Connection {
   ) {
     ws.once('close', (code, reason) => {
       const text = reason.toString();
-      for (const handler of this.closeHandlers) handler(code, text);
+      // Each close handler runs even if an earlier one fails; the failure is reported, never thrown.
+      for (const handler of this.closeHandlers) this.contain(() => handler(code, text), false);
     });
   }
 
@@ -72,14 +73,27 @@ export class WsConnection implements Connection {
 
   /**
    * Hands one inbound message to the module, once the gateway has let it through. A module that
-   * throws loses this connection (1011), never the process.
+   * throws, or whose async handler rejects, loses this connection (1011), never the process.
    */
   deliver(data: Buffer, isBinary: boolean): void {
+    for (const handler of this.messageHandlers) {
+      if (!this.contain(() => handler(data, isBinary), true)) return;
+    }
+  }
+
+  /** Runs module code; false when it threw synchronously. A returned promise's rejection is caught too. */
+  private contain(run: () => unknown, closeOnFailure: boolean): boolean {
+    const fail = (err: unknown): void => {
+      this.observer.failed(err instanceof Error ? err : new Error(String(err)));
+      if (closeOnFailure) this.close(1011, 'internal error');
+    };
     try {
-      for (const handler of this.messageHandlers) handler(data, isBinary);
+      const result = run();
+      if (result instanceof Promise) result.catch(fail);
+      return true;
     } catch (err) {
-      this.observer.failed(err as Error);
-      this.close(1011, 'internal error');
+      fail(err);
+      return false;
     }
   }
 }
