@@ -60,6 +60,11 @@ const endpoints = [
   endpoint({ path: '/auth-no-first', auth: { ...noAuth, mode: 'required', carriers: new Set(['query']) } }),
   endpoint({ path: '/optional', auth: { ...noAuth, mode: 'optional' } }),
   endpoint({ path: '/own-auth', subprotocols: ['own.v1'], auth: { ...noAuth, mode: 'required' } }),
+  endpoint({
+    path: '/own-auth-header-only',
+    subprotocols: ['own.v1'],
+    auth: { ...noAuth, mode: 'required', carriers: new Set(['header']) },
+  }),
   endpoint({ path: '/capped', maxConnections: 1 }),
   endpoint({ path: '/server-order', subprotocolOrder: 'server' }),
   ocpp,
@@ -315,6 +320,10 @@ describe('decideHandshake: the contract, row by row', () => {
   it('a module with its own first-message auth takes the unauthenticated connection itself', async () => {
     const d = await accepted({ url: '/own-auth', headers: { 'Sec-WebSocket-Protocol': 'own.v1' } });
     assert.equal(d.awaitFirstMessageAuth, false);
+  });
+
+  it('auth required, carriers without first-message -> 401 even for a module with its own auth message', async () => {
+    await rejected({ url: '/own-auth-header-only', headers: { 'Sec-WebSocket-Protocol': 'own.v1' } }, 401);
   });
 
   it('a credential present but invalid where auth is optional -> 401; none -> accepted anonymous', async () => {

@@ -179,11 +179,11 @@ async function decideAfterLimits(
     }
   }
 
-  if (principal === null && policy.mode === 'required') {
-    const laterPossible =
-      policy.carriers.has('first-message') ||
-      endpoint.subprotocols.some((name) => ctx.modules.get(name)?.ownFirstMessageAuth === true);
-    if (!laterPossible) return unauthorized(endpoint, 'A credential is required.');
+  // A later credential (the generic auth message, or a module's own: MQTT CONNECT, connection_init)
+  // counts only where the endpoint lists the first-message carrier.
+  const mustAuthenticateLater = principal === null && policy.mode === 'required';
+  if (mustAuthenticateLater && !policy.carriers.has('first-message')) {
+    return unauthorized(endpoint, 'A credential is required.');
   }
 
   // Subprotocol.
@@ -197,11 +197,7 @@ async function decideAfterLimits(
   if (module === undefined) throw new Error(`endpoint ${endpoint.path} names unknown module ${moduleName}`);
   if (protocol === undefined && module.onUnsupported === 'reject') return unsupported(endpoint);
 
-  if (principal === null && policy.mode === 'required') {
-    const canWait = policy.carriers.has('first-message') || module.ownFirstMessageAuth;
-    if (!canWait) return unauthorized(endpoint, 'A credential is required.');
-    awaitFirstMessageAuth = !module.ownFirstMessageAuth;
-  }
+  if (mustAuthenticateLater) awaitFirstMessageAuth = !module.ownFirstMessageAuth;
 
   // The module's own check (for example: is this charge point known?).
   if (ctx.hooks.checkModule) {
