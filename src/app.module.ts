@@ -2,6 +2,7 @@ import { type DynamicModule } from '@nestjs/common';
 import { BusModule } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
 import { GatewayModule } from '#broker/gateway';
+import { WampModule } from '#broker/protocols/wamp';
 import { type Logger } from 'pino';
 import { ChatModule } from '../apps/example-chat/src/chat.module.js';
 
@@ -11,6 +12,9 @@ import { ChatModule } from '../apps/example-chat/src/chat.module.js';
  */
 export class AppModule {
   static with(config: BrokerConfig, logger: Logger): DynamicModule {
-    return { module: AppModule, imports: [GatewayModule.forRoot(config, logger), BusModule, ChatModule] };
+    return {
+      module: AppModule,
+      imports: [GatewayModule.forRoot(config, logger), BusModule, ChatModule, WampModule],
+    };
   }
 }

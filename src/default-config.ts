@@ -6,5 +6,6 @@ export const DEFAULT_CONFIG = {
       subprotocols: ['chat.v1'],
       defaultModule: 'chat.v1',
     },
+    { path: '/ws', subprotocols: ['wamp.2.json'], defaultModule: 'wamp.2.json' },
   ],
 };
