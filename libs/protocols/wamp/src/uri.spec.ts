@@ -34,6 +34,9 @@ describe('WAMP URIs', () => {
     assert.equal(isValidUri('a b..c', 'loose', 'wildcard'), false);
     assert.equal(isValidUri('a..c', 'loose', 'prefix'), false);
     assert.equal(isValidUri('com.example', 'loose', 'prefix'), true);
+    assert.equal(isValidUri('com.example.', 'loose', 'prefix'), true);
+    assert.equal(isValidUri('com.example.', 'loose'), false);
+    assert.equal(isValidUri('.', 'loose', 'prefix'), false);
   });
 
   it('refuses URIs longer than the limit', () => {

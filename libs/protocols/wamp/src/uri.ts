@@ -1,7 +1,7 @@
 /**
  * URI rules of the WAMP basic profile (section "URIs"), plus the pattern forms of the advanced profile.
  * Loose URIs allow any non-empty component without whitespace, '.' or '#'; strict ones only [0-9a-z_].
- * Patterns: `prefix` is a plain URI matched as a string prefix, `wildcard` allows empty components, each
+ * Patterns: `prefix` is a plain URI (optionally ending with '.') matched as a string prefix, `wildcard` allows empty components, each
  * matching any one component.
  */
 
@@ -21,7 +21,9 @@ const STRICT_COMPONENT = /^[0-9a-z_]+$/;
 export function isValidUri(uri: unknown, rule: UriRule, match: MatchPolicy = 'exact'): uri is string {
   if (typeof uri !== 'string' || uri.length === 0 || uri.length > MAX_URI_LENGTH) return false;
   if (match === 'wildcard') return (rule === 'strict' ? STRICT_EMPTY : LOOSE_EMPTY).test(uri);
-  return (rule === 'strict' ? STRICT : LOOSE).test(uri);
+  // A prefix may end with a dot ('com.app.') so that it matches whole components only.
+  const text = match === 'prefix' && uri.endsWith('.') ? uri.slice(0, -1) : uri;
+  return (rule === 'strict' ? STRICT : LOOSE).test(text);
 }
 
 /** Whether one URI component (a bus topic level, say) is valid under the rule. */
