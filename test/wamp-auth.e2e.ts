@@ -87,7 +87,10 @@ describe('wamp.2.json authentication and authorization', () => {
   after(async () => {
     const logs = broker.logText();
     // The failed logins were logged (so the check below looks at real lines), without their secrets.
-    assert.match(logs, /WAMP session aborted.*authentication_failed|authentication_failed.*WAMP session aborted/);
+    assert.match(
+      logs,
+      /WAMP session aborted.*authentication_failed|authentication_failed.*WAMP session aborted/,
+    );
     for (const secret of secrets) assert.equal(logs.includes(secret), false, 'a secret reached the log');
     await broker.close();
   });
