@@ -6,6 +6,7 @@ import { Permissions } from './permissions.js';
 import { type Realm } from './realm.js';
 import { type Router } from './router.js';
 import { type Identity, Session } from './session.js';
+import { isValidUri } from './uri.js';
 
 /** What the session protocol needs from the connection: one text message out, and a way to end it. */
 export interface Transport {
@@ -124,10 +125,9 @@ export class SessionProtocol {
   }
 
   private hello(realmName: unknown, details: M.Dict): void {
-    if (typeof realmName !== 'string' || realmName.length === 0)
-      throw new ProtocolViolation('HELLO.Realm must be a URI');
+    if (!isValidUri(realmName, 'loose')) throw new ProtocolViolation('HELLO.Realm must be a URI');
     const realm = this.router.realm(realmName);
-    if (realm === undefined) return this.abort(E.noSuchRealm, `no realm ${realmName.slice(0, 100)}`);
+    if (realm === undefined) return this.abort(E.noSuchRealm, `no realm ${realmName}`);
     const roles = details['roles'];
     this.roles =
       typeof roles === 'object' && roles !== null && !Array.isArray(roles) ? (roles as M.Dict) : {};
