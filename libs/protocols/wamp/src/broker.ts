@@ -14,20 +14,13 @@ import {
   withPayload,
 } from './messages.js';
 import { type Session } from './session.js';
-import {
-  isReserved,
-  isValidUri,
-  type MatchPolicy,
-  parseMatch,
-  type UriRule,
-  wildcardMatches,
-} from './uri.js';
+import { UriIndex } from './uri-index.js';
+import { isReserved, isValidUri, type MatchPolicy, parseMatch, type UriRule } from './uri.js';
 
 interface Subscription {
   readonly id: number;
   readonly uri: string;
   readonly match: MatchPolicy;
-  readonly parts: readonly string[];
   readonly subscribers: Set<Session>;
 }
 
@@ -69,9 +62,7 @@ function isString(value: unknown): value is string {
 /** The pub/sub half of a realm: exact, prefix and wildcard subscriptions, each indexed for its lookup. */
 export class Broker {
   private readonly byId = new Map<number, Subscription>();
-  private readonly exact = new Map<string, Subscription>();
-  private readonly prefix = new Map<string, Subscription>();
-  private readonly wildcard = new Map<string, Subscription>();
+  private readonly index = new UriIndex<Subscription>();
 
   constructor(private readonly options: BrokerOptions) {}
 
@@ -90,8 +81,7 @@ export class Broker {
         `role ${session.identity.authrole} may not subscribe to ${uri}`,
       );
     }
-    const index = this.index(match);
-    let subscription = index.get(uri);
+    let subscription = this.index.get(match, uri);
     if (subscription?.subscribers.has(session)) return session.send([SUBSCRIBED, request, subscription.id]);
     if (session.subscriptions.size >= this.options.maxSubscriptionsPerSession) {
       return session.error(
@@ -102,8 +92,8 @@ export class Broker {
       );
     }
     if (subscription === undefined) {
-      subscription = { id: freshId(this.byId), uri, match, parts: uri.split('.'), subscribers: new Set() };
-      index.set(uri, subscription);
+      subscription = { id: freshId(this.byId), uri, match, subscribers: new Set() };
+      this.index.set(match, uri, subscription);
       this.byId.set(subscription.id, subscription);
     }
     subscription.subscribers.add(session);
@@ -165,22 +155,8 @@ export class Broker {
   /** Delivers a publication (from a client, the router's meta events or the bus); returns its ID. */
   dispatch(topic: string, args: Args, kwargs: Kwargs, audience: Audience): number {
     const publication = randomId();
-    const exact = this.exact.get(topic);
-    if (exact !== undefined) this.deliver(exact, publication, topic, args, kwargs, audience);
-    if (this.prefix.size > 0) {
-      // Every string prefix of the topic is a possible prefix subscription: topic.length lookups at most.
-      for (let end = topic.length; end > 0; end--) {
-        const subscription = this.prefix.get(topic.slice(0, end));
-        if (subscription !== undefined)
-          this.deliver(subscription, publication, topic, args, kwargs, audience);
-      }
-    }
-    if (this.wildcard.size > 0) {
-      const parts = topic.split('.');
-      for (const subscription of this.wildcard.values()) {
-        if (wildcardMatches(subscription.parts, parts))
-          this.deliver(subscription, publication, topic, args, kwargs, audience);
-      }
+    for (const subscription of this.index.matching(topic)) {
+      this.deliver(subscription, publication, topic, args, kwargs, audience);
     }
     return publication;
   }
@@ -233,15 +209,11 @@ export class Broker {
     return true;
   }
 
-  private index(match: MatchPolicy): Map<string, Subscription> {
-    return match === 'exact' ? this.exact : match === 'prefix' ? this.prefix : this.wildcard;
-  }
-
   private drop(session: Session, subscription: Subscription): void {
     subscription.subscribers.delete(session);
     session.subscriptions.delete(subscription.id);
     if (subscription.subscribers.size === 0) {
-      this.index(subscription.match).delete(subscription.uri);
+      this.index.delete(subscription.match, subscription.uri);
       this.byId.delete(subscription.id);
     }
   }

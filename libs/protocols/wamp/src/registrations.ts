@@ -2,14 +2,8 @@ import { E } from './errors.js';
 import { freshId } from './ids.js';
 import { type Dict, REGISTER, REGISTERED, UNREGISTER, UNREGISTERED } from './messages.js';
 import { type Session } from './session.js';
-import {
-  isReserved,
-  isValidUri,
-  type MatchPolicy,
-  parseMatch,
-  type UriRule,
-  wildcardMatches,
-} from './uri.js';
+import { UriIndex } from './uri-index.js';
+import { isReserved, isValidUri, type MatchPolicy, parseMatch, type UriRule } from './uri.js';
 
 export type InvokePolicy = 'single' | 'roundrobin' | 'random' | 'first' | 'last';
 const INVOKE_POLICIES: readonly string[] = ['single', 'roundrobin', 'random', 'first', 'last'];
@@ -18,7 +12,6 @@ export interface Registration {
   readonly id: number;
   readonly uri: string;
   readonly match: MatchPolicy;
-  readonly parts: readonly string[];
   readonly invoke: InvokePolicy;
   /** In registration order: `first` and `last` pick by it, `roundrobin` walks it. */
   readonly callees: Session[];
@@ -33,9 +26,7 @@ export interface RegistrationOptions {
 /** A realm's procedures: exact, prefix and wildcard registrations, shared ones with their invoke policy. */
 export class Registrations {
   private readonly byId = new Map<number, Registration>();
-  private readonly exact = new Map<string, Registration>();
-  private readonly prefix = new Map<string, Registration>();
-  private readonly wildcard = new Map<string, Registration>();
+  private readonly index = new UriIndex<Registration>();
 
   constructor(private readonly options: RegistrationOptions) {}
 
@@ -73,8 +64,7 @@ export class Registrations {
     if (session.registrations.size >= limit) {
       return session.error(REGISTER, request, E.limitExceeded, `at most ${limit} registrations per session`);
     }
-    const index = this.index(match);
-    let registration = index.get(uri);
+    let registration = this.index.get(match, uri);
     if (registration !== undefined) {
       if (
         registration.invoke === 'single' ||
@@ -85,17 +75,15 @@ export class Registrations {
         return session.error(REGISTER, request, E.procedureAlreadyExists, message);
       }
     } else {
-      const policy = invoke as InvokePolicy;
       registration = {
         id: freshId(this.byId),
         uri,
         match,
-        parts: uri.split('.'),
-        invoke: policy,
+        invoke: invoke as InvokePolicy,
         callees: [],
         next: 0,
       };
-      index.set(uri, registration);
+      this.index.set(match, uri, registration);
       this.byId.set(registration.id, registration);
     }
     registration.callees.push(session);
@@ -119,18 +107,7 @@ export class Registrations {
 
   /** Exact first, then the longest prefix, then the first wildcard registered (advanced profile order). */
   find(uri: string): Registration | undefined {
-    const exact = this.exact.get(uri);
-    if (exact !== undefined) return exact;
-    for (let end = uri.length; end > 0 && this.prefix.size > 0; end--) {
-      const registration = this.prefix.get(uri.slice(0, end));
-      if (registration !== undefined) return registration;
-    }
-    if (this.wildcard.size === 0) return undefined;
-    const parts = uri.split('.');
-    for (const registration of this.wildcard.values()) {
-      if (wildcardMatches(registration.parts, parts)) return registration;
-    }
-    return undefined;
+    return this.index.best(uri);
   }
 
   /** The callee for the next call, by the registration's invoke policy. A registration always has one. */
@@ -154,10 +131,6 @@ export class Registrations {
     for (const held of session.registrations.values()) this.drop(session, held as Registration);
   }
 
-  private index(match: MatchPolicy): Map<string, Registration> {
-    return match === 'exact' ? this.exact : match === 'prefix' ? this.prefix : this.wildcard;
-  }
-
   private drop(session: Session, registration: Registration): void {
     const at = registration.callees.indexOf(session);
     if (at < 0) return;
@@ -166,7 +139,7 @@ export class Registrations {
     if (at < registration.next) registration.next--;
     session.registrations.delete(registration.id);
     if (registration.callees.length === 0) {
-      this.index(registration.match).delete(registration.uri);
+      this.index.delete(registration.match, registration.uri);
       this.byId.delete(registration.id);
     }
   }
