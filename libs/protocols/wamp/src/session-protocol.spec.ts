@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Principal } from '#broker/handshake';
-import { ALICE, realm, ROLES, testRouter } from './testing.js';
+import { SessionProtocol } from './session-protocol.js';
+import { ALICE, realm, ROLES, TestClient, testRouter } from './testing.js';
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -64,5 +65,28 @@ describe('session protocol', () => {
     const client = join();
     client.protocol.shutdown();
     assert.deepEqual(client.take(), [[6, {}, 'wamp.close.system_shutdown']]);
+  });
+  it('a failure after an asynchronous verification aborts the session, never the process', async () => {
+    const { router } = testRouter();
+    class BrokenClient extends TestClient {
+      override send(text: string): void {
+        if (text.startsWith('[2,')) throw new Error('transport bug');
+        super.send(text);
+      }
+    }
+    const client = new BrokenClient();
+    const failures: unknown[] = [];
+    client.protocol = new SessionProtocol(
+      router,
+      client,
+      { principal: null, anonymousAllowed: true, verifyToken: () => Promise.resolve(ALICE) },
+      { failed: (err) => failures.push(err) },
+    );
+    client.receive([1, 'realm1', { roles: ROLES, authmethods: ['ticket'] }]);
+    client.receive([5, 'token', {}]);
+    await settle();
+    assert.equal((failures[0] as Error).message, 'transport bug');
+    assert.equal(client.take().at(-1)?.[2], 'wamp.error.authentication_failed');
+    assert.equal(client.closedWith?.code, 1000);
   });
 });

@@ -19,6 +19,8 @@ export interface SessionEvents {
   joined?(session: Session): void;
   left?(session: Session): void;
   aborted?(reason: string, message: string): void;
+  /** A bug surfaced outside a message handler (after an asynchronous verification). */
+  failed?(err: unknown): void;
 }
 
 /** Announced in WELCOME: exactly the advanced features this router implements. */
@@ -147,12 +149,19 @@ export class SessionProtocol {
     this.challenge = null;
     this.state = 'verifying';
     const attempt = this.attempt;
-    void challenge.verify(signature).then((identity) => {
-      if (this.state !== 'verifying' || attempt !== this.attempt) return;
-      if (identity === null)
-        return this.abort(E.authenticationFailed, `${challenge.method} authentication failed`);
-      this.welcome(identity);
-    });
+    const failed = `${challenge.method} authentication failed`;
+    challenge
+      .verify(signature)
+      .then((identity) => {
+        if (this.state !== 'verifying' || attempt !== this.attempt) return;
+        if (identity === null) return this.abort(E.authenticationFailed, failed);
+        this.welcome(identity);
+      })
+      // Nothing here may become an unhandled rejection: that would stop the process, not this session.
+      .catch((err: unknown) => {
+        this.events.failed?.(err);
+        this.abort(E.authenticationFailed, failed);
+      });
   }
 
   private welcome(identity: Identity): void {

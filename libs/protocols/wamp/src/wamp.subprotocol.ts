@@ -98,6 +98,8 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
           ),
         left: (s) => log.debug({ session: s.id, realm: s.realm }, 'WAMP session left'),
         aborted: (reason, message) => log.info({ reason, message }, 'WAMP session aborted'),
+        failed: (err) =>
+          log.error({ err: err instanceof Error ? err.message : String(err) }, 'WAMP session failed'),
       },
     );
     this.sessions.set(connection, protocol);
