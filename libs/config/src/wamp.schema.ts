@@ -87,6 +87,9 @@ export const wampConfigSchema = z
         });
       seen.add(r.name);
     });
+    if (w.busRealm !== null && !w.autoCreateRealms && !seen.has(w.busRealm)) {
+      ctx.addIssue({ code: 'custom', message: `no realm ${w.busRealm} to bridge`, path: ['busRealm'] });
+    }
   });
 
 export type WampConfig = z.infer<typeof wampConfigSchema>;

@@ -57,20 +57,22 @@ describe('realm settings from the configuration', () => {
       assert.equal(result.success, false);
       return result.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
     };
-    assert.deepEqual(problems({ realms: [{ name: 'r', anonymousRole: 'ghost' }] }), [
+    assert.deepEqual(problems({ realms: [{ name: 'realm1', anonymousRole: 'ghost' }] }), [
       'realms.0.anonymousRole: no role ghost in this realm',
     ]);
     assert.deepEqual(
-      problems({ realms: [{ name: 'r', wampcra: [{ authid: 'a', role: 'x', secret: 's' }] }] }),
+      problems({ realms: [{ name: 'realm1', wampcra: [{ authid: 'a', role: 'x', secret: 's' }] }] }),
       ['realms.0.wampcra.0.role: no role x in this realm'],
     );
-    assert.deepEqual(problems({ realms: [{ name: 'r' }, { name: 'r' }] }), [
-      'realms.1.name: realm r is listed twice',
+    assert.deepEqual(problems({ realms: [{ name: 'realm1' }, { name: 'realm1' }] }), [
+      'realms.1.name: realm realm1 is listed twice',
     ]);
     assert.match(
       problems({ realms: [{ name: 'bad..name' }] })[0] ?? '',
       /^realms\.0\.name: must be a WAMP URI/,
     );
     assert.match(problems({ realm: [] })[0] ?? '', /realm/);
+    assert.deepEqual(problems({ realms: [{ name: 'app' }] }), ['busRealm: no realm realm1 to bridge']);
+    assert.equal(wampConfigSchema.safeParse({ realms: [{ name: 'app' }], busRealm: null }).success, true);
   });
 });
