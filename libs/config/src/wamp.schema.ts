@@ -61,7 +61,7 @@ const limits = z
     maxSubscriptionsPerSession: z.number().int().positive().default(1000),
     maxRegistrationsPerSession: z.number().int().positive().default(100),
     maxPendingCallsPerSession: z.number().int().positive().default(1000),
-    authTimeoutMs: z.number().int().positive().default(10_000),
+    authTimeoutMs: z.number().int().positive().max(3_600_000).default(10_000),
     maxRealms: z.number().int().positive().default(100),
   })
   .strict();

@@ -127,6 +127,12 @@ describe('dealer', () => {
     caller.receive([48, 3, { timeout: 500 }, 'com.slow']);
     callee.receive([70, callee.take()[0]?.[1], {}, ['in time']]);
     assert.equal(clock.pending, 0, 'a finished call cancels its timer');
+    for (const ignored of [0, -5, 1.5, '100', 2 ** 31]) {
+      caller.receive([48, 4, { timeout: ignored }, 'com.slow']);
+      assert.equal(clock.pending, 0, `no timer for ${String(ignored)}`);
+      callee.receive([70, callee.take()[0]?.[1], {}]);
+      caller.take();
+    }
   });
 
   it('limits calls in flight per caller and per callee, and registrations per session', () => {

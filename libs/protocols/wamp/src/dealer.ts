@@ -17,6 +17,9 @@ import { isValidUri, type UriRule } from './uri.js';
 
 type CancelMode = 'skip' | 'kill' | 'killnowait';
 
+/** Node timers fire at once above 2^31-1 ms; a longer call timeout is the same as none in practice. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 /** A procedure the router itself implements (the session meta API): returns the RESULT payload. */
 export type RouterProcedure = (
   caller: Session,
@@ -102,7 +105,12 @@ export class Dealer {
       details['caller_authrole'] = caller.identity.authrole;
     }
     const timeout = options['timeout'];
-    if (typeof timeout === 'number' && Number.isInteger(timeout) && timeout > 0) {
+    if (
+      typeof timeout === 'number' &&
+      Number.isInteger(timeout) &&
+      timeout > 0 &&
+      timeout <= MAX_TIMEOUT_MS
+    ) {
       call.cancelTimer = this.options.schedule(timeout, () =>
         this.abandon(call, 'killnowait', E.timeout, `no result within ${timeout} ms`),
       );
