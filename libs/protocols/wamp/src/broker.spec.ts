@@ -131,6 +131,22 @@ describe('broker', () => {
     );
   });
 
+  it('malformed black- or whitelists answer invalid_argument to an acknowledged publication', () => {
+    const { join } = testRouter();
+    const c = join();
+    for (const options of [
+      { exclude: 'x' },
+      { eligible: [0] },
+      { exclude_authid: [1] },
+      { eligible_authrole: 'r' },
+    ]) {
+      assert.equal(
+        c.request([16, 1, { acknowledge: true, ...options }, 'com.x'])[4],
+        'wamp.error.invalid_argument',
+      );
+    }
+  });
+
   it('limits subscriptions per session', () => {
     const { join } = testRouter();
     const c = join();

@@ -22,6 +22,14 @@ describe('WAMP <-> bus topic mapping', () => {
     assert.equal(wampTopicOf('Chat/Lobby', 'loose'), 'Chat.Lobby');
   });
 
+  it('binary arguments round-trip as bytes', () => {
+    const bytes = Buffer.from([0xff, 0x00, 0x41]);
+    const [binary] = wampArgsOf(bytes, undefined);
+    const back = busPayloadOf([binary], undefined);
+    assert.deepEqual(Buffer.from(back.payload), bytes);
+    assert.equal(back.contentType, 'application/octet-stream');
+  });
+
   it('payloads: empty, one string, one value, many', () => {
     assert.deepEqual(busPayloadOf(undefined, undefined).payload.byteLength, 0);
     const text = busPayloadOf(['hi'], undefined);

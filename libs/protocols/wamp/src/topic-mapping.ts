@@ -29,8 +29,9 @@ export interface BusPayload {
 }
 
 /**
- * A publication's bus payload: nothing for no arguments; one string argument as UTF-8 text; one other
- * argument as its JSON; anything else as the JSON object `{"args": [...], "kwargs": {...}}`.
+ * A publication's bus payload: nothing for no arguments; one binary argument as its bytes; one string
+ * argument as UTF-8 text; one other argument as its JSON; anything else as the JSON object
+ * `{"args": [...], "kwargs": {...}}`.
  */
 export function busPayloadOf(args: Args, kwargs: Kwargs): BusPayload {
   const hasKwargs = kwargs !== undefined && Object.keys(kwargs).length > 0;
@@ -39,8 +40,13 @@ export function busPayloadOf(args: Args, kwargs: Kwargs): BusPayload {
     return { payload: new Uint8Array(0), contentType: 'application/octet-stream' };
   if (!hasKwargs && count === 1) {
     const only = args?.[0];
-    if (typeof only === 'string')
+    // WAMP's JSON form of binary ('\0' + base64) goes to the bus as the bytes it stands for.
+    if (typeof only === 'string' && only.startsWith('\u0000')) {
+      return { payload: Buffer.from(only.slice(1), 'base64'), contentType: 'application/octet-stream' };
+    }
+    if (typeof only === 'string') {
       return { payload: Buffer.from(only, 'utf8'), contentType: 'text/plain; charset=utf-8' };
+    }
     return { payload: Buffer.from(JSON.stringify(only), 'utf8'), contentType: 'application/json' };
   }
   return {
