@@ -35,24 +35,27 @@ export interface BrokerOptions {
 export interface Audience {
   readonly publisher: Session | null;
   readonly excludeMe: boolean;
-  readonly exclude?: readonly number[];
-  readonly excludeAuthid?: readonly string[];
-  readonly excludeAuthrole?: readonly string[];
-  readonly eligible?: readonly number[];
-  readonly eligibleAuthid?: readonly string[];
-  readonly eligibleAuthrole?: readonly string[];
+  readonly exclude?: ReadonlySet<number>;
+  readonly excludeAuthid?: ReadonlySet<string>;
+  readonly excludeAuthrole?: ReadonlySet<string>;
+  readonly eligible?: ReadonlySet<number>;
+  readonly eligibleAuthid?: ReadonlySet<string>;
+  readonly eligibleAuthrole?: ReadonlySet<string>;
   readonly disclose: boolean;
 }
 
-/** A list-valued option: undefined when absent, null when present but not a list of the right items. */
+/**
+ * A list-valued option as a set (lists can be long, and each subscriber is looked up in them): undefined
+ * when absent, null when present but not a list of the right items.
+ */
 function listOption<T>(
   options: Dict,
   key: string,
   guard: (item: unknown) => item is T,
-): readonly T[] | undefined | null {
+): ReadonlySet<T> | undefined | null {
   const value = options[key];
   if (value === undefined) return undefined;
-  return Array.isArray(value) && value.every((item: unknown) => guard(item)) ? (value as T[]) : null;
+  return Array.isArray(value) && value.every((item: unknown) => guard(item)) ? new Set(value as T[]) : null;
 }
 
 function isString(value: unknown): value is string {
@@ -196,16 +199,12 @@ export class Broker {
   private eligible(subscriber: Session, a: Audience): boolean {
     if (subscriber === a.publisher && a.excludeMe) return false;
     const { authid, authrole } = subscriber.identity;
-    if (
-      a.exclude?.includes(subscriber.id) ||
-      a.excludeAuthid?.includes(authid) ||
-      a.excludeAuthrole?.includes(authrole)
-    ) {
+    if (a.exclude?.has(subscriber.id) || a.excludeAuthid?.has(authid) || a.excludeAuthrole?.has(authrole)) {
       return false;
     }
-    if (a.eligible !== undefined && !a.eligible.includes(subscriber.id)) return false;
-    if (a.eligibleAuthid !== undefined && !a.eligibleAuthid.includes(authid)) return false;
-    if (a.eligibleAuthrole !== undefined && !a.eligibleAuthrole.includes(authrole)) return false;
+    if (a.eligible !== undefined && !a.eligible.has(subscriber.id)) return false;
+    if (a.eligibleAuthid !== undefined && !a.eligibleAuthid.has(authid)) return false;
+    if (a.eligibleAuthrole !== undefined && !a.eligibleAuthrole.has(authrole)) return false;
     return true;
   }
 

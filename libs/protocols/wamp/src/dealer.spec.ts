@@ -180,4 +180,24 @@ describe('dealer', () => {
     callee2.receive([70, invocation, {}, ['nobody listens']]);
     assert.equal(callee2.closedWith, null);
   });
+  it('a canceled call frees the callee; late answers are dropped for the newest maxPendingCalls', () => {
+    const { join } = testRouter();
+    const callee = join('realm1', { callee: {} });
+    const caller = join();
+    callee.request([64, 1, {}, 'com.hang']);
+    const invocations: unknown[] = [];
+    for (let request = 1; request <= 3; request++) {
+      caller.receive([48, request, {}, 'com.hang']);
+      invocations.push(callee.take()[0]?.[1]);
+      caller.receive([49, request, { mode: 'skip' }]);
+      assert.equal(caller.take().at(-1)?.[4], 'wamp.error.canceled', 'under the limit of 2 each time');
+    }
+    callee.receive([70, invocations[2], { progress: true }, ['late progress']]);
+    callee.receive([70, invocations[2], {}, ['late']]);
+    callee.receive([8, 68, invocations[1], {}, 'com.error.late']);
+    assert.deepEqual(caller.take(), []);
+    assert.equal(callee.closedWith, null);
+    callee.receive([70, invocations[0], {}, ['forgotten']]);
+    assert.match((callee.take().at(-1)?.[1] as { message: string }).message, /YIELD for unknown invocation/);
+  });
 });

@@ -90,7 +90,6 @@ export class Dealer {
       callee,
       invocationRequest: callee.invocationIds.next(),
       wantsProgress: options['receive_progress'] === true,
-      settled: false,
       killing: false,
       cancelTimer: null,
     };
@@ -119,12 +118,9 @@ export class Dealer {
   }
 
   yield(callee: Session, request: number, options: Dict, args: Args, kwargs: Kwargs): void {
-    const call = this.invocation(callee, request, 'YIELD');
     const progress = options['progress'] === true;
-    if (call.settled) {
-      if (!progress) callee.invocations.delete(request);
-      return;
-    }
+    const call = this.invocation(callee, request, 'YIELD', !progress);
+    if (call === null) return;
     if (progress) {
       // Progressive results go only to a caller that asked for them.
       if (call.wantsProgress)
@@ -151,11 +147,8 @@ export class Dealer {
     }
     if (typeof error !== 'string' || !isValidUri(error, 'loose'))
       throw new ProtocolViolation('ERROR needs a valid error URI');
-    const call = this.invocation(callee, request, 'ERROR');
-    if (call.settled) {
-      callee.invocations.delete(request);
-      return;
-    }
+    const call = this.invocation(callee, request, 'ERROR', true);
+    if (call === null) return;
     this.finish(call);
     call.caller.send(withPayload([ERROR, CALL, call.callRequest, details, error], args, kwargs));
   }
@@ -179,27 +172,23 @@ export class Dealer {
   leave(session: Session): void {
     this.registrations.leave(session);
     for (const call of session.invocations.values()) {
-      if (call.settled) continue;
       this.finish(call);
       call.caller.error(CALL, call.callRequest, E.canceled, 'the callee left');
     }
     for (const call of session.calls.values()) {
-      call.cancelTimer?.();
-      // Stays in the callee's invocations so its late answer is dropped, not taken for a protocol violation.
-      call.settled = true;
+      this.settle(call);
       if (call.callee.supports('callee', 'call_canceling')) {
         call.callee.send([INTERRUPT, call.invocationRequest, { mode: 'killnowait', reason: E.canceled }]);
       }
     }
     session.calls.clear();
     session.invocations.clear();
+    session.lateInvocations.clear();
   }
 
   /** The caller gets its error now; the callee may be told (INTERRUPT) and its late answer is dropped. */
   private abandon(call: PendingCall, mode: CancelMode, error: string, message: string): void {
-    call.cancelTimer?.();
-    call.cancelTimer = null;
-    call.settled = true;
+    this.settle(call);
     call.caller.calls.delete(call.callRequest);
     if (mode !== 'skip' && call.callee.supports('callee', 'call_canceling')) {
       call.callee.send([INTERRUPT, call.invocationRequest, { mode: 'killnowait', reason: error }]);
@@ -213,9 +202,30 @@ export class Dealer {
     call.callee.invocations.delete(call.invocationRequest);
   }
 
-  private invocation(callee: Session, request: number, what: string): PendingCall {
+  /**
+   * The caller is answered already: the invocation no longer counts against the callee's limit, and its
+   * late answer is dropped (the newest `maxPendingCallsPerSession` are remembered for that).
+   */
+  private settle(call: PendingCall): void {
+    call.cancelTimer?.();
+    call.cancelTimer = null;
+    const late = call.callee.lateInvocations;
+    call.callee.invocations.delete(call.invocationRequest);
+    late.add(call.invocationRequest);
+    for (const oldest of late) {
+      if (late.size <= this.options.maxPendingCallsPerSession) break;
+      late.delete(oldest);
+    }
+  }
+
+  /** The call a YIELD or ERROR answers; null for a settled one (dropped); a violation for any other ID. */
+  private invocation(callee: Session, request: number, what: string, final: boolean): PendingCall | null {
     const call = callee.invocations.get(request);
-    if (call === undefined) throw new ProtocolViolation(`${what} for unknown invocation ${request}`);
-    return call;
+    if (call !== undefined) return call;
+    if (!callee.lateInvocations.has(request)) {
+      throw new ProtocolViolation(`${what} for unknown invocation ${request}`);
+    }
+    if (final) callee.lateInvocations.delete(request);
+    return null;
   }
 }

@@ -89,4 +89,29 @@ describe('session protocol', () => {
     assert.equal(client.take().at(-1)?.[2], 'wamp.error.authentication_failed');
     assert.equal(client.closedWith?.code, 1000);
   });
+  it('only AUTHENTICATE (or ABORT) may answer a CHALLENGE', () => {
+    const { connect } = testRouter();
+    const impatient = connect();
+    impatient.receive([1, 'realm1', { roles: ROLES, authmethods: ['ticket'] }]);
+    impatient.receive([16, 1, {}, 'com.x']);
+    const abort = impatient.take().at(-1);
+    assert.equal(abort?.[2], 'wamp.error.protocol_violation');
+    assert.match((abort?.[1] as { message: string }).message, /PUBLISH while a CHALLENGE is unanswered/);
+
+    const quitter = connect();
+    quitter.receive([1, 'realm1', { roles: ROLES, authmethods: ['ticket'] }]);
+    quitter.take();
+    quitter.receive([3, {}, 'wamp.close.canceled']);
+    assert.deepEqual(quitter.take(), [], 'ABORT is not answered');
+    assert.equal(quitter.closedWith?.code, 1000);
+  });
+
+  it('GOODBYE before a session, and messages after the end, are handled', () => {
+    const { connect } = testRouter();
+    const early = connect();
+    early.receive([6, {}, 'wamp.close.close_realm']);
+    assert.match((early.take()[0]?.[1] as { message: string }).message, /GOODBYE before WELCOME/);
+    early.receive([1, 'realm1', { roles: ROLES }]);
+    assert.deepEqual(early.take(), [], 'nothing is answered once the session ended');
+  });
 });

@@ -21,8 +21,6 @@ export interface PendingCall {
   readonly callee: Session;
   readonly invocationRequest: number;
   readonly wantsProgress: boolean;
-  /** The caller has its answer (canceled or timed out); the callee's late answer is dropped silently. */
-  settled: boolean;
   /** A `kill` cancel is waiting for the callee's answer. */
   killing: boolean;
   cancelTimer: (() => void) | null;
@@ -41,6 +39,8 @@ export class Session {
   readonly registrations = new Map<number, Held>();
   readonly calls = new Map<number, PendingCall>();
   readonly invocations = new Map<number, PendingCall>();
+  /** Invocations whose caller was answered already (canceled, timed out, gone): their late answers are dropped. */
+  readonly lateInvocations = new Set<number>();
   readonly invocationIds = new SequentialIds();
 
   constructor(
