@@ -50,7 +50,8 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
     @Inject(BROKER_LOGGER) logger: Logger,
-    @Optional() @Inject(PASSWORD_CHECK) private readonly passwordCheck: PasswordCheck | null,
+    // Provided by the store; without it a ticket is only ever a token.
+    @Optional() @Inject(PASSWORD_CHECK) private readonly passwordCheck?: PasswordCheck,
   ) {
     this.log = logger.child({ module: WAMP_SUBPROTOCOL });
     const wamp = config.wamp;
@@ -85,21 +86,26 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
         verifyPassword: (username, password) => passwordCheck.verifyPassword(username, password),
       }),
     };
-    const log = this.log.child({ connection: connection.id });
+    // Created on first use, as the gateway does: most sessions never log.
+    let child: Logger | null = null;
+    const log = (): Logger => (child ??= this.log.child({ connection: connection.id }));
     const protocol = new SessionProtocol(
       this.router,
       { send: (text) => connection.send(text), close: (code, reason) => connection.close(code, reason) },
       credentials,
       {
         joined: (s) =>
-          log.debug(
+          this.log.isLevelEnabled('debug') &&
+          log().debug(
             { session: s.id, realm: s.realm, authid: s.identity.authid, authrole: s.identity.authrole },
             'WAMP session joined',
           ),
-        left: (s) => log.debug({ session: s.id, realm: s.realm }, 'WAMP session left'),
-        aborted: (reason, message) => log.info({ reason, message }, 'WAMP session aborted'),
+        left: (s) =>
+          this.log.isLevelEnabled('debug') &&
+          log().debug({ session: s.id, realm: s.realm }, 'WAMP session left'),
+        aborted: (reason, message) => log().info({ reason, message }, 'WAMP session aborted'),
         failed: (err) =>
-          log.error({ err: err instanceof Error ? err.message : String(err) }, 'WAMP session failed'),
+          log().error({ err: err instanceof Error ? err.message : String(err) }, 'WAMP session failed'),
       },
     );
     this.sessions.set(connection, protocol);
