@@ -1,6 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Global, Module } from '@nestjs/common';
 import { sign as craSigner } from 'wampy/wampcra.js';
+import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
 import { WampModule } from '#broker/protocols/wamp';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { signToken } from './support/tokens.js';
@@ -10,6 +12,22 @@ import { RawWamp } from './support/wamp-raw.js';
 const ALL = ['call', 'register', 'publish', 'subscribe'];
 const JOE_SECRET = 'joe-secret-never-logged';
 const PETER_SECRET = 'peter-secret-never-logged';
+
+const BOB_PASSWORD = 'bob-password-never-logged';
+
+/** Stands in for the store's password check (not built yet), provided globally as the store will be. */
+const passwords: PasswordCheck = {
+  verifyPassword: (username, password) =>
+    Promise.resolve(
+      username === 'bob' && Buffer.from(password).toString('utf8') === BOB_PASSWORD
+        ? { subject: 'bob', claims: { authrole: 'admin' }, carrier: 'first-message' }
+        : null,
+    ),
+};
+
+@Global()
+@Module({ providers: [{ provide: PASSWORD_CHECK, useValue: passwords }], exports: [PASSWORD_CHECK] })
+class PasswordCheckModule {}
 
 type CraInfo = Parameters<ReturnType<typeof craSigner>>[1];
 
@@ -22,7 +40,7 @@ describe('wamp.2.json authentication and authorization', () => {
   let broker: TestBroker;
   let url: string;
   let token: string;
-  const secrets: string[] = [JOE_SECRET, PETER_SECRET];
+  const secrets: string[] = [JOE_SECRET, PETER_SECRET, BOB_PASSWORD];
 
   before(async () => {
     broker = await startTestBroker(
@@ -77,7 +95,7 @@ describe('wamp.2.json authentication and authorization', () => {
           ],
         },
       },
-      [WampModule],
+      [WampModule, PasswordCheckModule],
     );
     url = `${broker.url}/ws`;
     token = await signToken({ sub: 'alice' });
@@ -135,6 +153,36 @@ describe('wamp.2.json authentication and authorization', () => {
         assert.match(`${err.errorUri ?? ''} ${err.message}`, /authentication_failed/);
         return true;
       },
+    );
+  });
+
+  it('ticket as a password through the installed password check, with the authid as username', async () => {
+    const wampy = await connectWampy(url, {
+      realm: 'secure',
+      authid: 'bob',
+      authmethods: ['ticket'],
+      onChallenge: () => BOB_PASSWORD,
+    });
+    const whoami = (await wampy.call('wamp.session.get', [wampy.getSessionId()])) as {
+      argsList: Record<string, unknown>[];
+    };
+    assert.deepEqual(
+      [
+        whoami.argsList[0]?.['authid'],
+        whoami.argsList[0]?.['authrole'],
+        whoami.argsList[0]?.['authprovider'],
+      ],
+      ['bob', 'admin', 'password'],
+    );
+    await wampy.disconnect();
+    await assert.rejects(
+      openAutobahn(url, {
+        realm: 'secure',
+        authid: 'bob',
+        authmethods: ['ticket'],
+        onchallenge: () => 'wrong',
+      }),
+      /wamp\.error\.authentication_failed/,
     );
   });
 
