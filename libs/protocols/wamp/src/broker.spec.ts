@@ -160,4 +160,12 @@ describe('broker', () => {
     join().receive([16, 1, {}, 'com.bridge', ['x']]);
     assert.deepEqual(published, [{ realm: 'realm1', topic: 'com.bridge', args: ['x'] }]);
   });
+  it('a strict realm takes only [0-9a-z_] components', () => {
+    const { join } = testRouter({ realms: [realm('realm1', { uriRule: 'strict' })] });
+    const c = join();
+    assert.equal(c.request([32, 1, {}, 'com.Example'])[4], 'wamp.error.invalid_uri');
+    assert.equal(c.request([32, 2, {}, 'com.ex-ample'])[4], 'wamp.error.invalid_uri');
+    assert.equal(c.request([32, 3, {}, 'com.example_1'])[0], 33);
+    assert.equal(c.request([64, 4, {}, 'com.Proc'])[4], 'wamp.error.invalid_uri');
+  });
 });
