@@ -19,10 +19,14 @@ describe('broker', () => {
   });
 
   it('a second subscribe to the same topic returns the same ID; unsubscribe, then no_such_subscription', () => {
-    const { join } = testRouter();
+    const harness = testRouter();
+    const { join } = harness;
     const a = join();
     const b = join();
+    const { router } = harness;
+    assert.equal(router.existingRealm('realm1')?.broker.hasSubscriptions, false);
     const first = a.request([32, 1, {}, 'com.t']);
+    assert.equal(router.existingRealm('realm1')?.broker.hasSubscriptions, true);
     assert.deepEqual(a.request([32, 2, {}, 'com.t']), [33, 2, first[2]]);
     assert.deepEqual(b.request([32, 1, {}, 'com.t'])[2], first[2]);
     assert.deepEqual(a.request([34, 3, first[2]]), [35, 3]);
@@ -36,6 +40,8 @@ describe('broker', () => {
     b.take();
     a.receive([16, 5, {}, 'com.t', ['x']]);
     assert.equal(b.take().length, 1);
+    b.receive([34, 6, first[2]]);
+    assert.equal(router.existingRealm('realm1')?.broker.hasSubscriptions, false, 'the last one gone');
   });
 
   it('keeps order per publisher and subscriber', () => {

@@ -164,6 +164,11 @@ export class Broker {
     return publication;
   }
 
+  /** Whether anyone subscribed at all: lets the bus bridge skip mapping messages nobody can receive. */
+  get hasSubscriptions(): boolean {
+    return this.byId.size > 0;
+  }
+
   /** Undoes everything a leaving session subscribed. */
   leave(session: Session): void {
     for (const held of session.subscriptions.values()) this.drop(session, held as Subscription);

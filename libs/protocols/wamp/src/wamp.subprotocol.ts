@@ -145,7 +145,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     // Our own publications come back through '#': WAMP subscribers already had them.
     if (message.origin === WAMP_SUBPROTOCOL || this.busRealm === null) return;
     const realm = this.router.existingRealm(this.busRealm);
-    if (realm === undefined) return;
+    if (realm === undefined || !realm.broker.hasSubscriptions) return;
     const uri = wampTopicOf(message.topic, realm.settings.uriRule);
     if (uri === null) return;
     realm.broker.dispatch(uri, wampArgsOf(message.payload, message.contentType), undefined, {
