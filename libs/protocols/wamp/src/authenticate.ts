@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Principal } from '#broker/handshake';
-import { E } from './errors.js';
+import { E, ProtocolViolation } from './errors.js';
 import { type Dict } from './messages.js';
 import { type RealmSettings } from './realm.js';
 import { type Identity } from './session.js';
@@ -48,7 +48,8 @@ function fromPrincipal(
 
 /**
  * Picks the authentication for a HELLO: the handshake's principal if there is one, else the first of the
- * client's `authmethods` (in its order) the realm offers: `ticket`, `wampcra`, `anonymous`.
+ * client's `authmethods` (in its order) the realm offers: `ticket`, `wampcra`, `anonymous`. Throws
+ * ProtocolViolation for auth details of the wrong type.
  */
 export function startAuthentication(
   realm: RealmSettings,
@@ -64,21 +65,12 @@ export function startAuthentication(
   }
   const requested = details['authmethods'] ?? ['anonymous'];
   const authid = details['authid'];
-  if (!Array.isArray(requested))
-    return {
-      kind: 'abort',
-      reason: E.protocolViolation,
-      message: 'HELLO.Details.authmethods must be a list',
-    };
+  if (!Array.isArray(requested)) throw new ProtocolViolation('HELLO.Details.authmethods must be a list');
   if (
     authid !== undefined &&
     (typeof authid !== 'string' || authid.length === 0 || authid.length > AUTHID_MAX)
   ) {
-    return {
-      kind: 'abort',
-      reason: E.protocolViolation,
-      message: `HELLO.Details.authid must be a string of 1-${AUTHID_MAX} characters`,
-    };
+    throw new ProtocolViolation(`HELLO.Details.authid must be a string of 1-${AUTHID_MAX} characters`);
   }
   for (const method of requested) {
     if (method === 'ticket') return ticket(realm, authid, credentials);

@@ -19,7 +19,7 @@ export interface RouterOptions {
   readonly published?: (realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
 }
 
-/** The realms of one router process. Sessions (see `WampSession`) find their realm here at HELLO. */
+/** The realms of one router process. Sessions (see `SessionProtocol`) find their realm here at HELLO. */
 export class Router {
   private readonly realms = new Map<string, Realm>();
 

@@ -21,6 +21,7 @@ describe('session protocol', () => {
         'wamp.error.protocol_violation',
         JSON.stringify(details).slice(0, 40),
       );
+      assert.equal(client.closedWith?.code, 1002);
     }
     for (const name of [42, '', 'a..b', 'has space', 'x'.repeat(2000)]) {
       const client = connect();

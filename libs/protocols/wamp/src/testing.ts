@@ -36,6 +36,8 @@ export class TestClient implements Transport {
   readonly sent: unknown[][] = [];
   closedWith: { code: number; reason: string } | null = null;
   protocol!: SessionProtocol;
+  /** The WELCOME, once `join` got it. */
+  welcome: unknown[] = [];
 
   send(text: string): void {
     this.sent.push(JSON.parse(text) as unknown[]);
@@ -67,8 +69,6 @@ export class TestClient implements Transport {
   get sessionId(): number {
     return this.welcome[1] as number;
   }
-
-  welcome: unknown[] = [];
 }
 
 const OPEN: PermissionRule[] = [
