@@ -232,6 +232,43 @@ describe('wamp.2.json with real clients: wampy and autobahn', () => {
     for (const c of callees) c.close();
   });
 
+  it('pattern registrations (prefix, wildcard) with the concrete procedure; first and last callee', async () => {
+    await wampy.register(
+      'com.api.users',
+      (input: WampyEvent) => ({ argsList: ['prefix', input.details['procedure']] }),
+      { match: 'prefix' },
+    );
+    await ab.session.register('com.api..get', (_a, _k, details) => `wildcard ${details.procedure ?? ''}`, {
+      match: 'wildcard',
+    });
+    assert.deepEqual(((await settled(ab.session.call('com.api.users.list'))) as { args: unknown[] }).args, [
+      'prefix',
+      'com.api.users.list',
+    ]);
+    const viaPrefix = (await wampy.call('com.api.users.get')) as { argsList: unknown[] };
+    assert.deepEqual(viaPrefix.argsList, ['prefix', 'com.api.users.get'], 'a prefix match beats a wildcard');
+    assert.deepEqual(((await wampy.call('com.api.items.get')) as { argsList: unknown[] }).argsList, [
+      'wildcard com.api.items.get',
+    ]);
+
+    const callees = await Promise.all([openAutobahn(url), openAutobahn(url)]);
+    for (const [policy, expected] of [
+      ['first', 0],
+      ['last', 1],
+    ] as const) {
+      for (const [i, c] of callees.entries()) {
+        await c.session.register(`com.example.${policy}`, () => i, { invoke: policy });
+      }
+      for (let n = 0; n < 2; n++) {
+        assert.equal(
+          ((await wampy.call(`com.example.${policy}`)) as { argsList: unknown[] }).argsList[0],
+          expected,
+        );
+      }
+    }
+    for (const c of callees) c.close();
+  });
+
   it('session meta API: on_join, on_leave, count, list, get', async () => {
     const joined = deferred<Record<string, unknown>>();
     const left = deferred<unknown[]>();
