@@ -54,6 +54,23 @@ const realm = z
     need(r.anonymousRole, ['anonymousRole']);
     need(r.authenticatedRole, ['authenticatedRole']);
     r.wampcra.forEach((u, i) => need(u.role, ['wampcra', i, 'role']));
+    const once = (values: string[], what: string, key: string): void => {
+      values.forEach((value, i) => {
+        if (values.indexOf(value) !== i) {
+          ctx.addIssue({ code: 'custom', message: `${what} ${value} is listed twice`, path: [key, i] });
+        }
+      });
+    };
+    once(
+      r.roles.map((x) => x.name),
+      'role',
+      'roles',
+    );
+    once(
+      r.wampcra.map((u) => u.authid),
+      'authid',
+      'wampcra',
+    );
   });
 
 const limits = z

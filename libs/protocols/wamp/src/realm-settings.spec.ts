@@ -72,6 +72,27 @@ describe('realm settings from the configuration', () => {
       /^realms\.0\.name: must be a WAMP URI/,
     );
     assert.match(problems({ realm: [] })[0] ?? '', /realm/);
+    assert.deepEqual(
+      problems({ realms: [{ name: 'realm1', roles: [{ name: 'anonymous' }, { name: 'anonymous' }] }] }),
+      [
+        'realms.0.authenticatedRole: no role authenticated in this realm',
+        'realms.0.roles.1: role anonymous is listed twice',
+      ],
+    );
+    const joe = { authid: 'joe', role: 'anonymous', secret: 's' };
+    assert.deepEqual(
+      problems({
+        realms: [
+          {
+            name: 'realm1',
+            authenticatedRole: 'anonymous',
+            roles: [{ name: 'anonymous' }],
+            wampcra: [joe, joe],
+          },
+        ],
+      }),
+      ['realms.0.wampcra.1: authid joe is listed twice'],
+    );
     assert.deepEqual(problems({ realms: [{ name: 'app' }] }), ['busRealm: no realm realm1 to bridge']);
     assert.equal(wampConfigSchema.safeParse({ realms: [{ name: 'app' }], busRealm: null }).success, true);
   });
