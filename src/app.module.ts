@@ -4,6 +4,7 @@ import { BusModule } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
 import { GatewayModule } from '#broker/gateway';
 import { GraphqlModule } from '#broker/protocols/graphql';
+import { WampModule } from '#broker/protocols/wamp';
 import { StoreModule } from '#broker/store';
 import { type Logger } from 'pino';
 import { ChatModule } from '../apps/example-chat/src/chat.module.js';
@@ -23,6 +24,7 @@ export class AppModule {
         BusModule,
         ChatModule,
         GraphqlModule.forRoot(),
+        WampModule,
       ],
     };
   }

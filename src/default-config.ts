@@ -13,5 +13,6 @@ export const DEFAULT_CONFIG = {
       subprotocolOrder: 'server',
       defaultModule: 'graphql-transport-ws',
     },
+    { path: '/ws', subprotocols: ['wamp.2.json'], defaultModule: 'wamp.2.json' },
   ],
 };

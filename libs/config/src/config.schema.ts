@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wampConfigSchema } from './wamp.schema.js';
 
 // One schema for the whole broker: every default lives here, so `npm start` with no file is useful.
 
@@ -122,6 +123,7 @@ export const brokerConfigSchema = z
       .strict()
       .default({ tokens: [], maxBodyBytes: 64 * 1024 }),
     endpoints: z.array(endpoint).min(1),
+    wamp: wampConfigSchema.default(wampConfigSchema.parse({})),
   })
   .strict();
 

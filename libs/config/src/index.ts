@@ -1,2 +1,3 @@
 export * from './config.schema.js';
 export * from './load-config.js';
+export * from './wamp.schema.js';

@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { type Principal } from '#broker/handshake';
+import { E, ProtocolViolation } from './errors.js';
+import { type Dict } from './messages.js';
+import { type RealmSettings } from './realm.js';
+import { type Identity } from './session.js';
+import { craChallenge, craVerify, decoyKey } from './wampcra.js';
+
+/** What the transport already established, and the verifiers a HELLO's credential is checked with. */
+export interface Credentials {
+  /** The handshake's principal: the session is authenticated as it, whatever HELLO asks. */
+  readonly principal: Principal | null;
+  /** False where the endpoint requires authentication: then no anonymous session, even if the realm allows it. */
+  readonly anonymousAllowed: boolean;
+  /** The handshake's token verifier (JWTs, and stored API tokens once the store adds them). */
+  verifyToken(token: string): Promise<Principal>;
+  /** Username/password check from the store, when one is installed. */
+  readonly verifyPassword?: (username: string, password: Uint8Array) => Promise<Principal | null>;
+}
+
+export type AuthStep =
+  | { readonly kind: 'welcome'; readonly identity: Identity }
+  | { readonly kind: 'abort'; readonly reason: string; readonly message: string }
+  | {
+      readonly kind: 'challenge';
+      readonly method: string;
+      readonly extra: Dict;
+      /** The identity when the AUTHENTICATE signature is good, null otherwise. Never rejects. */
+      verify(signature: string): Promise<Identity | null>;
+    };
+
+const AUTHID_MAX = 256;
+
+/** A principal's role: its `authrole` claim when that names a role of the realm, else the realm's authenticated role. */
+export function roleOf(realm: RealmSettings, principal: Principal): string {
+  const claimed = principal.claims['authrole'];
+  return typeof claimed === 'string' && realm.roles.has(claimed) ? claimed : realm.authenticatedRole;
+}
+
+function fromPrincipal(
+  realm: RealmSettings,
+  principal: Principal,
+  authmethod: string,
+  authprovider: string,
+): Identity {
+  return { authid: principal.subject, authrole: roleOf(realm, principal), authmethod, authprovider };
+}
+
+/**
+ * Picks the authentication for a HELLO: the handshake's principal if there is one, else the first of the
+ * client's `authmethods` (in its order) the realm offers: `ticket`, `wampcra`, `anonymous`. Throws
+ * ProtocolViolation for auth details of the wrong type.
+ */
+export function startAuthentication(
+  realm: RealmSettings,
+  details: Dict,
+  credentials: Credentials,
+  session: number,
+): AuthStep {
+  if (credentials.principal !== null) {
+    return {
+      kind: 'welcome',
+      identity: fromPrincipal(realm, credentials.principal, 'handshake', 'handshake'),
+    };
+  }
+  const requested = details['authmethods'] ?? ['anonymous'];
+  const authid = details['authid'];
+  if (!Array.isArray(requested)) throw new ProtocolViolation('HELLO.Details.authmethods must be a list');
+  if (
+    authid !== undefined &&
+    (typeof authid !== 'string' || authid.length === 0 || authid.length > AUTHID_MAX)
+  ) {
+    throw new ProtocolViolation(`HELLO.Details.authid must be a string of 1-${AUTHID_MAX} characters`);
+  }
+  for (const method of requested) {
+    if (method === 'ticket') return ticket(realm, authid, credentials);
+    if (method === 'wampcra' && typeof authid === 'string') return wampcra(realm, authid, session);
+    if (method === 'anonymous' && realm.anonymousRole !== null && credentials.anonymousAllowed) {
+      return {
+        kind: 'welcome',
+        identity: {
+          authid: `anonymous-${randomUUID()}`,
+          authrole: realm.anonymousRole,
+          authmethod: 'anonymous',
+          authprovider: 'static',
+        },
+      };
+    }
+  }
+  return {
+    kind: 'abort',
+    reason: E.noAuthMethod,
+    message: `none of the offered authmethods is available in realm ${realm.name}`,
+  };
+}
+
+/** The ticket is a token for the handshake's verifier, or with an authid and a password check, a password. */
+function ticket(realm: RealmSettings, authid: unknown, credentials: Credentials): AuthStep {
+  return {
+    kind: 'challenge',
+    method: 'ticket',
+    extra: {},
+    async verify(signature) {
+      try {
+        return fromPrincipal(realm, await credentials.verifyToken(signature), 'ticket', 'token');
+      } catch {
+        // Not a token we accept; maybe a password.
+      }
+      if (typeof authid !== 'string' || credentials.verifyPassword === undefined) return null;
+      try {
+        const principal = await credentials.verifyPassword(authid, Buffer.from(signature, 'utf8'));
+        return principal === null ? null : fromPrincipal(realm, principal, 'ticket', 'password');
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+function wampcra(realm: RealmSettings, authid: string, session: number): AuthStep {
+  const user = realm.craUsers.get(authid);
+  // An unknown authid gets a challenge too, signed with a key nobody has: it cannot tell unknown from wrong.
+  const key = user?.key ?? decoyKey();
+  const authrole = user?.role ?? realm.authenticatedRole;
+  const challenge = craChallenge(authid, authrole, session);
+  const extra: Dict = { challenge };
+  if (user?.salt !== undefined) Object.assign(extra, user.salt);
+  return {
+    kind: 'challenge',
+    method: 'wampcra',
+    extra,
+    verify: (signature) =>
+      Promise.resolve(
+        user !== undefined && craVerify(key, challenge, signature)
+          ? { authid, authrole, authmethod: 'wampcra', authprovider: 'static' }
+          : null,
+      ),
+  };
+}

@@ -1,0 +1,61 @@
+import { type Args, type Kwargs } from './messages.js';
+import { Realm, type Limits, type RealmSettings } from './realm.js';
+import { type Session } from './session.js';
+
+export interface RouterLimits extends Limits {
+  /** HELLO to WELCOME, challenge included; a session that takes longer is aborted. */
+  readonly authTimeoutMs: number;
+  /** Realms at most, configured ones included, when realms are created on first use. */
+  readonly maxRealms: number;
+}
+
+export interface RouterOptions {
+  readonly realms: readonly RealmSettings[];
+  /** Settings for a realm created on first use (its name is replaced); null: unknown realms are refused. */
+  readonly autoRealm: RealmSettings | null;
+  readonly limits: RouterLimits;
+  readonly schedule: (ms: number, fn: () => void) => () => void;
+  /** Every accepted client publication, for the bus bridge. */
+  readonly published?: (realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
+}
+
+/** The realms of one router process. Sessions (see `SessionProtocol`) find their realm here at HELLO. */
+export class Router {
+  private readonly realms = new Map<string, Realm>();
+
+  constructor(readonly options: RouterOptions) {
+    for (const settings of options.realms) this.realms.set(settings.name, this.create(settings));
+  }
+
+  get limits(): RouterLimits {
+    return this.options.limits;
+  }
+
+  schedule(ms: number, fn: () => void): () => void {
+    return this.options.schedule(ms, fn);
+  }
+
+  /** The realm named, created on first use when the router allows that; undefined otherwise. */
+  realm(name: string): Realm | undefined {
+    const found = this.realms.get(name);
+    if (found !== undefined) return found;
+    const template = this.options.autoRealm;
+    if (template === null || this.realms.size >= this.options.limits.maxRealms) return undefined;
+    const realm = this.create({ ...template, name });
+    this.realms.set(name, realm);
+    return realm;
+  }
+
+  /** Only realms that exist: publications from the bus never create one. */
+  existingRealm(name: string): Realm | undefined {
+    return this.realms.get(name);
+  }
+
+  private create(settings: RealmSettings): Realm {
+    const published = this.options.published;
+    return new Realm(settings, this.options.limits, {
+      schedule: this.options.schedule,
+      ...(published && { published }),
+    });
+  }
+}

@@ -1,0 +1,80 @@
+import { SequentialIds } from './ids.js';
+import { type Dict, ERROR } from './messages.js';
+import { type Permissions } from './permissions.js';
+
+/** Where a session's outgoing messages go: one serialized WAMP message per call. */
+export interface Peer {
+  send(text: string): void;
+}
+
+export interface Identity {
+  readonly authid: string;
+  readonly authrole: string;
+  readonly authmethod: string;
+  readonly authprovider: string;
+}
+
+/** A call in flight: owned by the caller (by its request ID) and the callee (by the INVOCATION's ID). */
+export interface PendingCall {
+  readonly caller: Session;
+  readonly callRequest: number;
+  readonly callee: Session;
+  readonly invocationRequest: number;
+  readonly wantsProgress: boolean;
+  /** A `kill` cancel is waiting for the callee's answer. */
+  killing: boolean;
+  cancelTimer: (() => void) | null;
+}
+
+/** Handles to what a session holds, so leaving can undo it without scanning the realm. */
+export interface Held {
+  readonly id: number;
+}
+
+type ClientRole = 'caller' | 'callee' | 'publisher' | 'subscriber';
+
+/** One joined WAMP session: identity, permissions and the state it holds in its realm. */
+export class Session {
+  readonly subscriptions = new Map<number, Held>();
+  readonly registrations = new Map<number, Held>();
+  readonly calls = new Map<number, PendingCall>();
+  readonly invocations = new Map<number, PendingCall>();
+  /** Invocations whose caller was answered already (canceled, timed out, gone): their late answers are dropped. */
+  readonly lateInvocations = new Set<number>();
+  readonly invocationIds = new SequentialIds();
+
+  constructor(
+    readonly id: number,
+    readonly realm: string,
+    readonly identity: Identity,
+    readonly permissions: Permissions,
+    private readonly roles: Dict,
+    private readonly peer: Peer,
+  ) {}
+
+  send(message: readonly unknown[]): void {
+    this.peer.send(JSON.stringify(message));
+  }
+
+  sendText(text: string): void {
+    this.peer.send(text);
+  }
+
+  /** ERROR answering one of this session's requests, with a readable message as the only argument. */
+  error(requestType: number, request: number, uri: string, message: string): void {
+    this.send([ERROR, requestType, request, {}, uri, [message]]);
+  }
+
+  /** Whether the client announced an advanced feature for a role in its HELLO. */
+  supports(role: ClientRole, feature: string): boolean {
+    const entry = this.roles[role];
+    if (typeof entry !== 'object' || entry === null) return false;
+    const features = (entry as Dict)['features'];
+    return typeof features === 'object' && features !== null && (features as Dict)[feature] === true;
+  }
+
+  /** The session's details as the meta API and `wamp.session.on_join` present them. */
+  details(): Dict {
+    return { session: this.id, realm: this.realm, ...this.identity };
+  }
+}

@@ -1,0 +1,157 @@
+import { Inject, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
+import { type BusMessage, type BusSubscription, TOPIC_BUS, type TopicBus } from '#broker/bus';
+import { type BrokerConfig } from '#broker/config';
+import {
+  BROKER_CONFIG,
+  BROKER_LOGGER,
+  Subprotocol,
+  type Connection,
+  type ConnectionContext,
+  type SubprotocolHandler,
+} from '#broker/gateway';
+import { type Logger } from 'pino';
+import { type Credentials } from './authenticate.js';
+import { type Args, type Kwargs } from './messages.js';
+import { autoRealmSettings, realmSettings } from './realm-settings.js';
+import { Router } from './router.js';
+import { type Session } from './session.js';
+import { SessionProtocol } from './session-protocol.js';
+import { busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from './topic-mapping.js';
+
+export const WAMP_SUBPROTOCOL = 'wamp.2.json';
+
+function schedule(ms: number, fn: () => void): () => void {
+  const timer = setTimeout(fn, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+}
+
+/**
+ * The WAMP v2 router on the gateway: each connection gets a sans-IO `SessionProtocol`; the bus realm's
+ * topics are bridged to the bus both ways (see topic-mapping.ts).
+ */
+@Subprotocol({
+  name: WAMP_SUBPROTOCOL,
+  onUnsupported: 'reject',
+  // Binary frames reach the module so they get a WAMP ABORT, not only a WebSocket close.
+  messages: 'any',
+  maxPayload: 1024 * 1024,
+  ownFirstMessageAuth: true,
+})
+export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModuleDestroy {
+  private readonly router: Router;
+  private readonly sessions = new Map<Connection, SessionProtocol>();
+  private readonly busRealm: string | null;
+  private busSubscription: BusSubscription | null = null;
+  private readonly log: Logger;
+
+  constructor(
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    @Inject(TOPIC_BUS) private readonly bus: TopicBus,
+    @Inject(BROKER_LOGGER) logger: Logger,
+    // Provided by the store; without it a ticket is only ever a token.
+    @Optional() @Inject(PASSWORD_CHECK) private readonly passwordCheck?: PasswordCheck,
+  ) {
+    this.log = logger.child({ module: WAMP_SUBPROTOCOL });
+    const wamp = config.wamp;
+    this.busRealm = wamp.busRealm;
+    this.router = new Router({
+      realms: wamp.realms.map(realmSettings),
+      autoRealm: autoRealmSettings(wamp),
+      limits: wamp.limits,
+      schedule,
+      published: (realm, topic, args, kwargs, publisher) => this.toBus(realm, topic, args, kwargs, publisher),
+    });
+  }
+
+  onModuleInit(): void {
+    if (this.busRealm !== null)
+      this.busSubscription = this.bus.subscribe('#', (message) => this.fromBus(message));
+  }
+
+  onModuleDestroy(): void {
+    this.busSubscription?.unsubscribe();
+  }
+
+  open(connection: Connection, context: ConnectionContext): void {
+    const endpoint = this.config.endpoints.find((e) => e.path === context.endpoint);
+    const passwordCheck = this.passwordCheck;
+    const credentials: Credentials = {
+      principal: context.principal,
+      // The gateway lets an unauthenticated client through to HELLO; a required endpoint stays required.
+      anonymousAllowed: endpoint?.auth.mode !== 'required',
+      verifyToken: (token) => context.verifyToken(token),
+      ...(passwordCheck && {
+        verifyPassword: (username, password) => passwordCheck.verifyPassword(username, password),
+      }),
+    };
+    // Created on first use, as the gateway does: most sessions never log.
+    let child: Logger | null = null;
+    const log = (): Logger => (child ??= this.log.child({ connection: connection.id }));
+    const protocol = new SessionProtocol(
+      this.router,
+      { send: (text) => connection.send(text), close: (code, reason) => connection.close(code, reason) },
+      credentials,
+      {
+        joined: (s) =>
+          this.log.isLevelEnabled('debug') &&
+          log().debug(
+            { session: s.id, realm: s.realm, authid: s.identity.authid, authrole: s.identity.authrole },
+            'WAMP session joined',
+          ),
+        left: (s) =>
+          this.log.isLevelEnabled('debug') &&
+          log().debug({ session: s.id, realm: s.realm }, 'WAMP session left'),
+        aborted: (reason, message) => log().info({ reason, message }, 'WAMP session aborted'),
+        failed: (err) =>
+          log().error({ err: err instanceof Error ? err.message : String(err) }, 'WAMP session failed'),
+      },
+    );
+    this.sessions.set(connection, protocol);
+    connection.onMessage((data, isBinary) =>
+      isBinary ? protocol.receiveBinary() : protocol.receive(data.toString('utf8')),
+    );
+    connection.onClose(() => {
+      this.sessions.delete(connection);
+      protocol.closed();
+    });
+  }
+
+  goodbye(connection: Connection): void {
+    this.sessions.get(connection)?.shutdown();
+  }
+
+  private toBus(realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session): void {
+    if (realm !== this.busRealm) return;
+    const busTopic = busTopicOf(topic);
+    if (busTopic === null) return;
+    const { payload, contentType } = busPayloadOf(args, kwargs);
+    try {
+      this.bus.publish({
+        topic: busTopic,
+        payload,
+        contentType,
+        origin: WAMP_SUBPROTOCOL,
+        principal: publisher.identity.authmethod === 'anonymous' ? null : publisher.identity.authid,
+      });
+    } catch (err) {
+      // A topic the bus refuses (a lone surrogate, say) stays inside WAMP.
+      this.log.debug({ err: (err as Error).message }, 'WAMP publication not bridged to the bus');
+    }
+  }
+
+  private fromBus(message: BusMessage): void {
+    // Our own publications come back through '#': WAMP subscribers already had them.
+    if (message.origin === WAMP_SUBPROTOCOL || this.busRealm === null) return;
+    const realm = this.router.existingRealm(this.busRealm);
+    if (realm === undefined || !realm.broker.hasSubscriptions) return;
+    const uri = wampTopicOf(message.topic, realm.settings.uriRule);
+    if (uri === null) return;
+    realm.broker.dispatch(uri, wampArgsOf(message.payload, message.contentType), undefined, {
+      publisher: null,
+      excludeMe: false,
+      disclose: false,
+    });
+  }
+}
