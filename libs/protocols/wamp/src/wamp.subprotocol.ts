@@ -47,7 +47,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   private readonly log: Logger;
 
   constructor(
-    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
     @Inject(BROKER_LOGGER) logger: Logger,
     // Provided by the store; without it a ticket is only ever a token.
@@ -75,12 +75,11 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   }
 
   open(connection: Connection, context: ConnectionContext): void {
-    const endpoint = this.config.endpoints.find((e) => e.path === context.endpoint);
     const passwordCheck = this.passwordCheck;
     const credentials: Credentials = {
       principal: context.principal,
       // The gateway lets an unauthenticated client through to HELLO; a required endpoint stays required.
-      anonymousAllowed: endpoint?.auth.mode !== 'required',
+      anonymousAllowed: context.authMode !== 'required',
       verifyToken: (token) => context.verifyToken(token),
       ...(passwordCheck && {
         verifyPassword: (username, password) => passwordCheck.verifyPassword(username, password),
