@@ -3,13 +3,14 @@ import { AdminModule } from '#broker/admin';
 import { BusModule } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
 import { GatewayModule } from '#broker/gateway';
+import { Ocpp16Module } from '#broker/protocols/ocpp16';
 import { StoreModule } from '#broker/store';
 import { type Logger } from 'pino';
 import { ChatModule } from '../apps/example-chat/src/chat.module.js';
 
 /**
- * The composition root: the gateway, the store and its admin API, the bus and the subprotocol modules.
- * Until the protocol modules land, the example chat.v1 module is what `npm start` serves.
+ * The composition root: the gateway, the store and its admin API, the bus and the subprotocol modules
+ * (the example chat.v1 and the OCPP 1.6 central system so far).
  */
 export class AppModule {
   static with(config: BrokerConfig, logger: Logger): DynamicModule {
@@ -21,6 +22,7 @@ export class AppModule {
         AdminModule.forRoot(),
         BusModule,
         ChatModule,
+        Ocpp16Module,
       ],
     };
   }

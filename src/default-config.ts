@@ -6,5 +6,10 @@ export const DEFAULT_CONFIG = {
       subprotocols: ['chat.v1'],
       defaultModule: 'chat.v1',
     },
+    {
+      path: '/ocpp/:chargePointId',
+      subprotocols: ['ocpp1.6'],
+      defaultModule: 'ocpp1.6',
+    },
   ],
 };
