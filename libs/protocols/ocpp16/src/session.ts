@@ -185,8 +185,7 @@ export class OcppSession {
     let answer: string;
     try {
       const result = await dispatcher.handle(action, payload as Payload, id);
-      this.options.schemas.validate(action, 'conf', result);
-      answer = encodeResult(id, result);
+      answer = encodeResult(id, this.ownAnswer(action, result));
     } catch (err) {
       if (err instanceof OcppError && err.code !== 'InternalError') {
         answer = encodeError(id, err.code, err.message, err.details);
@@ -199,6 +198,16 @@ export class OcppSession {
       this.inboundIds.delete(id);
     }
     this.options.send(answer);
+  }
+
+  /** Our answer must fit its schema too; when it does not, the fault is ours, not the peer's. */
+  private ownAnswer(action: string, result: Payload): Payload {
+    try {
+      this.options.schemas.validate(action, 'conf', result);
+    } catch (err) {
+      throw new Error(`our ${action} answer fails its schema: ${(err as Error).message}`, { cause: err });
+    }
+    return result;
   }
 
   private onResponse(frame: Extract<Frame, { kind: 'result' | 'error' }>): void {
