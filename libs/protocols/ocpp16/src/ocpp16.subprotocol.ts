@@ -102,7 +102,8 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
       observer: {
         badMessage: (reason, detail) => {
           this.metrics.badMessage(reason);
-          log.info({ reason, detail }, 'ocpp: bad message');
+          // Debug only: a peer must not be able to flood the log; the counter shows the rate.
+          log.debug({ reason, detail }, 'ocpp: bad message');
         },
         internalError: (action, err) => log.error({ action, err: err.message }, 'ocpp: handler failed'),
       },
