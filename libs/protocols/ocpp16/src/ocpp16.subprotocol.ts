@@ -69,10 +69,15 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   }
 
   open(connection: Connection, context: ConnectionContext): void {
-    const identity = identityOf(context.params);
-    if (context.protocol === null || identity === null) {
-      // OCPP-J 1.6 section 3.1.2: complete the handshake without the header, then close at once.
+    if (context.protocol === null) {
+      // OCPP-J 1.6 section 3: complete the handshake without the header, then close at once.
       connection.close(1002, 'this endpoint speaks OCPP 1.6 only: offer the subprotocol ocpp1.6');
+      return;
+    }
+    const identity = identityOf(context.params);
+    if (identity === null) {
+      // checkHandshake already refused this with 400; the guard keeps the type honest.
+      connection.close(1008, 'not a valid charge point identity');
       return;
     }
     const log = this.logger.child({ connection: connection.id, chargePoint: identity });

@@ -101,6 +101,36 @@ describe('OcppSession: inbound CALLs', () => {
     assert.equal(sent[0]?.[2], 'InternalError');
   });
 
+  it('a handler that does not finish in time: InternalError sent, later CALLs still wait their turn', async () => {
+    let finish: () => void = () => undefined;
+    const { s, sent, internal } = session(
+      dispatcher({
+        Authorize: () =>
+          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
+        Heartbeat: heartbeat,
+      }),
+      { callTimeoutMs: 10 },
+    );
+    s.receive('[2,"slow","Authorize",{"idTag":"x"}]');
+    s.receive('[2,"next","Heartbeat",{}]');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.deepEqual(
+      sent.map((f) => [f[1], f[2]]),
+      [['slow', 'InternalError']],
+    );
+    assert.deepEqual(internal, ['Authorize']);
+    finish();
+    await tick();
+    await tick();
+    assert.deepEqual(
+      sent.map((f) => [f[0], f[1]]),
+      [
+        [4, 'slow'],
+        [3, 'next'],
+      ],
+    );
+  });
+
   it('CALLs wait for `ready` and run one at a time in arrival order', async () => {
     let open: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => (open = resolve));

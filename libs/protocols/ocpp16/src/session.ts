@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CallTracker, ConnectionClosedError, type Timers } from './call-tracker.js';
+import { CallTracker, ConnectionClosedError, realTimers, type Timers } from './call-tracker.js';
 import { OcppError } from './errors.js';
 import { encodeCall, encodeError, encodeResult, parseFrame, type Frame, type Payload } from './rpc-frame.js';
 import { type OcppSchemas } from './schemas.js';
@@ -38,6 +38,7 @@ export interface SessionOptions {
   readonly dispatcher: CallDispatcher;
   readonly observer: SessionObserver;
   readonly send: (text: string) => void;
+  /** Bounds our CALLs' wait for an answer, and our handlers' time to answer a CALL. */
   readonly callTimeoutMs: number;
   readonly maxQueuedCalls: number;
   readonly timers?: Timers;
@@ -76,8 +77,10 @@ export class OcppSession {
   private readonly inbound: SerialQueue;
   private readonly inboundIds = new Set<string>();
   private readonly outbound: CallTracker;
+  private readonly timers: Timers;
 
   constructor(private readonly options: SessionOptions) {
+    this.timers = options.timers ?? realTimers;
     this.inbound = new SerialQueue(options.maxQueuedCalls + 1, (err) =>
       options.observer.internalError('(queue)', err as Error),
     );
@@ -88,7 +91,7 @@ export class OcppSession {
       maxQueued: options.maxQueuedCalls,
       newId: randomUUID,
       send: (id, action, payload) => options.send(encodeCall(id, action, payload)),
-      ...(options.timers ? { timers: options.timers } : {}),
+      timers: this.timers,
     });
   }
 
@@ -182,6 +185,17 @@ export class OcppSession {
       this.inboundIds.delete(id);
       return this.refuse(id, 'invalid-payload', err as OcppError);
     }
+    // A handler stuck on the store still gets the charge point an answer in time; the queue waits
+    // for the handler itself, so later CALLs never overtake it.
+    let late = false;
+    const cancel = this.timers.start(() => {
+      late = true;
+      this.options.observer.internalError(
+        action,
+        new Error(`no result within ${this.options.callTimeoutMs} ms`),
+      );
+      this.options.send(encodeError(id, 'InternalError', `${action} could not be processed in time.`));
+    }, this.options.callTimeoutMs);
     let answer: string;
     try {
       const result = await dispatcher.handle(action, payload as Payload, id);
@@ -195,9 +209,10 @@ export class OcppSession {
         answer = encodeError(id, 'InternalError', `${action} could not be processed.`);
       }
     } finally {
+      cancel();
       this.inboundIds.delete(id);
     }
-    this.options.send(answer);
+    if (!late) this.options.send(answer);
   }
 
   /** Our answer must fit its schema too; when it does not, the fault is ours, not the peer's. */
