@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { Ocpp16Module } from '#broker/protocols/ocpp16';
 import { BrokerStore } from '#broker/store';
 import request from 'supertest';
@@ -157,6 +158,12 @@ describe('ocpp1.6 connection rules', () => {
   });
 
   it('a second connection with the same identity replaces the first (close 4000); the new one works', async () => {
+    const disconnects: { replaced: boolean }[] = [];
+    const subscription = broker.app
+      .get<TopicBus>(TOPIC_BUS)
+      .subscribe('ocpp/CP-twin/Disconnected', (m) =>
+        disconnects.push(JSON.parse(Buffer.from(m.payload).toString()) as { replaced: boolean }),
+      );
     const first = chargePoint(broker.url, 'CP-twin');
     await first.connect();
     await first.call('BootNotification', BOOT);
@@ -175,6 +182,13 @@ describe('ocpp1.6 connection rules', () => {
     );
     assert.equal(state.body.connected, true);
     await second.close();
+    await waitFor(() => disconnects.length === 2);
+    assert.deepEqual(
+      disconnects.map((d) => d.replaced),
+      [true, false],
+      'only the last disconnect means the charge point is offline',
+    );
+    subscription.unsubscribe();
   });
 
   it('reconnect: a charge point that drops comes back and carries on without a new boot', async () => {

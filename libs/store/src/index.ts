@@ -8,5 +8,6 @@ export * from './ocpp.repositories.js';
 export * from './ocpp.types.js';
 export * from './ocpp-connectors.repository.js';
 export * from './ocpp-id-tags.repository.js';
+export * from './ocpp-meter-values.repository.js';
 export * from './ocpp-stations.repository.js';
 export * from './ocpp-transactions.repository.js';

@@ -110,7 +110,10 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
           // Debug only: a peer must not be able to flood the log; the counter shows the rate.
           log.debug({ reason, detail }, 'ocpp: bad message');
         },
-        internalError: (action, err) => log.error({ action, err: err.message }, 'ocpp: handler failed'),
+        internalError: (action, err) => {
+          this.metrics.calls.inc({ direction: 'in', action, outcome: 'internal-error' });
+          log.error({ action, err: err.message }, 'ocpp: handler failed');
+        },
       },
     });
     const entry: ChargePointConnection = {
@@ -138,12 +141,14 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     connection.onMessage((data) => session.receive(data.toString('utf8')));
     connection.onClose((code, reason) => {
       session.closed();
-      if (this.sessions.remove(entry)) this.metrics.chargePoints.dec();
+      // A replaced connection closes after its successor registered: dashboards must not read it as offline.
+      const replaced = !this.sessions.remove(entry);
+      if (!replaced) this.metrics.chargePoints.dec();
       this.publish(
         connectionEventMessage(
           identity,
           'Disconnected',
-          { connection: connection.id, code, reason },
+          { connection: connection.id, code, reason, replaced },
           new Date(),
         ),
       );
