@@ -211,6 +211,21 @@ describe('ocpp1.6 connection rules', () => {
   });
 });
 
+describe('ocpp1.6 configuration', () => {
+  it('an override for a path no ocpp1.6 endpoint has stops the boot, naming the setting', async () => {
+    await assert.rejects(
+      startTestBroker(
+        {
+          endpoints: [OCPP_ENDPOINT],
+          ocpp: { endpoints: [{ path: '/ocpp/:id', allowUnknownChargePoints: false }] },
+        },
+        [Ocpp16Module],
+      ),
+      /ocpp\.endpoints\.0\.path: no endpoint \/ocpp\/:id hosts ocpp1\.6/,
+    );
+  });
+});
+
 describe('ocpp1.6 security profile 2', () => {
   let broker: TestBroker;
 

@@ -46,6 +46,10 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   ) {}
 
   onApplicationBootstrap(): void {
+    this.config.ocpp.endpoints.forEach(({ path }, index) => {
+      const hosted = this.config.endpoints.some((e) => e.path === path && e.subprotocols.includes(OCPP16));
+      if (!hosted) throw new Error(`ocpp.endpoints.${index}.path: no endpoint ${path} hosts ${OCPP16}`);
+    });
     for (const endpoint of this.config.endpoints.filter((e) => e.subprotocols.includes(OCPP16))) {
       const settings = settingsFor(this.config.ocpp, endpoint.path);
       const log = { endpoint: endpoint.path, ...settings };
