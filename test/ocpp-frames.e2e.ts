@@ -162,6 +162,13 @@ describe('ocpp1.6 over raw frames: malformed input and every error code', () => 
     assert.equal(await counter(http, 'broker_ocpp_bad_messages_total', 'reason="unknown-response-id"'), 2);
   });
 
+  it('a message over 256 KiB closes the connection 1009', async () => {
+    const big = await rawChargePoint(broker.url, 'CP-big');
+    const done = closed(big);
+    big.send(JSON.stringify([2, 'big', 'DataTransfer', { vendorId: 'x', data: 'z'.repeat(300 * 1024) }]));
+    assert.equal((await done).code, 1009);
+  });
+
   it('binary frames close the connection 1003 (OCPP-J is text only); other charge points are untouched', async () => {
     const victim = await rawChargePoint(broker.url, 'CP-binary');
     const done = closed(victim);
