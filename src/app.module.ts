@@ -4,6 +4,7 @@ import { BusModule } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
 import { GatewayModule } from '#broker/gateway';
 import { GraphqlModule } from '#broker/protocols/graphql';
+import { Ocpp16Module } from '#broker/protocols/ocpp16';
 import { WampModule } from '#broker/protocols/wamp';
 import { StoreModule } from '#broker/store';
 import { type Logger } from 'pino';
@@ -25,6 +26,7 @@ export class AppModule {
         ChatModule,
         GraphqlModule.forRoot(),
         WampModule,
+        Ocpp16Module,
       ],
     };
   }

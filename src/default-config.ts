@@ -14,5 +14,10 @@ export const DEFAULT_CONFIG = {
       defaultModule: 'graphql-transport-ws',
     },
     { path: '/ws', subprotocols: ['wamp.2.json'], defaultModule: 'wamp.2.json' },
+    {
+      path: '/ocpp/:chargePointId',
+      subprotocols: ['ocpp1.6'],
+      defaultModule: 'ocpp1.6',
+    },
   ],
 };

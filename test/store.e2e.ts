@@ -168,6 +168,10 @@ for (const backend of backends) {
       );
       assert.equal(await store.chargePoints.authenticate('CP:01', null), 'bad-password');
       assert.equal(await store.chargePoints.authenticate('CP-open', null), 'ok');
+      assert.equal(
+        await store.chargePoints.authenticate('CP-open', null, { requirePassword: true }),
+        'no-password',
+      );
       assert.equal(await store.chargePoints.authenticate('CP-none', null), 'unknown');
       const updated = await store.chargePoints.update('CP:01', { allowed: false }, 'tester');
       assert.deepEqual([updated.allowed, updated.hasPassword], [false, true]);
@@ -191,6 +195,174 @@ for (const backend of backends) {
       assert.ok(next.length === 1 && (next[0]?.id ?? '') < (added?.id ?? ''));
       const serialized = JSON.stringify(await store.audit.list({ limit: 1000 }));
       assert.ok(!serialized.includes('correct horse') && !serialized.includes('key-0123'));
+    });
+
+    it('OCPP: records boots and heartbeats of known and unknown charge points', async () => {
+      assert.equal(await store.ocpp.stations.get('CP-boot'), null);
+      await store.ocpp.stations.recordHeartbeat('CP-beat');
+      const booted = await store.ocpp.stations.recordBoot(
+        'CP-boot',
+        { vendor: 'Acme', model: 'Volt', firmwareVersion: '1.2' },
+        'Accepted',
+      );
+      assert.deepEqual(
+        [booted.vendor, booted.model, booted.serialNumber, booted.firmwareVersion, booted.bootStatus],
+        ['Acme', 'Volt', null, '1.2', 'Accepted'],
+      );
+      await store.ocpp.stations.recordHeartbeat('CP-boot');
+      const again = await store.ocpp.stations.recordBoot(
+        'CP-boot',
+        { vendor: 'Acme', model: 'Volt' },
+        'Pending',
+      );
+      assert.equal(again.bootStatus, 'Pending');
+      assert.notEqual(again.lastHeartbeatAt, null, 'a new boot keeps the last heartbeat');
+      assert.deepEqual(
+        (await store.ocpp.stations.list()).map((s) => s.identity),
+        ['CP-beat', 'CP-boot'],
+      );
+    });
+
+    it('OCPP: id tags with audit; authorize answers Invalid, Blocked, Expired, Accepted with parent', async () => {
+      await store.ocpp.idTags.create(
+        { idTag: 'TAG-1', status: 'Accepted', parentIdTag: 'GROUP', expiryDate: later(60_000) },
+        'tester',
+      );
+      await store.ocpp.idTags.create(
+        { idTag: 'TAG-old', status: 'Accepted', parentIdTag: null, expiryDate: later(-60_000) },
+        'tester',
+      );
+      await assert.rejects(
+        store.ocpp.idTags.create(
+          { idTag: 'TAG-1', status: 'Blocked', parentIdTag: null, expiryDate: null },
+          't',
+        ),
+        ConflictError,
+      );
+      const accepted = await store.ocpp.idTags.authorize('TAG-1');
+      assert.equal(accepted.status, 'Accepted');
+      assert.equal(accepted.parentIdTag, 'GROUP');
+      assert.equal((await store.ocpp.idTags.authorize('TAG-old')).status, 'Expired');
+      assert.deepEqual(await store.ocpp.idTags.authorize('TAG-none'), { status: 'Invalid' });
+      const blocked = await store.ocpp.idTags.update(
+        'TAG-1',
+        { status: 'Blocked', parentIdTag: null },
+        'tester',
+      );
+      assert.deepEqual([blocked.status, blocked.parentIdTag], ['Blocked', null]);
+      assert.equal((await store.ocpp.idTags.authorize('TAG-1')).status, 'Blocked');
+      assert.deepEqual(
+        (await store.ocpp.idTags.list({ limit: 1, after: 'TAG-1' })).map((t) => t.idTag),
+        ['TAG-old'],
+      );
+      await store.ocpp.idTags.remove('TAG-1', 'tester');
+      await assert.rejects(store.ocpp.idTags.get('TAG-1'), NotFoundError);
+      await assert.rejects(
+        store.ocpp.idTags.update('TAG-1', { status: 'Accepted' }, 'tester'),
+        NotFoundError,
+      );
+      const [removed, updated] = await store.audit.list({ limit: 2 });
+      assert.deepEqual(
+        [removed?.action, updated?.action, removed?.target],
+        ['id-tag.remove', 'id-tag.update', 'TAG-1'],
+      );
+    });
+
+    it('OCPP: connector status is one row per connector, replaced by the next notification', async () => {
+      await store.ocpp.connectors.record('CP-c', {
+        connectorId: 1,
+        status: 'Available',
+        errorCode: 'NoError',
+      });
+      await store.ocpp.connectors.record('CP-c', {
+        connectorId: 0,
+        status: 'Available',
+        errorCode: 'NoError',
+      });
+      await store.ocpp.connectors.record('CP-c', {
+        connectorId: 1,
+        status: 'Faulted',
+        errorCode: 'GroundFailure',
+        info: 'leak',
+        timestamp: '2026-01-01T00:00:00.000Z',
+      });
+      const connectors = await store.ocpp.connectors.list('CP-c');
+      assert.deepEqual(
+        connectors.map((c) => [c.connectorId, c.status, c.errorCode, c.info]),
+        [
+          [0, 'Available', 'NoError', null],
+          [1, 'Faulted', 'GroundFailure', 'leak'],
+        ],
+      );
+      assert.equal(connectors[1]?.statusAt, '2026-01-01T00:00:00.000Z');
+    });
+
+    it('OCPP: transactions get increasing ids, stop once, and keep their meter values in order', async () => {
+      const first = await store.ocpp.transactions.start({
+        identity: 'CP-t',
+        connectorId: 1,
+        idTag: 'TAG-t',
+        startStatus: 'Accepted',
+        meterStart: 100,
+        startedAt: '2026-01-01T10:00:00.000Z',
+      });
+      const second = await store.ocpp.transactions.start({
+        identity: 'CP-t',
+        connectorId: 2,
+        idTag: 'TAG-u',
+        startStatus: 'Accepted',
+        meterStart: 0,
+        startedAt: '2026-01-01T10:01:00.000Z',
+        reservationId: 7,
+      });
+      assert.ok(second.id > first.id);
+      assert.equal(await store.ocpp.transactions.hasOngoing('TAG-t'), true);
+      const values = Array.from({ length: 450 }, (_, i) => ({
+        value: String(i),
+        measurand: 'Power.Active.Import',
+      }));
+      const stored = await store.ocpp.meterValues.add('CP-t', 1, first.id, [
+        { timestamp: '2026-01-01T10:05:00.000Z', sampledValue: [{ value: '150', unit: 'Wh' }] },
+        { timestamp: '2026-01-01T10:06:00.000Z', sampledValue: values },
+      ]);
+      assert.equal(stored, 451);
+      const listed = await store.ocpp.meterValues.list({ transactionId: first.id, limit: 1000 });
+      assert.equal(listed.length, 451);
+      assert.deepEqual([listed[0]?.value, listed[0]?.unit, listed[450]?.value], ['150', 'Wh', '449']);
+      assert.equal(
+        await store.ocpp.transactions.stop({
+          identity: 'CP-other',
+          id: first.id,
+          meterStop: 1,
+          stoppedAt: later(0),
+        }),
+        null,
+        'another charge point cannot stop it',
+      );
+      const stopped = await store.ocpp.transactions.stop({
+        identity: 'CP-t',
+        id: first.id,
+        meterStop: 900,
+        stoppedAt: '2026-01-01T11:00:00.000Z',
+        reason: 'Local',
+      });
+      assert.deepEqual([stopped?.meterStop, stopped?.stopReason], [900, 'Local']);
+      assert.equal(
+        await store.ocpp.transactions.stop({
+          identity: 'CP-t',
+          id: first.id,
+          meterStop: 1,
+          stoppedAt: later(0),
+        }),
+        null,
+        'a stopped transaction stays stopped',
+      );
+      assert.equal(await store.ocpp.transactions.hasOngoing('TAG-t'), false);
+      assert.deepEqual(
+        (await store.ocpp.transactions.list({ identity: 'CP-t', ongoing: true, limit: 10 })).map((t) => t.id),
+        [second.id],
+      );
+      assert.equal((await store.ocpp.transactions.get(second.id))?.reservationId, 7);
     });
   });
 }

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { type DynamicModule, Module, type Type } from '@nestjs/common';
+import { type DynamicModule, type INestApplication, Module, type Type } from '@nestjs/common';
 import { AdminModule, mountAdminOpenApi } from '#broker/admin';
 import { BusModule } from '#broker/bus';
 import { loadConfig } from '#broker/config';
@@ -11,6 +11,8 @@ import { TestModulesModule } from './test-modules.js';
 export const JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long';
 
 export interface TestBroker {
+  /** The running Nest application, for tests that need a provider (the topic bus). */
+  readonly app: INestApplication;
   readonly port: number;
   readonly url: string;
   /** Every log line so far, as written (JSON text). */
@@ -63,6 +65,7 @@ export async function startTestBroker(
   };
   const broker = await startBroker(app, parsed, logger, { setup: mountAdminOpenApi });
   return {
+    app: broker.app,
     port: broker.port,
     url: broker.url,
     logText: () => text,

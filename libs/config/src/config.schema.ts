@@ -60,6 +60,51 @@ const jwt = z
     message: 'set only one of secret, publicKeyFile, jwksFile',
   });
 
+const securityProfile = z.union([z.literal(0), z.literal(1), z.literal(2)]);
+
+/** A per-endpoint override of the ocpp section's connection rules, matched by the endpoint's path. */
+const ocppEndpoint = z
+  .object({
+    path: z.string().startsWith('/', 'must start with /'),
+    allowUnknownChargePoints: z.boolean().optional(),
+    securityProfile: securityProfile.optional(),
+  })
+  .strict();
+
+/** The ocpp1.6 module (central system); see the README's OCPP section. */
+const ocpp = z
+  .object({
+    /** Charge points not in the store may connect (they still have to boot). */
+    allowUnknownChargePoints: z.boolean().default(true),
+    /** 0: Basic auth only where a key is stored; 1: Basic auth always; 2: Basic auth over TLS only. */
+    securityProfile: securityProfile.default(0),
+    /** accept: every BootNotification; pending-unknown / reject-unknown: charge points not in the store. */
+    bootPolicy: z.enum(['accept', 'pending-unknown', 'reject-unknown']).default('accept'),
+    heartbeatIntervalSec: z.number().int().positive().default(300),
+    /** The interval a Pending or Rejected BootNotification answer asks the charge point to wait. */
+    bootRetryIntervalSec: z.number().int().positive().default(60),
+    callTimeoutMs: z.number().int().positive().default(30_000),
+    /** Calls waiting behind the outstanding one, per direction and connection. */
+    maxQueuedCalls: z.number().int().positive().default(16),
+    endpoints: z.array(ocppEndpoint).default([]),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    const rules = [{ ...o, path: undefined }, ...o.endpoints];
+    rules.forEach((rule, index) => {
+      const allow = rule.allowUnknownChargePoints ?? o.allowUnknownChargePoints;
+      const profile = rule.securityProfile ?? o.securityProfile;
+      if (allow && profile > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path:
+            index === 0 ? ['allowUnknownChargePoints'] : ['endpoints', index - 1, 'allowUnknownChargePoints'],
+          message: `must be false with security profile ${profile}: an unknown charge point has no key to check`,
+        });
+      }
+    });
+  });
+
 export const brokerConfigSchema = z
   .object({
     host: z.string().default('0.0.0.0'),
@@ -122,6 +167,7 @@ export const brokerConfigSchema = z
       })
       .strict()
       .default({ tokens: [], maxBodyBytes: 64 * 1024 }),
+    ocpp: ocpp.default(ocpp.parse({})),
     endpoints: z.array(endpoint).min(1),
     wamp: wampConfigSchema.default(wampConfigSchema.parse({})),
   })
@@ -134,3 +180,4 @@ export type AuthCarrier = z.infer<typeof carrier>;
 export type JwtConfig = NonNullable<BrokerConfig['jwt']>;
 export type StoreConfig = BrokerConfig['store'];
 export type AdminConfig = BrokerConfig['admin'];
+export type OcppConfig = BrokerConfig['ocpp'];

@@ -42,6 +42,7 @@ export class GatewayModule {
         EndpointRegistry,
         SubprotocolRegistry,
         TokenVerifier,
+        GatewayMetrics,
       ],
     };
   }

@@ -8,3 +8,4 @@ export * from './connection-registry.js';
 export * from './endpoint-registry.js';
 export * from './subprotocol-registry.js';
 export * from './token-verifier.js';
+export * from './metrics.js';

@@ -44,6 +44,8 @@ export interface HandshakeCheckFailure {
   readonly status: number;
   readonly title: string;
   readonly detail: string;
+  /** Extra response headers the status calls for (401: `WWW-Authenticate: Basic realm="..."`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** The transport a module speaks through: no `ws` types leak into modules. */

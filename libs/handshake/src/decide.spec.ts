@@ -452,6 +452,28 @@ describe('decideHandshake: the contract, row by row', () => {
     await rejected({}, 500, weird);
   });
 
+  it('a module check refusal carries its own headers (401 WWW-Authenticate), never framing headers', async () => {
+    const ctx = context();
+    const basic: HandshakeContext = {
+      ...ctx,
+      hooks: {
+        ...ctx.hooks,
+        checkModule: async () => ({
+          status: 401,
+          title: 'Unauthorized',
+          detail: 'bad password',
+          headers: {
+            'WWW-Authenticate': 'Basic realm="ocpp"',
+            Connection: 'keep-alive',
+            'Content-Length': '0',
+          },
+        }),
+      },
+    };
+    const d = await rejected({}, 401, basic);
+    assert.deepEqual(d.headers, { 'WWW-Authenticate': 'Basic realm="ocpp"' });
+  });
+
   it('draining -> 503', async () => {
     await rejected({}, 503, context(counts({ draining: true })));
   });

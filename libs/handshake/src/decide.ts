@@ -205,7 +205,7 @@ async function decideAfterLimits(
     if (problem !== null) {
       // Only an error status may refuse: a module answering 200 or 101 must not fake a success.
       const status = problem.status >= 400 && problem.status <= 599 ? problem.status : 500;
-      return reject(status, problem.title, problem.detail, endpoint);
+      return reject(status, problem.title, problem.detail, endpoint, moduleHeaders(problem.headers));
     }
   }
 
@@ -226,6 +226,14 @@ async function decideAfterLimits(
 }
 
 function noop(): void {}
+
+/** The response framing is the gateway's: a module adds headers (WWW-Authenticate), never replaces those. */
+const FRAMING_HEADERS =
+  /^(connection|content-type|content-length|transfer-encoding|upgrade|sec-websocket-.*)$/i;
+
+function moduleHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).filter(([name]) => !FRAMING_HEADERS.test(name)));
+}
 
 function findEndpoint(
   endpoints: readonly EndpointSpec[],

@@ -126,7 +126,13 @@ export interface HandshakeHooks {
   /** May this authenticated principal open this endpoint? A problem refuses with 403. */
   authorize?(principal: Principal, endpoint: EndpointSpec): Problem | null;
   /** A module's own handshake check (OCPP: unknown charge point -> 404). */
-  checkModule?(module: string, context: ModuleCheckContext): Promise<(Problem & { status: number }) | null>;
+  checkModule?(module: string, context: ModuleCheckContext): Promise<ModuleRefusal | null>;
+}
+
+/** A module check's refusal; `headers` carries what its status needs (401: WWW-Authenticate). */
+export interface ModuleRefusal extends Problem {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface ModuleCheckContext {

@@ -5,6 +5,7 @@ import { AuditRepository } from './audit.repository.js';
 import { ChargePointsRepository } from './charge-points.repository.js';
 import { CredentialsRepository } from './credentials.repository.js';
 import { openDatabase, type Backend } from './database.js';
+import { OcppRepositories } from './ocpp.repositories.js';
 import { OriginsRepository } from './origins.repository.js';
 import { type Database } from './schema.js';
 
@@ -17,6 +18,7 @@ export class BrokerStore {
   readonly credentials: CredentialsRepository;
   readonly chargePoints: ChargePointsRepository;
   readonly audit: AuditRepository;
+  readonly ocpp: OcppRepositories;
 
   private constructor(
     readonly db: Kysely<Database>,
@@ -27,6 +29,7 @@ export class BrokerStore {
     this.credentials = new CredentialsRepository(db, tokenKey);
     this.chargePoints = new ChargePointsRepository(db);
     this.audit = new AuditRepository(db);
+    this.ocpp = new OcppRepositories(db);
   }
 
   static async open(config: Pick<StoreConfig, 'sqlitePath' | 'databaseUrl'>): Promise<BrokerStore> {

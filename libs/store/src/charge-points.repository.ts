@@ -25,7 +25,7 @@ export interface ChargePointChange {
   readonly password?: string | null | undefined;
 }
 
-export type ChargePointAuth = 'unknown' | 'not-allowed' | 'bad-password' | 'ok';
+export type ChargePointAuth = 'unknown' | 'not-allowed' | 'no-password' | 'bad-password' | 'ok';
 
 /** OCPP charge points the central system knows. The Basic-auth password is stored as scrypt. */
 export class ChargePointsRepository {
@@ -117,12 +117,19 @@ export class ChargePointsRepository {
     return result;
   }
 
-  /** The password is compared as bytes (OCPP keys need not be UTF-8) in constant time. */
-  async authenticate(identity: string, password: Uint8Array | null): Promise<ChargePointAuth> {
+  /**
+   * The password is compared as bytes (OCPP keys need not be UTF-8) in constant time. With
+   * `requirePassword` (OCPP security profiles 1 and 2) a charge point without a stored key is 'no-password'.
+   */
+  async authenticate(
+    identity: string,
+    password: Uint8Array | null,
+    options: { readonly requirePassword?: boolean } = {},
+  ): Promise<ChargePointAuth> {
     const row = await this.find(identity);
     if (row === undefined) return 'unknown';
     if (row.allowed !== 1) return 'not-allowed';
-    if (row.password_hash === null) return 'ok';
+    if (row.password_hash === null) return options.requirePassword === true ? 'no-password' : 'ok';
     if (password === null || !(await verifyPassword(password, row.password_hash))) return 'bad-password';
     return 'ok';
   }

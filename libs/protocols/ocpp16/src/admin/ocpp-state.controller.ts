@@ -1,0 +1,64 @@
+import { Controller, Get, Inject, NotFoundException, Param, ParseIntPipe, Query } from '@nestjs/common';
+import { AdminApi } from '#broker/admin';
+import {
+  BrokerStore,
+  type ConnectorView,
+  type MeterValueView,
+  type StationView,
+  type TransactionView,
+} from '#broker/store';
+import { ChargePointSessions } from '../charge-point-sessions.js';
+import { ListTransactionsQuery } from './transactions.dto.js';
+
+export interface ChargePointState {
+  readonly identity: string;
+  readonly connected: boolean;
+  readonly connectedAt: string | null;
+  readonly station: StationView | null;
+  readonly connectors: readonly ConnectorView[];
+}
+
+/** What the central system knows: a charge point's boot, status and connection; transactions and their meter values. */
+@AdminApi('ocpp')
+@Controller('admin/v1')
+export class OcppStateController {
+  constructor(
+    @Inject(BrokerStore) private readonly store: BrokerStore,
+    private readonly sessions: ChargePointSessions,
+  ) {}
+
+  @Get('charge-points/:identity/state')
+  async state(@Param('identity') identity: string): Promise<ChargePointState> {
+    const station = await this.store.ocpp.stations.get(identity);
+    const session = this.sessions.get(identity);
+    if (station === null && session === undefined) {
+      throw new NotFoundException(`charge point ${identity} has never connected`);
+    }
+    return {
+      identity,
+      connected: session !== undefined,
+      connectedAt: session?.connectedAt.toISOString() ?? null,
+      station,
+      connectors: await this.store.ocpp.connectors.list(identity),
+    };
+  }
+
+  @Get('transactions')
+  transactions(@Query() query: ListTransactionsQuery): Promise<TransactionView[]> {
+    return this.store.ocpp.transactions.list({
+      identity: query.identity,
+      ongoing: query.ongoing === undefined ? undefined : query.ongoing === 'true',
+      limit: query.limit ?? 100,
+    });
+  }
+
+  @Get('transactions/:id')
+  async transaction(
+    @Param('id', ParseIntPipe) id: number,
+  ): Promise<TransactionView & { meterValues: MeterValueView[] }> {
+    const transaction = await this.store.ocpp.transactions.get(id);
+    if (transaction === null) throw new NotFoundException(`no transaction ${id}`);
+    const meterValues = await this.store.ocpp.meterValues.list({ transactionId: id, limit: 10_000 });
+    return { ...transaction, meterValues };
+  }
+}

@@ -1,0 +1,34 @@
+import { BrokerStore } from '#broker/store';
+import { type OcppSettings } from '../ocpp-settings.js';
+import { type HandlerContext } from './handler.types.js';
+
+export const SETTINGS: OcppSettings = {
+  allowUnknownChargePoints: true,
+  securityProfile: 0,
+  bootPolicy: 'accept',
+  heartbeatIntervalSec: 300,
+  bootRetryIntervalSec: 60,
+  callTimeoutMs: 30_000,
+  maxQueuedCalls: 16,
+};
+
+/** A handler context over a real store in memory: handlers are tested against what they persist. */
+export function handlerContext(
+  store: BrokerStore,
+  identity: string,
+  overrides: Partial<HandlerContext> = {},
+): HandlerContext {
+  return {
+    identity,
+    store: store.ocpp,
+    settings: SETTINGS,
+    isKnown: async () => false,
+    accepted: true,
+    now: () => new Date('2026-06-01T12:00:00.000Z'),
+    ...overrides,
+  };
+}
+
+export function memoryStore(): Promise<BrokerStore> {
+  return BrokerStore.open({ sqlitePath: ':memory:' });
+}

@@ -1,0 +1,7 @@
+import { type MeterValuesReq } from '../messages.js';
+import { type ActionHandler } from './handler.types.js';
+
+export const meterValues: ActionHandler<MeterValuesReq> = async (req, ctx) => {
+  await ctx.store.meterValues.add(ctx.identity, req.connectorId, req.transactionId ?? null, req.meterValue);
+  return {};
+};

@@ -1,0 +1,25 @@
+import { type OcppConfig } from '#broker/config';
+
+/** The ocpp section with an endpoint's overrides applied: what one connection runs under. */
+export interface OcppSettings {
+  readonly allowUnknownChargePoints: boolean;
+  readonly securityProfile: 0 | 1 | 2;
+  readonly bootPolicy: OcppConfig['bootPolicy'];
+  readonly heartbeatIntervalSec: number;
+  readonly bootRetryIntervalSec: number;
+  readonly callTimeoutMs: number;
+  readonly maxQueuedCalls: number;
+}
+
+export function settingsFor(config: OcppConfig, endpointPath: string): OcppSettings {
+  const override = config.endpoints.find((e) => e.path === endpointPath);
+  return {
+    allowUnknownChargePoints: override?.allowUnknownChargePoints ?? config.allowUnknownChargePoints,
+    securityProfile: override?.securityProfile ?? config.securityProfile,
+    bootPolicy: config.bootPolicy,
+    heartbeatIntervalSec: config.heartbeatIntervalSec,
+    bootRetryIntervalSec: config.bootRetryIntervalSec,
+    callTimeoutMs: config.callTimeoutMs,
+    maxQueuedCalls: config.maxQueuedCalls,
+  };
+}

@@ -1,0 +1,26 @@
+import { Module } from '@nestjs/common';
+import { IdTagsController } from './admin/id-tags.controller.js';
+import { OcppCallsController } from './admin/ocpp-calls.controller.js';
+import { OcppStateController } from './admin/ocpp-state.controller.js';
+import { ChargePointSessions } from './charge-point-sessions.js';
+import { OcppCallService } from './ocpp-calls.service.js';
+import { OcppMetrics } from './ocpp-metrics.js';
+import { Ocpp16Subprotocol } from './ocpp16.subprotocol.js';
+import { OcppSchemas } from './schemas.js';
+
+/**
+ * The OCPP-J 1.6 central system: the `ocpp1.6` subprotocol and its admin routes (id tags, state,
+ * central-system calls). Needs GatewayModule, StoreModule, BusModule and AdminModule in the application.
+ */
+@Module({
+  controllers: [IdTagsController, OcppCallsController, OcppStateController],
+  providers: [
+    { provide: OcppSchemas, useFactory: () => new OcppSchemas() },
+    ChargePointSessions,
+    OcppMetrics,
+    OcppCallService,
+    Ocpp16Subprotocol,
+  ],
+  exports: [ChargePointSessions, OcppCallService],
+})
+export class Ocpp16Module {}

@@ -1,0 +1,180 @@
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { TOPIC_BUS, type BusMessage, type TopicBus } from '#broker/bus';
+import { type BrokerConfig } from '#broker/config';
+import {
+  BROKER_CONFIG,
+  BROKER_LOGGER,
+  Subprotocol,
+  type Connection,
+  type ConnectionContext,
+  type HandshakeCheckContext,
+  type HandshakeCheckFailure,
+  type SubprotocolHandler,
+} from '#broker/gateway';
+import { BrokerStore, NotFoundError } from '#broker/store';
+import { type Logger } from 'pino';
+import { callEventMessage, connectionEventMessage } from './bus-events.js';
+import { CentralSystem } from './central-system.js';
+import { ChargePointSessions, type ChargePointConnection } from './charge-point-sessions.js';
+import { CORE_HANDLERS, type HandlerContext } from './handlers/index.js';
+import { OcppMetrics } from './ocpp-metrics.js';
+import { settingsFor } from './ocpp-settings.js';
+import { checkChargePoint, identityOf } from './ocpp16.check.js';
+import { OcppSchemas } from './schemas.js';
+import { OcppSession } from './session.js';
+
+export const OCPP16 = 'ocpp1.6';
+
+/** Close code for a connection replaced by a newer one of the same charge point (private-use range). */
+export const REPLACED_CLOSE_CODE = 4000;
+
+/**
+ * The gateway's view of the OCPP 1.6 central system: the handshake check, and per connection the
+ * wiring of a sans-IO OcppSession to the transport, the store, the bus and the session registry.
+ */
+@Subprotocol({ name: OCPP16, onUnsupported: 'omit', messages: 'text', maxPayload: 256 * 1024 })
+@Injectable()
+export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBootstrap {
+  constructor(
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    @Inject(BROKER_LOGGER) private readonly logger: Logger,
+    @Inject(BrokerStore) private readonly store: BrokerStore,
+    @Inject(TOPIC_BUS) private readonly bus: TopicBus,
+    private readonly sessions: ChargePointSessions,
+    private readonly metrics: OcppMetrics,
+    private readonly schemas: OcppSchemas,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.config.ocpp.endpoints.forEach(({ path }, index) => {
+      const hosted = this.config.endpoints.some((e) => e.path === path && e.subprotocols.includes(OCPP16));
+      if (!hosted) throw new Error(`ocpp.endpoints.${index}.path: no endpoint ${path} hosts ${OCPP16}`);
+    });
+    for (const endpoint of this.config.endpoints.filter((e) => e.subprotocols.includes(OCPP16))) {
+      const settings = settingsFor(this.config.ocpp, endpoint.path);
+      const log = { endpoint: endpoint.path, ...settings };
+      if (settings.allowUnknownChargePoints) {
+        this.logger.warn(
+          log,
+          'ocpp1.6: charge points not in the store may connect (ocpp.allowUnknownChargePoints)',
+        );
+      } else {
+        this.logger.info(log, 'ocpp1.6: only charge points in the store may connect');
+      }
+    }
+  }
+
+  checkHandshake(context: HandshakeCheckContext): Promise<HandshakeCheckFailure | null> {
+    return checkChargePoint(
+      context,
+      settingsFor(this.config.ocpp, context.endpoint),
+      this.store.chargePoints,
+    );
+  }
+
+  open(connection: Connection, context: ConnectionContext): void {
+    if (context.protocol === null) {
+      // OCPP-J 1.6 section 3: complete the handshake without the header, then close at once.
+      connection.close(1002, 'this endpoint speaks OCPP 1.6 only: offer the subprotocol ocpp1.6');
+      return;
+    }
+    const identity = identityOf(context.params);
+    if (identity === null) {
+      // checkHandshake already refused this with 400; the guard keeps the type honest.
+      connection.close(1008, 'not a valid charge point identity');
+      return;
+    }
+    const log = this.logger.child({ connection: connection.id, chargePoint: identity });
+    const settings = settingsFor(this.config.ocpp, context.endpoint);
+    const handlerContext: HandlerContext = {
+      identity,
+      store: this.store.ocpp,
+      settings,
+      accepted: false,
+      isKnown: () => this.isKnown(identity),
+      now: () => new Date(),
+    };
+    const central = new CentralSystem(handlerContext, CORE_HANDLERS, (event) => {
+      this.metrics.calls.inc({ direction: 'in', action: event.action, outcome: 'result' });
+      this.publish(callEventMessage(event));
+    });
+    const session = new OcppSession({
+      schemas: this.schemas,
+      dispatcher: central,
+      send: (text) => connection.send(text),
+      callTimeoutMs: settings.callTimeoutMs,
+      maxQueuedCalls: settings.maxQueuedCalls,
+      // A reconnect without a new boot keeps the acceptance of the last BootNotification.
+      ready: this.store.ocpp.stations.get(identity).then((station) => {
+        if (station?.bootStatus === 'Accepted') handlerContext.accepted = true;
+      }),
+      observer: {
+        badMessage: (reason, detail) => {
+          this.metrics.badMessage(reason);
+          // Debug only: a peer must not be able to flood the log; the counter shows the rate.
+          log.debug({ reason, detail }, 'ocpp: bad message');
+        },
+        internalError: (action, err) => {
+          this.metrics.calls.inc({ direction: 'in', action, outcome: 'internal-error' });
+          log.error({ action, err: err.message }, 'ocpp: handler failed');
+        },
+      },
+    });
+    const entry: ChargePointConnection = {
+      identity,
+      endpoint: context.endpoint,
+      connection,
+      session,
+      connectedAt: new Date(),
+    };
+    const replaced = this.sessions.register(entry);
+    if (replaced !== null) {
+      log.info({ replaced: replaced.connection.id }, 'ocpp: a new connection replaces the open one');
+      replaced.connection.close(REPLACED_CLOSE_CODE, 'replaced by a newer connection of this charge point');
+    } else {
+      this.metrics.chargePoints.inc();
+    }
+    this.publish(
+      connectionEventMessage(
+        identity,
+        'Connected',
+        { connection: connection.id, address: context.remoteAddress },
+        entry.connectedAt,
+      ),
+    );
+    connection.onMessage((data) => session.receive(data.toString('utf8')));
+    connection.onClose((code, reason) => {
+      session.closed();
+      // A replaced connection closes after its successor registered: dashboards must not read it as offline.
+      const replaced = !this.sessions.remove(entry);
+      if (!replaced) this.metrics.chargePoints.dec();
+      this.publish(
+        connectionEventMessage(
+          identity,
+          'Disconnected',
+          { connection: connection.id, code, reason, replaced },
+          new Date(),
+        ),
+      );
+    });
+  }
+
+  private async isKnown(identity: string): Promise<boolean> {
+    try {
+      await this.store.chargePoints.get(identity);
+      return true;
+    } catch (err) {
+      if (err instanceof NotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /** A bus handler's failure is the subscriber's problem, never the charge point's. */
+  private publish(message: BusMessage): void {
+    try {
+      this.bus.publish(message);
+    } catch (err) {
+      this.logger.error({ topic: message.topic, err: (err as Error).message }, 'ocpp: bus publish failed');
+    }
+  }
+}

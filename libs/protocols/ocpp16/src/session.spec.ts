@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CallTimeoutError, ConnectionClosedError } from './call-tracker.js';
+import { OcppError } from './errors.js';
+import { type Payload } from './rpc-frame.js';
+import { OcppSchemas } from './schemas.js';
+import {
+  CallErrorResponse,
+  InvalidResponseError,
+  OcppSession,
+  type BadMessageReason,
+  type CallDispatcher,
+} from './session.js';
+
+const schemas = new OcppSchemas();
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A dispatcher whose answers the test chooses per action. */
+function dispatcher(
+  answers: Record<string, (payload: Payload) => Promise<Payload>>,
+  accepted = true,
+): CallDispatcher {
+  return {
+    admit: (action) =>
+      answers[action] === undefined
+        ? new OcppError('NotSupported', `no ${action}`)
+        : accepted || action === 'BootNotification'
+          ? null
+          : new OcppError('SecurityError', 'boot first'),
+    handle: (action, payload) => (answers[action] as (p: Payload) => Promise<Payload>)(payload),
+  };
+}
+
+function session(d: CallDispatcher, extra: { ready?: Promise<void>; callTimeoutMs?: number } = {}) {
+  const sent: unknown[][] = [];
+  const bad: BadMessageReason[] = [];
+  const internal: string[] = [];
+  const s = new OcppSession({
+    schemas,
+    dispatcher: d,
+    send: (text) => sent.push(JSON.parse(text) as unknown[]),
+    callTimeoutMs: extra.callTimeoutMs ?? 1000,
+    maxQueuedCalls: 4,
+    observer: { badMessage: (reason) => bad.push(reason), internalError: (action) => internal.push(action) },
+    ...(extra.ready ? { ready: extra.ready } : {}),
+  });
+  return { s, sent, bad, internal };
+}
+
+const heartbeat = async () => ({ currentTime: new Date(0).toISOString() });
+
+describe('OcppSession: inbound CALLs', () => {
+  it('answers a CALL with the handler result', async () => {
+    const { s, sent } = session(dispatcher({ Heartbeat: heartbeat }));
+    s.receive('[2,"1","Heartbeat",{}]');
+    await tick();
+    assert.deepEqual(sent, [[3, '1', { currentTime: '1970-01-01T00:00:00.000Z' }]]);
+  });
+
+  it('refusals in order: NotImplemented, NotSupported, SecurityError, then the schema', async () => {
+    const { s, sent, bad } = session(dispatcher({ Heartbeat: heartbeat }, false));
+    s.receive('[2,"a","Brew",{}]');
+    s.receive('[2,"b","Authorize",{"idTag":"x"}]');
+    s.receive('[2,"c","Heartbeat",{}]');
+    await tick();
+    assert.deepEqual(
+      sent.map((f) => f[2]),
+      ['NotImplemented', 'NotSupported', 'SecurityError'],
+    );
+    assert.deepEqual(bad, ['unknown-action', 'unsupported-action', 'not-accepted']);
+    const open = session(dispatcher({ Heartbeat: heartbeat }));
+    open.s.receive('[2,"d","Heartbeat",{"x":1}]');
+    await tick();
+    assert.deepEqual(open.sent[0]?.slice(0, 3), [4, 'd', 'FormationViolation']);
+  });
+
+  it('an OcppError from a handler leaves as that CALLERROR; anything else as InternalError without detail', async () => {
+    const { s, sent, internal } = session(
+      dispatcher({
+        Authorize: async () => {
+          throw new OcppError('GenericError', 'not today');
+        },
+        Heartbeat: async () => {
+          throw new Error('database file is locked');
+        },
+      }),
+    );
+    s.receive('[2,"a","Authorize",{"idTag":"x"}]');
+    s.receive('[2,"b","Heartbeat",{}]');
+    await tick();
+    assert.deepEqual(sent[0], [4, 'a', 'GenericError', 'not today', {}]);
+    assert.deepEqual(sent[1]?.slice(0, 3), [4, 'b', 'InternalError']);
+    assert.doesNotMatch(String(sent[1]?.[3]), /locked/);
+    assert.deepEqual(internal, ['Heartbeat']);
+  });
+
+  it('a handler answer that fails the confirmation schema is our fault: InternalError', async () => {
+    const { s, sent } = session(dispatcher({ Heartbeat: async () => ({ currentTime: 'noon' }) }));
+    s.receive('[2,"a","Heartbeat",{}]');
+    await tick();
+    assert.equal(sent[0]?.[2], 'InternalError');
+  });
+
+  it('a handler that does not finish in time: InternalError sent, later CALLs still wait their turn', async () => {
+    let finish: () => void = () => undefined;
+    const { s, sent, internal } = session(
+      dispatcher({
+        Authorize: () =>
+          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
+        Heartbeat: heartbeat,
+      }),
+      { callTimeoutMs: 10 },
+    );
+    s.receive('[2,"slow","Authorize",{"idTag":"x"}]');
+    s.receive('[2,"next","Heartbeat",{}]');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.deepEqual(
+      sent.map((f) => [f[1], f[2]]),
+      [['slow', 'InternalError']],
+    );
+    assert.deepEqual(internal, ['Authorize']);
+    finish();
+    await tick();
+    await tick();
+    assert.deepEqual(
+      sent.map((f) => [f[0], f[1]]),
+      [
+        [4, 'slow'],
+        [3, 'next'],
+      ],
+    );
+  });
+
+  it('CALLs wait for `ready` and run one at a time in arrival order', async () => {
+    let open: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (open = resolve));
+    const order: string[] = [];
+    const { s, sent } = session(
+      dispatcher({
+        Heartbeat: async () => {
+          order.push('hb');
+          return { currentTime: new Date(0).toISOString() };
+        },
+        Authorize: async (p) => {
+          order.push(String(p['idTag']));
+          await tick();
+          return { idTagInfo: { status: 'Accepted' } };
+        },
+      }),
+      { ready },
+    );
+    s.receive('[2,"1","Authorize",{"idTag":"first"}]');
+    s.receive('[2,"2","Heartbeat",{}]');
+    await tick();
+    assert.deepEqual(sent, []);
+    open();
+    await tick();
+    await tick();
+    await tick();
+    assert.deepEqual(order, ['first', 'hb']);
+    assert.deepEqual(
+      sent.map((f) => f[1]),
+      ['1', '2'],
+    );
+  });
+
+  it('malformed frames: answered where an id is known, counted always', () => {
+    const { s, sent, bad } = session(dispatcher({}));
+    s.receive('[2,"x","Heartbeat"');
+    s.receive('nope');
+    s.receive('[9]');
+    s.receive('[3,"unknown",{}]');
+    assert.deepEqual(
+      sent.map((f) => [f[1], f[2]]),
+      [['x', 'FormationViolation']],
+    );
+    assert.deepEqual(bad, ['invalid-json', 'invalid-json', 'unknown-type', 'unknown-response-id']);
+  });
+});
+
+describe('OcppSession: our CALLs', () => {
+  it('validates before sending: an invalid payload is refused and nothing goes out', async () => {
+    const { s, sent } = session(dispatcher({}));
+    await assert.rejects(s.call('Reset', { type: 'Warm' }), (err: Error) => err instanceof OcppError);
+    assert.deepEqual(sent, []);
+  });
+
+  it('resolves with a valid CALLRESULT, rejects on CALLERROR or an invalid answer', async () => {
+    const { s, sent, bad } = session(dispatcher({}));
+    const reset = s.call('Reset', { type: 'Soft' });
+    const [, id] = sent[0] as [number, string];
+    s.receive(JSON.stringify([3, id, { status: 'Accepted' }]));
+    assert.deepEqual(await reset, { status: 'Accepted' });
+
+    const clear = s.call('ClearCache', {});
+    s.receive(JSON.stringify([4, sent[1]?.[1], 'NotSupported', 'no cache', {}]));
+    await assert.rejects(
+      clear,
+      (err: Error) => err instanceof CallErrorResponse && err.code === 'NotSupported',
+    );
+
+    const unlock = s.call('UnlockConnector', { connectorId: 1 });
+    s.receive(JSON.stringify([3, sent[2]?.[1], { status: 'Open' }]));
+    await assert.rejects(unlock, InvalidResponseError);
+    assert.deepEqual(bad, ['invalid-response']);
+  });
+
+  it('a timeout and a closed connection reject the pending calls', async () => {
+    const { s } = session(dispatcher({}), { callTimeoutMs: 10 });
+    await assert.rejects(s.call('ClearCache', {}), CallTimeoutError);
+    const pending = s.call('ClearCache', {});
+    s.closed();
+    await assert.rejects(pending, ConnectionClosedError);
+  });
+});

@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import { CallTracker, ConnectionClosedError, realTimers, type Timers } from './call-tracker.js';
+import { OcppError } from './errors.js';
+import { encodeCall, encodeError, encodeResult, parseFrame, type Frame, type Payload } from './rpc-frame.js';
+import { type OcppSchemas } from './schemas.js';
+import { SerialQueue } from './serial-queue.js';
+
+/** Why a message was refused or dropped: the label of the bad-message counter. */
+export type BadMessageReason =
+  | 'invalid-json'
+  | 'not-a-frame'
+  | 'bad-message-id'
+  | 'unknown-type'
+  | 'unknown-action'
+  | 'unsupported-action'
+  | 'not-accepted'
+  | 'invalid-payload'
+  | 'duplicate-id'
+  | 'busy'
+  | 'unknown-response-id'
+  | 'invalid-response';
+
+/** What the central system does with a CALL once the frame is sound (see central-system.ts). */
+export interface CallDispatcher {
+  /** Refuses a CALL before its payload is even validated (NotSupported, SecurityError), or null. */
+  admit(action: string): OcppError | null;
+  handle(action: string, payload: Payload, messageId: string): Promise<Payload>;
+}
+
+export interface SessionObserver {
+  badMessage(reason: BadMessageReason, detail: string): void;
+  /** A handler failed for a reason of ours: answered InternalError, logged here. */
+  internalError(action: string, err: Error): void;
+}
+
+export interface SessionOptions {
+  readonly schemas: OcppSchemas;
+  readonly dispatcher: CallDispatcher;
+  readonly observer: SessionObserver;
+  readonly send: (text: string) => void;
+  /** Bounds our CALLs' wait for an answer, and our handlers' time to answer a CALL. */
+  readonly callTimeoutMs: number;
+  readonly maxQueuedCalls: number;
+  readonly timers?: Timers;
+  /** Resolves once the dispatcher can judge CALLs; inbound CALLs wait for it, in order. */
+  readonly ready?: Promise<void>;
+}
+
+/** A CALLERROR the charge point answered one of our CALLs with. */
+export class CallErrorResponse extends Error {
+  override readonly name = 'CallErrorResponse';
+
+  constructor(
+    readonly code: string,
+    readonly description: string,
+    readonly details: unknown,
+  ) {
+    super(`${code}: ${description}`);
+  }
+}
+
+/** The charge point answered one of our CALLs with a CALLRESULT that fails the action's schema. */
+export class InvalidResponseError extends Error {
+  override readonly name = 'InvalidResponseError';
+
+  constructor(readonly error: OcppError) {
+    super(error.message);
+  }
+}
+
+/**
+ * One charge point connection's OCPP-J engine, sans-IO: text in, text out. Inbound CALLs run one at
+ * a time in arrival order (a bounded queue behind the one being handled); our own CALLs go through
+ * the call tracker. Nothing here knows about sockets, Nest or the store.
+ */
+export class OcppSession {
+  private readonly inbound: SerialQueue;
+  private readonly inboundIds = new Set<string>();
+  private readonly outbound: CallTracker;
+  private readonly timers: Timers;
+
+  constructor(private readonly options: SessionOptions) {
+    this.timers = options.timers ?? realTimers;
+    this.inbound = new SerialQueue(options.maxQueuedCalls + 1, (err) =>
+      options.observer.internalError('(queue)', err as Error),
+    );
+    // Nothing inbound is judged before the connection's stored state (an earlier accepted boot) is loaded.
+    if (options.ready !== undefined) this.inbound.push(() => options.ready as Promise<void>);
+    this.outbound = new CallTracker({
+      timeoutMs: options.callTimeoutMs,
+      maxQueued: options.maxQueuedCalls,
+      newId: randomUUID,
+      send: (id, action, payload) => options.send(encodeCall(id, action, payload)),
+      timers: this.timers,
+    });
+  }
+
+  receive(text: string): void {
+    const frame = parseFrame(text);
+    switch (frame.kind) {
+      case 'call':
+        return this.onCall(frame.id, frame.action, frame.payload);
+      case 'result':
+      case 'error':
+        return this.onResponse(frame);
+      case 'unknown-type':
+        return this.options.observer.badMessage('unknown-type', `message type ${frame.type} ignored`);
+      case 'invalid':
+        this.options.observer.badMessage(frame.reason, frame.description);
+        if (frame.id !== null) this.options.send(encodeError(frame.id, frame.code, frame.description));
+    }
+  }
+
+  /**
+   * Sends a CALL to the charge point and resolves with its CALLRESULT payload. Rejects with an
+   * OcppError when our own payload fails the schema (nothing is sent), CallErrorResponse when the
+   * charge point answers CALLERROR, InvalidResponseError when its CALLRESULT fails the schema,
+   * CallTimeoutError, CallQueueFullError or ConnectionClosedError.
+   */
+  call(action: string, payload: unknown): Promise<unknown> {
+    try {
+      this.options.schemas.validate(action, 'req', payload);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return this.outbound.call(action, payload);
+  }
+
+  /** The transport closed: our pending CALLs fail, inbound answers are dropped. */
+  closed(): void {
+    this.outbound.close(new ConnectionClosedError('the charge point disconnected'));
+  }
+
+  private onCall(id: string, action: string, payload: unknown): void {
+    if (this.inboundIds.has(id)) {
+      return this.refuse(
+        id,
+        'duplicate-id',
+        new OcppError('ProtocolError', `A CALL with id ${id} is already in progress.`),
+      );
+    }
+    if (!this.options.schemas.knows(action)) {
+      return this.refuse(
+        id,
+        'unknown-action',
+        new OcppError('NotImplemented', `${action} is not an OCPP 1.6 action.`),
+      );
+    }
+    if (!this.inbound.push(() => this.handle(id, action, payload))) {
+      return this.refuse(
+        id,
+        'busy',
+        new OcppError(
+          'GenericError',
+          'Too many CALLs in progress: send one at a time and wait for its answer.',
+        ),
+      );
+    }
+    this.inboundIds.add(id);
+  }
+
+  private refuse(id: string, reason: BadMessageReason, err: OcppError): void {
+    this.options.observer.badMessage(reason, err.message);
+    this.options.send(encodeError(id, err.code, err.message, err.details));
+  }
+
+  /**
+   * Admission and validation run in the queue too, so a CALL is judged once the ones before it are
+   * done: a Heartbeat pipelined behind an accepted BootNotification is admitted.
+   */
+  private async handle(id: string, action: string, payload: unknown): Promise<void> {
+    const { dispatcher, schemas } = this.options;
+    const refusal = dispatcher.admit(action);
+    if (refusal !== null) {
+      this.inboundIds.delete(id);
+      return this.refuse(
+        id,
+        refusal.code === 'SecurityError' ? 'not-accepted' : 'unsupported-action',
+        refusal,
+      );
+    }
+    try {
+      schemas.validate(action, 'req', payload);
+    } catch (err) {
+      this.inboundIds.delete(id);
+      return this.refuse(id, 'invalid-payload', err as OcppError);
+    }
+    // A handler stuck on the store still gets the charge point an answer in time; the queue waits
+    // for the handler itself, so later CALLs never overtake it.
+    let late = false;
+    const cancel = this.timers.start(() => {
+      late = true;
+      this.options.observer.internalError(
+        action,
+        new Error(`no result within ${this.options.callTimeoutMs} ms`),
+      );
+      this.options.send(encodeError(id, 'InternalError', `${action} could not be processed in time.`));
+    }, this.options.callTimeoutMs);
+    let answer: string;
+    try {
+      const result = await dispatcher.handle(action, payload as Payload, id);
+      answer = encodeResult(id, this.ownAnswer(action, result));
+    } catch (err) {
+      if (err instanceof OcppError && err.code !== 'InternalError') {
+        answer = encodeError(id, err.code, err.message, err.details);
+      } else {
+        // Our own fault (a store failure, a response that fails its schema): no detail leaves.
+        this.options.observer.internalError(action, err as Error);
+        answer = encodeError(id, 'InternalError', `${action} could not be processed.`);
+      }
+    } finally {
+      cancel();
+      this.inboundIds.delete(id);
+    }
+    if (!late) this.options.send(answer);
+  }
+
+  /** Our answer must fit its schema too; when it does not, the fault is ours, not the peer's. */
+  private ownAnswer(action: string, result: Payload): Payload {
+    try {
+      this.options.schemas.validate(action, 'conf', result);
+    } catch (err) {
+      throw new Error(`our ${action} answer fails its schema: ${(err as Error).message}`, { cause: err });
+    }
+    return result;
+  }
+
+  private onResponse(frame: Extract<Frame, { kind: 'result' | 'error' }>): void {
+    const pending = this.outbound.take(frame.id);
+    if (pending === null) {
+      // Never answered (section 4.2.3 answers CALLs only); counted so a misbehaving peer shows up.
+      return this.options.observer.badMessage(
+        'unknown-response-id',
+        `${frame.kind === 'result' ? 'CALLRESULT' : 'CALLERROR'} for unknown id ${frame.id}`,
+      );
+    }
+    if (frame.kind === 'error') {
+      return pending.reject(new CallErrorResponse(frame.code, frame.description, frame.details));
+    }
+    try {
+      this.options.schemas.validate(pending.action, 'conf', frame.payload);
+    } catch (err) {
+      this.options.observer.badMessage('invalid-response', (err as Error).message);
+      return pending.reject(new InvalidResponseError(err as OcppError));
+    }
+    pending.resolve(frame.payload);
+  }
+}

@@ -1,0 +1,79 @@
+import { type Kysely, type Selectable } from 'kysely';
+import { newId } from './ids.js';
+import { type MeterValueInput, type MeterValueView } from './ocpp.types.js';
+import { type Database, type OcppMeterValuesTable } from './schema.js';
+
+type Row = Selectable<OcppMeterValuesTable>;
+
+function view(row: Row): MeterValueView {
+  const optional = (value: string | null) => value ?? undefined;
+  return {
+    id: row.id,
+    identity: row.identity,
+    connectorId: row.connector_id,
+    transactionId: row.transaction_id,
+    sampledAt: row.sampled_at,
+    value: row.value,
+    measurand: optional(row.measurand),
+    unit: optional(row.unit),
+    phase: optional(row.phase),
+    context: optional(row.context),
+    location: optional(row.location),
+    format: optional(row.format),
+  };
+}
+
+/** Rows per insert statement: keeps each under both backends' bound-parameter limits. */
+const BATCH = 200;
+
+/** Sampled values, one row each, in the order the charge point sent them. */
+export class OcppMeterValuesRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async add(
+    identity: string,
+    connectorId: number,
+    transactionId: number | null,
+    meterValues: readonly MeterValueInput[],
+  ): Promise<number> {
+    const rows: Row[] = meterValues.flatMap((mv) =>
+      mv.sampledValue.map((sv) => ({
+        id: newId(),
+        identity,
+        connector_id: connectorId,
+        transaction_id: transactionId,
+        sampled_at: mv.timestamp,
+        value: sv.value,
+        measurand: sv.measurand ?? null,
+        unit: sv.unit ?? null,
+        phase: sv.phase ?? null,
+        context: sv.context ?? null,
+        location: sv.location ?? null,
+        format: sv.format ?? null,
+      })),
+    );
+    if (rows.length === 0) return 0;
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += BATCH) {
+        await trx
+          .insertInto('ocpp_meter_values')
+          .values(rows.slice(i, i + BATCH))
+          .execute();
+      }
+    });
+    return rows.length;
+  }
+
+  /** Oldest first, by transaction or by charge point. */
+  async list(options: {
+    readonly transactionId?: number | undefined;
+    readonly identity?: string | undefined;
+    readonly limit: number;
+  }): Promise<MeterValueView[]> {
+    let query = this.db.selectFrom('ocpp_meter_values').selectAll().orderBy('id').limit(options.limit);
+    if (options.transactionId !== undefined)
+      query = query.where('transaction_id', '=', options.transactionId);
+    if (options.identity !== undefined) query = query.where('identity', '=', options.identity);
+    return (await query.execute()).map(view);
+  }
+}
