@@ -6,5 +6,10 @@ export const DEFAULT_CONFIG = {
       subprotocols: ['chat.v1'],
       defaultModule: 'chat.v1',
     },
+    {
+      path: '/mqtt',
+      subprotocols: ['mqtt', 'mqttv3.1'],
+      defaultModule: 'mqtt',
+    },
   ],
 };

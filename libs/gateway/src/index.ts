@@ -5,3 +5,4 @@ export * from './subprotocol.types.js';
 export * from './logger.js';
 export * from './tokens.js';
 export * from './connection-registry.js';
+export * from './token-verifier.js';

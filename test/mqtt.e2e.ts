@@ -1,0 +1,43 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { type TestBroker } from './support/test-broker.js';
+import { connect, Inbox, startMqttBroker } from './support/mqtt-helpers.js';
+import { refusedStatus } from './support/ws-helpers.js';
+
+describe('mqtt module: core publish/subscribe over ws:// with MQTT.js', () => {
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await startMqttBroker();
+  });
+  after(() => broker.close());
+
+  it('refuses a handshake that does not offer mqtt (400)', async () => {
+    const ws = new WebSocket(`${broker.url}/mqtt`, 'chat.v1');
+    assert.equal(await refusedStatus(ws), 400);
+  });
+
+  for (const protocolVersion of [4, 5] as const) {
+    it(`v${protocolVersion === 4 ? '3.1.1' : '5'}: QoS 0, 1 and 2 both ways`, async () => {
+      const sub = await connect(broker, { protocolVersion, clientId: `sub-${protocolVersion}` });
+      const pub = await connect(broker, { protocolVersion, clientId: `pub-${protocolVersion}` });
+      const inbox = new Inbox(sub);
+      const granted = await sub.subscribeAsync(`qos/${protocolVersion}/+`, { qos: 2 });
+      assert.equal(granted[0]?.qos, 2);
+      await pub.publishAsync(`qos/${protocolVersion}/zero`, 'q0', { qos: 0 });
+      await pub.publishAsync(`qos/${protocolVersion}/one`, 'q1', { qos: 1 });
+      await pub.publishAsync(`qos/${protocolVersion}/two`, 'q2', { qos: 2 });
+      const got = await inbox.wait(3);
+      assert.deepEqual(
+        got.map((m) => [m.topic, m.payload, m.packet.qos]),
+        [
+          [`qos/${protocolVersion}/zero`, 'q0', 0],
+          [`qos/${protocolVersion}/one`, 'q1', 1],
+          [`qos/${protocolVersion}/two`, 'q2', 2],
+        ],
+      );
+      await Promise.all([sub.endAsync(), pub.endAsync()]);
+    });
+  }
+});
