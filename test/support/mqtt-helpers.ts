@@ -1,4 +1,4 @@
-import { type IClientOptions, type IPublishPacket, type MqttClient, connectAsync } from 'mqtt';
+import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient, connectAsync } from 'mqtt';
 import { MqttModule } from '#broker/protocols/mqtt';
 import { startTestBroker, type TestBroker } from './test-broker.js';
 
@@ -25,6 +25,25 @@ export function connect(broker: TestBroker, options: IClientOptions = {}): Promi
     protocolVersion: 5,
     ...options,
   });
+}
+
+/** Connects with the inbox already listening, for messages that arrive right after CONNACK. */
+export async function connectWithInbox(
+  broker: TestBroker,
+  options: IClientOptions = {},
+): Promise<{ client: MqttClient; inbox: Inbox }> {
+  const client = mqtt.connect(`${broker.url}/mqtt`, {
+    reconnectPeriod: 0,
+    connectTimeout: TIMEOUT_MS,
+    protocolVersion: 5,
+    ...options,
+  });
+  const inbox = new Inbox(client);
+  await Promise.race([
+    nextEvent(client, 'connect'),
+    nextEvent<[Error]>(client, 'error').then(([err]) => Promise.reject(err)),
+  ]);
+  return { client, inbox };
 }
 
 export interface Received {
