@@ -14,7 +14,7 @@ const TRUNCATED_PUBLISH = [0x30, 0x04, 0x00, 0xff, 0x74, 0x74];
 /** A QoS 1 PUBLISH with packet id 0 (v5: topic "t", id 0, no properties, payload "x"). */
 const PACKET_ID_ZERO = [0x32, 0x07, 0x00, 0x01, 0x74, 0x00, 0x00, 0x00, 0x78];
 
-describe('mqtt module: bad input gets the protocol answer, others are untouched', () => {
+describe('mqtt module: bad input gets the protocol answer, others are untouched', { timeout: 60_000 }, () => {
   let broker: TestBroker;
   let url: string;
   let bystander: MqttClient;

@@ -4,7 +4,7 @@ import { type TestBroker } from './support/test-broker.js';
 import { connect, connectWithInbox, Inbox, nextEvent, startMqttBroker } from './support/mqtt-helpers.js';
 import { RawMqtt } from './support/raw-mqtt.js';
 
-describe('mqtt module: retained messages, wills and sessions', () => {
+describe('mqtt module: retained messages, wills and sessions', { timeout: 60_000 }, () => {
   let broker: TestBroker;
   let url: string;
 

@@ -5,7 +5,7 @@ import { type TestBroker } from './support/test-broker.js';
 import { connect, Inbox, startMqttBroker } from './support/mqtt-helpers.js';
 import { refusedStatus } from './support/ws-helpers.js';
 
-describe('mqtt module: core publish/subscribe over ws:// with MQTT.js', () => {
+describe('mqtt module: core publish/subscribe over ws:// with MQTT.js', { timeout: 60_000 }, () => {
   let broker: TestBroker;
 
   before(async () => {
@@ -16,6 +16,23 @@ describe('mqtt module: core publish/subscribe over ws:// with MQTT.js', () => {
   it('refuses a handshake that does not offer mqtt (400)', async () => {
     const ws = new WebSocket(`${broker.url}/mqtt`, 'chat.v1');
     assert.equal(await refusedStatus(ws), 400);
+  });
+
+  it('v3.1 (MQIsdp) over the mqttv3.1 subprotocol shares the broker with 3.1.1 and 5 clients', async () => {
+    const old = await connect(broker, { protocolVersion: 3, protocolId: 'MQIsdp', clientId: 'old-device' });
+    const inbox = new Inbox(old);
+    await old.subscribeAsync('legacy/#', { qos: 1 });
+    const modern = await connect(broker, { protocolVersion: 5 });
+    await modern.publishAsync('legacy/news', 'hello 3.1', { qos: 1 });
+    assert.equal((await inbox.wait(1))[0]?.payload, 'hello 3.1');
+    await Promise.all([old.endAsync(), modern.endAsync()]);
+  });
+
+  it('v3.1 refuses a client id longer than 23 characters (return code 2)', async () => {
+    await assert.rejects(
+      connect(broker, { protocolVersion: 3, protocolId: 'MQIsdp', clientId: 'x'.repeat(24) }),
+      /Identifier rejected/,
+    );
   });
 
   for (const protocolVersion of [4, 5] as const) {
