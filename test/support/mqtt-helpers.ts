@@ -10,9 +10,10 @@ export const MQTT_ENDPOINT = { path: '/mqtt', subprotocols: ['mqtt', 'mqttv3.1']
 export function startMqttBroker(
   mqtt: Record<string, unknown> = {},
   endpoint: Record<string, unknown> = {},
+  broker: Record<string, unknown> = {},
 ): Promise<TestBroker> {
   return startTestBroker(
-    { mqtt: { sysIntervalSec: 0, ...mqtt }, endpoints: [{ ...MQTT_ENDPOINT, ...endpoint }] },
+    { ...broker, mqtt: { sysIntervalSec: 0, ...mqtt }, endpoints: [{ ...MQTT_ENDPOINT, ...endpoint }] },
     [MqttModule],
   );
 }

@@ -236,7 +236,9 @@ export class MqttClient implements SessionOwner {
   }
 
   sendPubrel(packetId: number): void {
-    this.write({ cmd: 'pubrel', messageId: packetId });
+    // An explicit success code gets mqtt-packet's 2-byte form, which paho 1.6 needs (it cannot parse
+    // a v5 PUBREL carrying a reason code).
+    this.write({ cmd: 'pubrel', messageId: packetId, reasonCode: RC.success });
   }
 
   /** Gives up the session: the will is published now or after its delay, and the session expires or ends. */

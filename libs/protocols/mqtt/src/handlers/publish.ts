@@ -68,7 +68,7 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
   const id = packet.qos > 0 ? requirePacketId(packet.messageId, 'PUBLISH') : 0;
   if (packet.qos === 2 && session.awaitingRelease.has(id)) {
     // A resend of a QoS 2 message already routed: acknowledge again, deliver once (4.3.3).
-    return client.write({ cmd: 'pubrec', messageId: id });
+    return client.write({ cmd: 'pubrec', messageId: id, reasonCode: RC.success });
   }
   if (packet.qos === 2 && session.awaitingRelease.size >= client.broker.config.receiveMaximum) {
     throw new MqttProtocolError(
