@@ -1,10 +1,11 @@
 import { type PasswordCheck } from '#broker/auth';
 import { type Principal } from '#broker/handshake';
-import { type IPublishPacket, type Packet } from 'mqtt-packet';
+import { type Packet } from 'mqtt-packet';
 import { type MqttBroker } from './broker.js';
 import { CLOSE, type ClientContext, type MqttTransport } from './client-context.js';
 import { dispatch } from './handlers/dispatch.js';
-import { type MqttMessage, remainingExpirySec } from './message.js';
+import { type MqttMessage } from './message.js';
+import { OutboundAliases, publishPacket } from './outbound-publish.js';
 import { encodePacket, PacketReader } from './packet-reader.js';
 import { Permissions } from './permissions.js';
 import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
@@ -44,11 +45,10 @@ export class MqttClient implements SessionOwner {
   /** What the client announced in its v5 CONNECT. */
   clientReceiveMaximum = 65535;
   clientMaxPacketSize = Number.POSITIVE_INFINITY;
-  clientTopicAliasMax = 0;
   problemInfo = true;
   readonly inboundAliases = new Map<number, string>();
   readonly held: Packet[] = [];
-  private readonly outboundAliases = new Map<string, number>();
+  readonly outboundAliases = new OutboundAliases();
   private readonly reader: PacketReader;
   private keepAliveTimer: NodeJS.Timeout | null = null;
   private connectTimer: NodeJS.Timeout | null;
@@ -192,43 +192,14 @@ export class MqttClient implements SessionOwner {
 
   sendPublish(delivery: Delivery | InFlight, dup: boolean): boolean {
     if (this.state === 'closed') return false;
-    const { message } = delivery;
-    const packet: IPublishPacket = {
-      cmd: 'publish',
-      topic: message.topic,
-      payload: message.payload,
-      qos: delivery.qos,
-      retain: delivery.retain,
-      dup,
-    };
-    if ('packetId' in delivery) packet.messageId = delivery.packetId;
-    let newAlias: number | undefined;
-    if (this.version === 5) {
-      const properties: NonNullable<IPublishPacket['properties']> = { ...message.properties };
-      const expiry = remainingExpirySec(message, Date.now());
-      if (expiry !== undefined) properties.messageExpiryInterval = expiry;
-      const ids = delivery.subscriptionIds;
-      if (ids.length > 0)
-        properties.subscriptionIdentifier = ids.length === 1 ? (ids[0] as number) : [...ids];
-      const alias = this.outboundAliases.get(message.topic);
-      if (alias !== undefined) {
-        packet.topic = '';
-        properties.topicAlias = alias;
-      } else if (this.outboundAliases.size < this.clientTopicAliasMax) {
-        newAlias = this.outboundAliases.size + 1;
-        properties.topicAlias = newAlias;
-      }
-      packet.properties = properties;
-    }
-    const bytes = encodePacket(packet, this.version);
+    const topic = delivery.message.topic;
+    const alias = this.version === 5 ? this.outboundAliases.lookup(topic) : undefined;
+    const bytes = encodePacket(publishPacket(delivery, dup, this.version, alias, Date.now()), this.version);
     if (bytes.byteLength > this.clientMaxPacketSize) {
-      this.log.debug(
-        { clientId: this.clientId, topic: message.topic },
-        'publish larger than the client accepts, dropped',
-      );
+      this.log.debug({ clientId: this.clientId, topic }, 'publish larger than the client accepts, dropped');
       return false;
     }
-    if (newAlias !== undefined) this.outboundAliases.set(message.topic, newAlias);
+    if (alias?.isNew === true) this.outboundAliases.remember(topic, alias.alias);
     this.broker.stats.messagesSent++;
     this.broker.stats.bytesSent += bytes.byteLength;
     this.transport.write(bytes);

@@ -4,6 +4,9 @@ import { TokenVerifier } from '#broker/gateway';
 import { type MqttClient } from './mqtt-client.js';
 import { MqttServer } from './mqtt-server.js';
 
+/** Bytes a TCP client may leave unread before it is cut off (the WebSocket side has outboundBufferCap). */
+const TCP_OUTBOUND_CAP = 4 * 1024 * 1024;
+
 /**
  * MQTT over plain TCP (`mqtt.tcpPort`, off by default) for devices without WebSocket: the same
  * broker and session model, credentials only in CONNECT.
@@ -22,6 +25,8 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
     const { tcpPort, tcpHost } = this.mqtt.config.mqtt;
     if (tcpPort === null) return;
     const server = createServer((socket) => this.accept(socket));
+    // The broker-wide connection limit, counted separately from the WebSocket side.
+    server.maxConnections = this.mqtt.config.limits.maxConnections;
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -44,7 +49,16 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
     const client = this.mqtt.open(
       {
         write: (bytes) => {
-          if (!socket.destroyed) socket.write(bytes);
+          if (socket.destroyed) return;
+          if (socket.writableLength + bytes.byteLength > TCP_OUTBOUND_CAP) {
+            this.mqtt.logger.warn(
+              { remoteAddress: socket.remoteAddress },
+              'mqtt tcp client not reading, closed',
+            );
+            socket.destroy();
+            return;
+          }
+          socket.write(bytes);
         },
         end: () => {
           socket.end();

@@ -96,7 +96,7 @@ function accept(client: MqttClient, packet: IConnectPacket, principal: Principal
 
   if (props.receiveMaximum !== undefined) client.clientReceiveMaximum = props.receiveMaximum;
   if (props.maximumPacketSize !== undefined) client.clientMaxPacketSize = props.maximumPacketSize;
-  if (props.topicAliasMaximum !== undefined) client.clientTopicAliasMax = props.topicAliasMaximum;
+  if (props.topicAliasMaximum !== undefined) client.outboundAliases.maximum = props.topicAliasMaximum;
 
   let keepAlive = packet.keepalive ?? 0;
   const connack: IConnackPacket = { cmd: 'connack', sessionPresent };

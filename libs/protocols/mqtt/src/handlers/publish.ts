@@ -94,10 +94,12 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
     const reached = client.broker.publish(message, { principal, bridge: true });
     if (reached === 0 && client.version === 5) reasonCode = RC.noMatchingSubscribers;
   }
-  if (packet.qos === 1) client.write({ cmd: 'puback', messageId: id, reasonCode });
+  const ackProperties =
+    reasonCode === RC.notAuthorized ? { reasonString: 'not authorized to publish here' } : undefined;
+  if (packet.qos === 1) client.write({ cmd: 'puback', messageId: id, reasonCode, properties: ackProperties });
   if (packet.qos === 2) {
     if (reasonCode < 0x80) session.awaitingRelease.add(id);
-    client.write({ cmd: 'pubrec', messageId: id, reasonCode });
+    client.write({ cmd: 'pubrec', messageId: id, reasonCode, properties: ackProperties });
   }
 }
 

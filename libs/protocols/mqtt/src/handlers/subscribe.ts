@@ -10,6 +10,12 @@ import { requirePacketId } from './dispatch.js';
 /** v3 has one failure code for every refused filter. */
 const V3_FAILURE = 0x80;
 
+const REFUSALS: Record<number, string> = {
+  [RC.topicFilterInvalid]: 'invalid topic filter',
+  [RC.notAuthorized]: 'not authorized',
+  [RC.quotaExceeded]: 'too many subscriptions',
+};
+
 /**
  * SUBSCRIBE: one reason code per filter (granted QoS, or why not), then the retained messages the
  * new subscriptions ask for (v5 retain handling), after the SUBACK so clients see them as live.
@@ -19,12 +25,23 @@ export function handleSubscribe(client: MqttClient, packet: ISubscribePacket): v
   const session = client.session as Session;
   const subscriptionId = packet.properties?.subscriptionIdentifier ?? null;
   const granted: number[] = [];
+  const problems: string[] = [];
   const retainedFor: { subscription: Subscription; isNew: boolean }[] = [];
   for (const request of packet.subscriptions) {
     const code = subscribeOne(client, session, request, subscriptionId, retainedFor);
     granted.push(client.version === 5 || code < 0x80 ? code : V3_FAILURE);
+    if (code >= 0x80) problems.push(`${request.topic.slice(0, 64)}: ${REFUSALS[code] ?? 'refused'}`);
   }
-  client.write({ cmd: 'suback', messageId: id, granted });
+  client.write(
+    problems.length > 0 && client.version === 5
+      ? {
+          cmd: 'suback',
+          messageId: id,
+          granted,
+          properties: { reasonString: problems.join('; ').slice(0, 512) },
+        }
+      : { cmd: 'suback', messageId: id, granted },
+  );
 
   const now = Date.now();
   for (const { subscription, isNew } of retainedFor) {
