@@ -138,6 +138,17 @@ describe('mqtt module: bad input gets the protocol answer, others are untouched'
     await expectDisconnect(raw, 0x82, 1002);
   });
 
+  it('subscription identifier 0: v5 DISCONNECT 0x82', async () => {
+    const raw = await RawMqtt.connected(url);
+    raw.send({
+      cmd: 'subscribe',
+      messageId: 1,
+      subscriptions: [{ topic: 'a', qos: 0 }],
+      properties: { subscriptionIdentifier: 0 },
+    });
+    await expectDisconnect(raw, 0x82, 1002);
+  });
+
   it('PUBREL for an unknown packet id: v5 PUBCOMP 0x92, the connection stays', async () => {
     const raw = await RawMqtt.connected(url);
     raw.send({ cmd: 'pubrel', messageId: 4242 });

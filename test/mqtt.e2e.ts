@@ -54,6 +54,12 @@ describe('mqtt module: core publish/subscribe over ws:// with MQTT.js', { timeou
           [`qos/${protocolVersion}/two`, 'q2', 2],
         ],
       );
+      await sub.unsubscribeAsync(`qos/${protocolVersion}/+`);
+      await pub.publishAsync(`qos/${protocolVersion}/one`, 'after', { qos: 1 });
+      await sub.subscribeAsync(`qos/${protocolVersion}/marker`, { qos: 1 });
+      await pub.publishAsync(`qos/${protocolVersion}/marker`, 'marker', { qos: 1 });
+      const after = await inbox.wait(4);
+      assert.equal(after[3]?.payload, 'marker', 'nothing arrived after UNSUBSCRIBE');
       await Promise.all([sub.endAsync(), pub.endAsync()]);
     });
   }

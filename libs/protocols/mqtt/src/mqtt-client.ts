@@ -194,7 +194,17 @@ export class MqttClient implements SessionOwner {
     if (this.state === 'closed') return false;
     const topic = delivery.message.topic;
     const alias = this.version === 5 ? this.outboundAliases.lookup(topic) : undefined;
-    const bytes = encodePacket(publishPacket(delivery, dup, this.version, alias, Date.now()), this.version);
+    let bytes: Buffer;
+    try {
+      bytes = encodePacket(publishPacket(delivery, dup, this.version, alias, Date.now()), this.version);
+    } catch (err) {
+      // A message this client cannot be sent must not fail the publisher or the other subscribers.
+      this.log.warn(
+        { clientId: this.clientId, topic, err: (err as Error).message },
+        'publish not encodable, dropped',
+      );
+      return false;
+    }
     if (bytes.byteLength > this.clientMaxPacketSize) {
       this.log.debug({ clientId: this.clientId, topic }, 'publish larger than the client accepts, dropped');
       return false;

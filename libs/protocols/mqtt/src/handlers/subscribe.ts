@@ -24,6 +24,7 @@ export function handleSubscribe(client: MqttClient, packet: ISubscribePacket): v
   const id = requirePacketId(packet.messageId, 'SUBSCRIBE');
   const session = client.session as Session;
   const subscriptionId = packet.properties?.subscriptionIdentifier ?? null;
+  if (subscriptionId === 0) throw new MqttProtocolError(RC.protocolError, 'subscription identifier 0');
   const granted: number[] = [];
   const problems: string[] = [];
   const retainedFor: { subscription: Subscription; isNew: boolean }[] = [];
