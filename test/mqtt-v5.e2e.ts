@@ -161,6 +161,31 @@ describe('mqtt module: MQTT 5 features with MQTT.js', { timeout: 60_000 }, () =>
     raw.send({ cmd: 'disconnect' });
   });
 
+  it('will properties reach the subscribers with the will', async () => {
+    const watcher = await connect(broker);
+    const inbox = new Inbox(watcher);
+    await watcher.subscribeAsync('willprops/#', { qos: 1 });
+    const dying = await connect(broker, {
+      will: {
+        topic: 'willprops/x',
+        payload: Buffer.from('{"state":"offline"}'),
+        qos: 1,
+        retain: false,
+        properties: {
+          contentType: 'application/json',
+          userProperties: { device: 'd1' },
+          responseTopic: 'willprops/reply',
+        },
+      },
+    });
+    dying.stream.destroy();
+    const [got] = await inbox.wait(1);
+    assert.equal(got?.packet.properties?.contentType, 'application/json');
+    assert.deepEqual({ ...got?.packet.properties?.userProperties }, { device: 'd1' });
+    assert.equal(got?.packet.properties?.responseTopic, 'willprops/reply');
+    await watcher.endAsync();
+  });
+
   it('the will waits for its delay and is cancelled when the client returns', async () => {
     const watcher = await connect(broker);
     const inbox = new Inbox(watcher);

@@ -79,6 +79,8 @@ const mqtt = z
     /** QoS 1/2 messages queued per session beyond the in-flight window; the oldest is dropped past it. */
     maxQueuedMessages: z.number().int().nonnegative().default(1000),
     maxSubscriptionsPerClient: z.number().int().positive().default(256),
+    /** Sessions kept at once, connected or waiting for their client; a new client id past it is refused. */
+    maxSessions: z.number().int().positive().default(100_000),
     maxRetainedMessages: z.number().int().nonnegative().default(100_000),
     topicAliasMaximum: z.number().int().min(0).max(65535).default(32),
     maxKeepAliveSec: z.number().int().min(1).max(65535).default(65535),

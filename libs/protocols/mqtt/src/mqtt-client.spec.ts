@@ -15,6 +15,7 @@ const config: MqttConfig = {
   receiveMaximum: 4,
   maxQueuedMessages: 10,
   maxSubscriptionsPerClient: 4,
+  maxSessions: 3,
   maxRetainedMessages: 100,
   topicAliasMaximum: 8,
   maxKeepAliveSec: 60,
@@ -234,6 +235,17 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     await peer.connect('why');
     peer.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'a/#/b', qos: 0 }] });
     assert.match(peer.take('suback').properties?.reasonString ?? '', /a\/#\/b: invalid topic filter/);
+  });
+
+  it('past maxSessions a new client id is refused (0x97), a known one still connects', async () => {
+    const broker = new MqttBroker(config);
+    for (const id of ['s1', 's2', 's3']) {
+      await new Peer(broker).connect(id, { clean: false, properties: { sessionExpiryInterval: 60 } });
+    }
+    const refused = (await new Peer(broker).connect('s4')) as mqttPacket.IConnackPacket;
+    assert.equal(refused.reasonCode, 0x97);
+    const known = (await new Peer(broker).connect('s2', { clean: false })) as mqttPacket.IConnackPacket;
+    assert.deepEqual([known.reasonCode, known.sessionPresent], [0, true]);
   });
 
   it('v3.1.1: an empty client id needs clean session', async () => {

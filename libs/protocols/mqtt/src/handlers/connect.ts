@@ -69,6 +69,9 @@ function accept(client: MqttClient, packet: IConnectPacket, principal: Principal
   const clean = packet.clean ?? true;
   const assigned = packet.clientId.length === 0 ? `auto-${randomUUID()}` : null;
   const clientId = assigned ?? packet.clientId;
+  if (!broker.sessions.has(clientId) && broker.sessions.size >= config.maxSessions) {
+    return refuse(client, RC.quotaExceeded, 'too many sessions');
+  }
   client.clientId = clientId;
   client.principal = principal;
   client.permissions = Permissions.of(principal);
@@ -124,7 +127,10 @@ function accept(client: MqttClient, packet: IConnectPacket, principal: Principal
   client.state = 'connected';
   client.write(connack);
   client.started(keepAlive);
-  client.log.debug({ clientId, version: client.version, sessionPresent }, 'mqtt client connected');
+  client.log.debug(
+    { clientId, version: client.version, transport: client.context.transport, sessionPresent },
+    'mqtt client connected',
+  );
   broker.resume(session);
 
   const held = client.held.splice(0);
