@@ -20,4 +20,10 @@ export interface ClientContext {
 }
 
 /** WebSocket close codes the broker uses when it ends an MQTT connection. */
-export const CLOSE = { normal: 1000, protocolError: 1002, policy: 1008, tooBig: 1009 } as const;
+export const CLOSE = {
+  normal: 1000,
+  protocolError: 1002,
+  policy: 1008,
+  tooBig: 1009,
+  internalError: 1011,
+} as const;

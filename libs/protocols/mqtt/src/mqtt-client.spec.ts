@@ -23,7 +23,7 @@ const config: MqttConfig = {
   sysIntervalSec: 0,
 };
 
-const quiet: MqttLogger = { info() {}, warn() {}, debug() {} };
+const quiet: MqttLogger = { info() {}, warn() {}, debug() {}, error() {} };
 
 /** One client driven by bytes, with everything the broker writes to it decoded back into packets. */
 class Peer {
@@ -193,7 +193,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     assert.equal(broker.sessions.has('dying'), false);
   });
 
-  it('DISCONNECT 0x04 publishes the will, a plain DISCONNECT does not', async () => {
+  it('DISCONNECT 0x04 or an error code publishes the will, a normal DISCONNECT does not', async () => {
     const broker = new MqttBroker(config);
     const watcher = new Peer(broker);
     await watcher.connect('watcher');
@@ -207,9 +207,12 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     const asked = new Peer(broker);
     await asked.connect('asked', will('w/asked'));
     asked.send({ cmd: 'disconnect', reasonCode: 0x04 });
+    const failing = new Peer(broker);
+    await failing.connect('failing', will('w/failing'));
+    failing.send({ cmd: 'disconnect', reasonCode: 0x80 });
     assert.deepEqual(
       watcher.publishes().map((p) => p.topic),
-      ['w/asked'],
+      ['w/asked', 'w/failing'],
     );
   });
 

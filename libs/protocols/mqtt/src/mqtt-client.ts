@@ -16,6 +16,7 @@ export interface MqttLogger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   debug(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
 }
 
 /** A will from CONNECT, kept until the connection ends. */

@@ -74,7 +74,15 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
       },
     );
     this.clients.set(socket, client);
-    socket.on('data', (data) => client.receive(data));
+    socket.on('data', (data) => {
+      try {
+        client.receive(data);
+      } catch (err) {
+        // The WebSocket side gets this from the gateway (close 1011): one client's failure never ends the process.
+        this.mqtt.logger.error({ err: (err as Error).message }, 'mqtt tcp client failed, closed');
+        socket.destroy();
+      }
+    });
     socket.on('error', () => socket.destroy());
     socket.once('close', () => {
       this.clients.delete(socket);

@@ -36,7 +36,7 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
     return refuse(client, RC.clientIdNotValid, 'MQTT 3.1 client ids are at most 23 characters');
   }
   if (props.authenticationMethod !== undefined) {
-    return refuse(client, 0x8c, 'enhanced authentication is not supported');
+    return refuse(client, RC.badAuthenticationMethod, 'enhanced authentication is not supported');
   }
   let will;
   try {
@@ -47,19 +47,19 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
   }
 
   client.state = 'authenticating';
-  authenticate(packet, client.context, client.passwords).then(
-    (outcome) => {
+  authenticate(packet, client.context, client.passwords)
+    .then((outcome) => {
       if (client.state !== 'authenticating') return;
       if (!outcome.ok) return refuse(client, outcome.reasonCode, 'authentication failed');
       client.will = will;
       accept(client, packet, outcome.principal);
-    },
-    (err: Error) => {
-      client.log.warn({ err: err.message }, 'mqtt authentication failed unexpectedly');
-      if (client.state === 'authenticating')
-        refuse(client, RC.serverUnavailable, 'authentication unavailable');
-    },
-  );
+    })
+    .catch((err: Error) => {
+      // Only a bug lands here; it ends this connection, never the process (no unhandled rejection).
+      client.log.error({ err: err.message }, 'mqtt connect failed');
+      if (client.state === 'authenticating') refuse(client, RC.serverUnavailable, 'server error');
+      else client.close(CLOSE.internalError, 'internal error', false);
+    });
 }
 
 function accept(client: MqttClient, packet: IConnectPacket, principal: Principal | null): void {

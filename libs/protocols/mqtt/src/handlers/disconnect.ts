@@ -3,7 +3,7 @@ import { CLOSE } from '../client-context.js';
 import { type MqttClient } from '../mqtt-client.js';
 import { MqttProtocolError, RC } from '../reason-codes.js';
 
-/** A clean goodbye: no will unless v5 asked for it (0x04); v5 may change the session expiry here. */
+/** The client's goodbye: v5 may change the session expiry here and keep its will. */
 export function handleDisconnect(client: MqttClient, packet: IDisconnectPacket): void {
   const session = client.session;
   const expiry = packet.properties?.sessionExpiryInterval;
@@ -17,5 +17,6 @@ export function handleDisconnect(client: MqttClient, packet: IDisconnectPacket):
     }
     session.expirySec = Math.min(expiry, client.broker.config.maxSessionExpirySec);
   }
-  client.close(CLOSE.normal, 'client disconnected', packet.reasonCode === RC.disconnectWithWill);
+  // Only a normal disconnection (0x00) discards the will (v5 3.1.2.5): 0x04 and client errors keep it.
+  client.close(CLOSE.normal, 'client disconnected', (packet.reasonCode ?? RC.success) !== RC.success);
 }
