@@ -120,6 +120,28 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     );
   });
 
+  it('on resume, an unfinished QoS 2 delivery continues where it stopped: PUBREL again, not PUBLISH', async () => {
+    const broker = new MqttBroker(config);
+    const persistent = { clean: false, properties: { sessionExpiryInterval: 60 } };
+    const sub = new Peer(broker);
+    await sub.connect('sub', persistent);
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q2', qos: 2 }] });
+    const pub = new Peer(broker);
+    await pub.connect('pub');
+    pub.send(publish('q2', 'x', 2, 1));
+    const [delivered] = sub.publishes();
+    const id = delivered?.messageId as number;
+    sub.send({ cmd: 'pubrec', messageId: id });
+    assert.equal(sub.take('pubrel').messageId, id);
+    sub.client.transportClosed();
+    const back = new Peer(broker);
+    await back.connect('sub', persistent);
+    assert.equal(back.publishes().length, 0);
+    assert.equal(back.take('pubrel').messageId, id);
+    back.send({ cmd: 'pubcomp', messageId: id });
+    assert.equal(broker.sessions.get('sub')?.inflight.size, 0);
+  });
+
   it('a client over the broker receive maximum (unreleased QoS 2) gets DISCONNECT 0x93', async () => {
     const broker = new MqttBroker(config);
     const pub = new Peer(broker);

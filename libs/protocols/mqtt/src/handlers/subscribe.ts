@@ -1,4 +1,4 @@
-import { type ISubscribePacket, type ISubscription, type QoS } from 'mqtt-packet';
+import { type ISubscribePacket, type ISubscription } from 'mqtt-packet';
 import { deliveryFor } from '../broker.js';
 import { type MqttClient } from '../mqtt-client.js';
 import { MqttProtocolError, RC } from '../reason-codes.js';
@@ -95,5 +95,5 @@ function subscribeOne(
   client.broker.subscribe(session, subscription);
   // Shared subscriptions never get retained messages (v5 4.8.2).
   if (parsed.group === null) retainedFor.push({ subscription, isNew });
-  return request.qos satisfies QoS;
+  return request.qos;
 }
