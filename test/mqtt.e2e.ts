@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { type TestBroker } from './support/test-broker.js';
 import { connect, Inbox, startMqttBroker } from './support/mqtt-helpers.js';
+import mqttPacket from 'mqtt-packet';
+import { RawMqtt } from './support/raw-mqtt.js';
 import { refusedStatus } from './support/ws-helpers.js';
 
 describe('mqtt module: core publish/subscribe over ws:// with MQTT.js', { timeout: 60_000 }, () => {
@@ -16,6 +18,31 @@ describe('mqtt module: core publish/subscribe over ws:// with MQTT.js', { timeou
   it('refuses a handshake that does not offer mqtt (400)', async () => {
     const ws = new WebSocket(`${broker.url}/mqtt`, 'chat.v1');
     assert.equal(await refusedStatus(ws), 400);
+  });
+
+  it('reads several packets from one frame and one packet from several frames', async () => {
+    const raw = await RawMqtt.open(`${broker.url}/mqtt`, 5);
+    const encode = (packet: mqttPacket.Packet): Buffer => mqttPacket.generate(packet, { protocolVersion: 5 });
+    raw.sendBytes(
+      Buffer.concat([
+        encode({ cmd: 'connect', protocolVersion: 5, clientId: 'framing', clean: true, keepalive: 0 }),
+        encode({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'framing', qos: 0 }] }),
+      ]),
+    );
+    await raw.next('connack');
+    await raw.next('suback');
+    const publish = encode({
+      cmd: 'publish',
+      topic: 'framing',
+      payload: Buffer.from('split'),
+      qos: 0,
+      retain: false,
+      dup: false,
+    });
+    raw.sendBytes(publish.subarray(0, 3));
+    raw.sendBytes(publish.subarray(3));
+    assert.equal(String((await raw.next('publish')).payload), 'split');
+    raw.send({ cmd: 'disconnect' });
   });
 
   it('v3.1 (MQIsdp) over the mqttv3.1 subprotocol shares the broker with 3.1.1 and 5 clients', async () => {
