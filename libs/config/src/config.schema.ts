@@ -76,12 +76,22 @@ const mqtt = z
     maxInflight: z.number().int().min(1).max(65535).default(32),
     /** Unacknowledged QoS 2 messages a client may have in flight towards the broker (v5 receive maximum). */
     receiveMaximum: z.number().int().min(1).max(65535).default(32),
-    /** QoS 1/2 messages queued per session beyond the in-flight window; the oldest is dropped past it. */
+    /** QoS 1/2 messages (and their bytes) queued per session beyond the in-flight window; the oldest are dropped past either. */
     maxQueuedMessages: z.number().int().nonnegative().default(1000),
+    maxQueuedBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(16 * 1024 * 1024),
     maxSubscriptionsPerClient: z.number().int().positive().default(256),
     /** Sessions kept at once, connected or waiting for their client; a new client id past it is refused. */
     maxSessions: z.number().int().positive().default(100_000),
     maxRetainedMessages: z.number().int().nonnegative().default(100_000),
+    maxRetainedBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(256 * 1024 * 1024),
     topicAliasMaximum: z.number().int().min(0).max(65535).default(32),
     maxKeepAliveSec: z.number().int().min(1).max(65535).default(65535),
     /** Upper bound for v5 session expiry, and the expiry of v3 persistent sessions. */

@@ -2,7 +2,7 @@ import { type MqttConfig } from '#broker/config';
 import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
 import { RetainedStore } from './retained-store.js';
-import { type Delivery, Session } from './session.js';
+import { type Delivery, Session, type SessionOwner } from './session.js';
 import { type Subscription } from './subscription.js';
 import { SubscriptionStore } from './subscription-store.js';
 
@@ -26,7 +26,7 @@ export class MqttBroker {
   hooks: BrokerHooks = {};
 
   constructor(readonly config: MqttConfig) {
-    this.retained = new RetainedStore(config.maxRetainedMessages);
+    this.retained = new RetainedStore(config.maxRetainedMessages, config.maxRetainedBytes);
   }
 
   get connectedCount(): number {
@@ -69,24 +69,23 @@ export class MqttBroker {
 
   /**
    * Sends now when the client is connected and has room in its window, else queues QoS 1/2 within
-   * `maxQueuedMessages`, dropping the oldest queued message when full. QoS 0 is never queued.
+   * `maxQueuedMessages` and `maxQueuedBytes`, dropping the oldest queued messages to make room.
+   * QoS 0 is never queued.
    */
   deliver(session: Session, delivery: Delivery): void {
+    const owner = session.owner;
     if (delivery.qos === 0) {
-      if (session.owner !== null && session.owner.sendPublish(delivery, false)) this.stats.publishSent++;
+      if (owner !== null && owner.sendPublish(delivery, false)) this.stats.publishSent++;
       return;
     }
-    if (this.config.maxQueuedMessages === 0 && session.inflight.size >= (session.owner?.sendWindow ?? 0)) {
-      this.stats.publishDropped++;
-      this.hooks.dropped?.('offline queue disabled', session.clientId, delivery.message.topic);
-      return;
+    if (owner !== null && session.queue.length === 0 && session.inflight.size < owner.sendWindow) {
+      return this.launch(session, owner, delivery);
     }
-    if (session.queue.length >= this.config.maxQueuedMessages && this.config.maxQueuedMessages > 0) {
-      const oldest = session.queue.shift() as Delivery;
+    const { maxQueuedMessages, maxQueuedBytes } = this.config;
+    for (const dropped of session.queue.push(delivery, maxQueuedMessages, maxQueuedBytes)) {
       this.stats.publishDropped++;
-      this.hooks.dropped?.('queue full, oldest dropped', session.clientId, oldest.message.topic);
+      this.hooks.dropped?.('session queue full', session.clientId, dropped.message.topic);
     }
-    session.queue.push(delivery);
     this.pump(session);
   }
 
@@ -97,18 +96,17 @@ export class MqttBroker {
     const now = Date.now();
     while (session.queue.length > 0 && session.inflight.size < owner.sendWindow) {
       const delivery = session.queue.shift() as Delivery;
-      if (isExpired(delivery.message, now)) continue;
-      const packetId = session.nextPacketId();
-      if (packetId === undefined) {
-        session.queue.unshift(delivery);
-        return;
-      }
-      const inflight = { ...delivery, packetId, state: 'publish' as const };
-      session.inflight.set(packetId, inflight);
-      // A publish too large for the client is discarded as if delivered (v5 3.1.2.11.4).
-      if (owner.sendPublish(inflight, false)) this.stats.publishSent++;
-      else session.inflight.delete(packetId);
+      if (!isExpired(delivery.message, now)) this.launch(session, owner, delivery);
     }
+  }
+
+  private launch(session: Session, owner: SessionOwner, delivery: Delivery): void {
+    const packetId = session.nextPacketId();
+    const inflight = { ...delivery, packetId, state: 'publish' as const };
+    session.inflight.set(packetId, inflight);
+    // A publish too large for the client is discarded as if delivered (v5 3.1.2.11.4).
+    if (owner.sendPublish(inflight, false)) this.stats.publishSent++;
+    else session.inflight.delete(packetId);
   }
 
   /** Resends what was in flight when the client went away (DUP set), then the queue (4.4). */
@@ -144,6 +142,7 @@ export class MqttBroker {
       this.subscriptions.remove(session.clientId, subscription);
     }
     session.subscriptions.clear();
+    session.queue.clear();
     if (this.sessions.get(session.clientId) === session) this.sessions.delete(session.clientId);
   }
 }

@@ -1,4 +1,5 @@
 import { type QoS } from 'mqtt-packet';
+import { DeliveryQueue } from './delivery-queue.js';
 import { type MqttMessage } from './message.js';
 import { type Subscription } from './subscription.js';
 
@@ -36,7 +37,7 @@ export interface SessionOwner {
 export class Session {
   readonly subscriptions = new Map<string, Subscription>();
   readonly inflight = new Map<number, InFlight>();
-  readonly queue: Delivery[] = [];
+  readonly queue = new DeliveryQueue();
   /** QoS 2 packet ids received and not yet released (PUBREL), so a resent PUBLISH is not routed twice. */
   readonly awaitingRelease = new Set<number>();
   owner: SessionOwner | null = null;
@@ -50,13 +51,14 @@ export class Session {
 
   constructor(readonly clientId: string) {}
 
-  /** The next packet id not in flight; undefined when all 65535 are (bounded by the send window first). */
-  nextPacketId(): number | undefined {
-    for (let tries = 0; tries < 65535; tries++) {
-      this.lastPacketId = (this.lastPacketId % 65535) + 1;
-      if (!this.inflight.has(this.lastPacketId)) return this.lastPacketId;
-    }
-    return undefined;
+  /**
+   * The next packet id not in flight. Callers keep fewer than 65535 deliveries in flight (the send
+   * window is at most that), so one is always free.
+   */
+  nextPacketId(): number {
+    do this.lastPacketId = (this.lastPacketId % 65535) + 1;
+    while (this.inflight.has(this.lastPacketId));
+    return this.lastPacketId;
   }
 
   clearTimers(): void {
