@@ -1,8 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Global, Module } from '@nestjs/common';
 import { SignJWT } from 'jose';
-import { type TestBroker, JWT_SECRET } from './support/test-broker.js';
-import { connect, Inbox, startMqttBroker } from './support/mqtt-helpers.js';
+import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
+import { type Principal } from '#broker/handshake';
+import { MqttModule } from '#broker/protocols/mqtt';
+import { startTestBroker, type TestBroker, JWT_SECRET } from './support/test-broker.js';
+import { connect, Inbox, MQTT_ENDPOINT, startMqttBroker } from './support/mqtt-helpers.js';
 import { RawMqtt } from './support/raw-mqtt.js';
 import { signToken } from './support/tokens.js';
 
@@ -14,6 +18,49 @@ function scopedToken(sub: string, scope: string): Promise<string> {
     .setExpirationTime('5m')
     .sign(new TextEncoder().encode(JWT_SECRET));
 }
+
+/** Stands in for the store module, which provides PASSWORD_CHECK globally the same way. */
+const devicePasswords: PasswordCheck = {
+  verifyPassword(username: string, password: Uint8Array): Promise<Principal | null> {
+    const ok = username === 'device-7' && Buffer.from(password).toString() === 's3cret-pass';
+    return Promise.resolve(
+      ok
+        ? { subject: 'device-7', claims: { scopes: ['mqtt:publish:devices/7/#'] }, carrier: 'first-message' }
+        : null,
+    );
+  },
+};
+
+@Global()
+@Module({ providers: [{ provide: PASSWORD_CHECK, useValue: devicePasswords }], exports: [PASSWORD_CHECK] })
+class PasswordStoreModule {}
+
+describe('mqtt module: username/password through PASSWORD_CHECK', { timeout: 60_000 }, () => {
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await startTestBroker(
+      {
+        mqtt: { sysIntervalSec: 0 },
+        endpoints: [{ ...MQTT_ENDPOINT, auth: { mode: 'required', carriers: ['query'] } }],
+      },
+      [PasswordStoreModule, MqttModule],
+    );
+  });
+  after(() => broker.close());
+
+  it('a stored credential connects with its scopes; a wrong password gets 0x86 and is not logged', async () => {
+    const device = await connect(broker, { username: 'device-7', password: 's3cret-pass' });
+    await device.publishAsync('devices/7/temp', '20', { qos: 1 });
+    await assert.rejects(device.publishAsync('devices/8/temp', '20', { qos: 1 }), { code: 0x87 });
+    await device.endAsync();
+    await assert.rejects(
+      connect(broker, { username: 'device-7', password: 'wrong-pass' }),
+      /Bad User Name or Password/i,
+    );
+    assert.doesNotMatch(broker.logText(), /s3cret-pass|wrong-pass/);
+  });
+});
 
 describe('mqtt module: authentication and scopes', { timeout: 60_000 }, () => {
   let broker: TestBroker;
