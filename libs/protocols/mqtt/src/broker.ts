@@ -58,10 +58,13 @@ export class MqttBroker {
       else list.push(subscription);
     }
     let delivered = 0;
+    const encodings = new Map<string, Buffer>();
     for (const [clientId, subs] of byClient) {
       const session = this.sessions.get(clientId);
       if (session === undefined) continue;
-      this.deliver(session, deliveryFor(message, subs, false));
+      const delivery = deliveryFor(message, subs, false);
+      // Only QoS 0 shares encodings: a queued QoS 1/2 delivery must not keep them alive.
+      this.deliver(session, delivery.qos === 0 ? { ...delivery, encodings } : delivery);
       delivered++;
     }
     return delivered;

@@ -5,7 +5,7 @@ import { type MqttBroker } from './broker.js';
 import { CLOSE, type ClientContext, type MqttTransport } from './client-context.js';
 import { dispatch } from './handlers/dispatch.js';
 import { type MqttMessage } from './message.js';
-import { OutboundAliases, publishPacket } from './outbound-publish.js';
+import { encodePublish, OutboundAliases } from './outbound-publish.js';
 import { encodePacket, PacketReader } from './packet-reader.js';
 import { Permissions } from './permissions.js';
 import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
@@ -197,7 +197,7 @@ export class MqttClient implements SessionOwner {
     const alias = this.version === 5 ? this.outboundAliases.lookup(topic) : undefined;
     let bytes: Buffer;
     try {
-      bytes = encodePacket(publishPacket(delivery, dup, this.version, alias, Date.now()), this.version);
+      bytes = encodePublish(delivery, dup, this.version, alias, Date.now());
     } catch (err) {
       // A message this client cannot be sent must not fail the publisher or the other subscribers.
       this.log.warn(

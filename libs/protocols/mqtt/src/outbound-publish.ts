@@ -1,5 +1,6 @@
 import { type IPublishPacket } from 'mqtt-packet';
 import { remainingExpirySec } from './message.js';
+import { encodePacket } from './packet-reader.js';
 import { type Delivery, type InFlight } from './session.js';
 
 /**
@@ -54,4 +55,29 @@ export function publishPacket(
   }
   packet.properties = properties;
   return packet;
+}
+
+/** The PUBLISH bytes; identical QoS 0 sends of one routed message reuse one encoding. */
+export function encodePublish(
+  delivery: Delivery | InFlight,
+  dup: boolean,
+  version: number,
+  alias: { alias: number; isNew: boolean } | undefined,
+  now: number,
+): Buffer {
+  const { encodings } = delivery;
+  const identical =
+    encodings !== undefined &&
+    delivery.qos === 0 &&
+    alias === undefined &&
+    delivery.subscriptionIds.length === 0 &&
+    delivery.message.expiresAt === null;
+  if (!identical) return encodePacket(publishPacket(delivery, dup, version, alias, now), version);
+  const key = `${version}:${delivery.retain}`;
+  let bytes = encodings.get(key);
+  if (bytes === undefined) {
+    bytes = encodePacket(publishPacket(delivery, dup, version, alias, now), version);
+    encodings.set(key, bytes);
+  }
+  return bytes;
 }

@@ -9,6 +9,11 @@ export interface Delivery {
   readonly qos: QoS;
   readonly retain: boolean;
   readonly subscriptionIds: readonly number[];
+  /**
+   * Encodings shared by the deliveries of one routed message, so a fan-out encodes an identical
+   * QoS 0 PUBLISH once per protocol version instead of once per subscriber.
+   */
+  readonly encodings?: Map<string, Buffer>;
 }
 
 /** A QoS 1/2 delivery holding a packet id until the client completes it. */
