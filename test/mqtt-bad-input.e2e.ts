@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type MqttClient } from 'mqtt';
+import mqttPacket from 'mqtt-packet';
 import WebSocket from 'ws';
 import { type TestBroker } from './support/test-broker.js';
 import { connect, Inbox, startMqttBroker } from './support/mqtt-helpers.js';
@@ -202,6 +203,65 @@ describe('mqtt module: bad input gets the protocol answer, others are untouched'
   it('no CONNECT after the WebSocket opens: closed after the connect timeout', async () => {
     const raw = await RawMqtt.open(url, 5);
     assert.equal((await raw.closed()).code, 1008);
+  });
+
+  it('fuzz: mutated and random packets never fail the module (no 1011) or the process', async () => {
+    // A fixed-seed generator, so a failure replays the same bytes.
+    let seed = 0x2545f491;
+    // mulberry32: an LCG's low bits would repeat with a tiny period.
+    const random = (n: number): number => {
+      seed = (seed + 0x6d2b79f5) >>> 0;
+      let t = seed;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) % n;
+    };
+    const valid = [
+      mqttPacket.generate(
+        {
+          cmd: 'subscribe',
+          messageId: 3,
+          subscriptions: [{ topic: 'f/+', qos: 2, nl: true, rh: 1 }],
+          properties: { subscriptionIdentifier: 4 },
+        },
+        { protocolVersion: 5 },
+      ),
+      mqttPacket.generate(
+        {
+          cmd: 'publish',
+          topic: 'f/x',
+          payload: Buffer.from('p'),
+          qos: 2,
+          messageId: 5,
+          retain: true,
+          dup: false,
+          properties: { topicAlias: 2, contentType: 'c' },
+        },
+        { protocolVersion: 5 },
+      ),
+      mqttPacket.generate(
+        { cmd: 'unsubscribe', messageId: 6, unsubscriptions: ['f/+'] },
+        { protocolVersion: 5 },
+      ),
+      mqttPacket.generate({ cmd: 'pubrel', messageId: 5 }, { protocolVersion: 5 }),
+    ];
+    for (let round = 0; round < 60; round++) {
+      const raw = await RawMqtt.connected(url, { clientId: `fuzz-${round % 7}` });
+      for (let i = 0; i < 6; i++) {
+        const kind = random(4);
+        if (kind === 0) {
+          raw.sendBytes(Array.from({ length: 1 + random(24) }, () => random(256)));
+          continue;
+        }
+        const bytes = Buffer.from(valid[random(valid.length)] as Buffer);
+        // Half the packets go out intact, so the session gets deep enough for later mutations to matter.
+        if (kind === 1) bytes[random(bytes.length)] = random(256);
+        raw.sendBytes(bytes);
+      }
+      raw.ws.close();
+      await raw.closed();
+    }
+    assert.doesNotMatch(broker.logText(), /module failed/);
   });
 
   it('silence past 1.5 times the keep-alive: v5 DISCONNECT 0x8D', async () => {
