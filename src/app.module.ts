@@ -4,6 +4,7 @@ import { BusModule } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
 import { GatewayModule } from '#broker/gateway';
 import { GraphqlModule } from '#broker/protocols/graphql';
+import { MqttModule } from '#broker/protocols/mqtt';
 import { Ocpp16Module } from '#broker/protocols/ocpp16';
 import { WampModule } from '#broker/protocols/wamp';
 import { StoreModule } from '#broker/store';
@@ -24,6 +25,7 @@ export class AppModule {
         AdminModule.forRoot(),
         BusModule,
         ChatModule,
+        MqttModule,
         GraphqlModule.forRoot(),
         WampModule,
         Ocpp16Module,

@@ -7,6 +7,11 @@ export const DEFAULT_CONFIG = {
       defaultModule: 'chat.v1',
     },
     {
+      path: '/mqtt',
+      subprotocols: ['mqtt', 'mqttv3.1'],
+      defaultModule: 'mqtt',
+    },
+    {
       path: '/graphql',
       subprotocols: ['graphql-transport-ws', 'graphql-ws'],
       // A client offering both gets the current protocol, whatever its order.

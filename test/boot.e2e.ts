@@ -84,10 +84,10 @@ describe('boot', () => {
   });
 
   it('an endpoint naming an unknown module stops the boot', async () => {
-    const path = configFile('endpoints: [{path: /m, subprotocols: [mqtt]}]\n');
+    const path = configFile('endpoints: [{path: /m, subprotocols: [no-such-module.v1]}]\n');
     const { code, output } = await runBroker({ CONFIG: path });
     assert.notEqual(code, 0);
-    assert.match(output, /endpoints\.0\.subprotocols: no module is registered for 'mqtt'/);
+    assert.match(output, /endpoints\.0\.subprotocols: no module is registered for 'no-such-module\.v1'/);
   });
 
   it('two modules with one name stop the boot', async () => {

@@ -105,6 +105,55 @@ const ocpp = z
     });
   });
 
+const mqtt = z
+  .object({
+    /** MQTT over plain TCP for devices without WebSocket: null is off, 0 an ephemeral port. */
+    tcpPort: z.number().int().min(0).max(65535).nullable().default(null),
+    tcpHost: z.string().default('0.0.0.0'),
+    /** TCP has no handshake: when true, CONNECT must carry a credential. */
+    tcpAuthRequired: z.boolean().default(false),
+    connectTimeoutMs: z.number().int().positive().default(10_000),
+    maxPacketSize: z
+      .number()
+      .int()
+      .min(1024)
+      .max(268_435_455)
+      .default(1024 * 1024),
+    /** QoS 1/2 messages in flight towards a client (v3, or v5 clients announcing more). */
+    maxInflight: z.number().int().min(1).max(65535).default(32),
+    /** Unacknowledged QoS 2 messages a client may have in flight towards the broker (v5 receive maximum). */
+    receiveMaximum: z.number().int().min(1).max(65535).default(32),
+    /** QoS 1/2 messages (and their bytes) queued per session beyond the in-flight window; the oldest are dropped past either. */
+    maxQueuedMessages: z.number().int().nonnegative().default(1000),
+    maxQueuedBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(16 * 1024 * 1024),
+    maxSubscriptionsPerClient: z.number().int().positive().default(256),
+    /** Sessions kept at once, connected or waiting for their client; a new client id past it is refused. */
+    maxSessions: z.number().int().positive().default(100_000),
+    maxRetainedMessages: z.number().int().nonnegative().default(100_000),
+    maxRetainedBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(256 * 1024 * 1024),
+    topicAliasMaximum: z.number().int().min(0).max(65535).default(32),
+    maxKeepAliveSec: z.number().int().min(1).max(65535).default(65535),
+    /** Upper bound for v5 session expiry, and the expiry of v3 persistent sessions. */
+    maxSessionExpirySec: z
+      .number()
+      .int()
+      .nonnegative()
+      // Session timers are Node timers, which hold at most 2^31 - 1 ms (24.8 days).
+      .max(2_000_000)
+      .default(7 * 24 * 3600),
+    /** $SYS/broker/... statistics period; 0 is off. */
+    sysIntervalSec: z.number().int().nonnegative().default(10),
+  })
+  .strict();
+
 export const brokerConfigSchema = z
   .object({
     host: z.string().default('0.0.0.0'),
@@ -168,6 +217,7 @@ export const brokerConfigSchema = z
       .strict()
       .default({ tokens: [], maxBodyBytes: 64 * 1024 }),
     ocpp: ocpp.default(ocpp.parse({})),
+    mqtt: mqtt.default(mqtt.parse({})),
     endpoints: z.array(endpoint).min(1),
     wamp: wampConfigSchema.default(wampConfigSchema.parse({})),
   })
@@ -177,6 +227,7 @@ export type BrokerConfig = z.infer<typeof brokerConfigSchema>;
 export type EndpointConfig = BrokerConfig['endpoints'][number];
 export type AuthPolicyConfig = EndpointConfig['auth'];
 export type AuthCarrier = z.infer<typeof carrier>;
+export type MqttConfig = BrokerConfig['mqtt'];
 export type JwtConfig = NonNullable<BrokerConfig['jwt']>;
 export type StoreConfig = BrokerConfig['store'];
 export type AdminConfig = BrokerConfig['admin'];

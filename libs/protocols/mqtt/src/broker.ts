@@ -1,0 +1,168 @@
+import { type MqttConfig } from '#broker/config';
+import { BrokerStats } from './broker-stats.js';
+import { isExpired, type MqttMessage } from './message.js';
+import { RetainedStore } from './retained-store.js';
+import { type Delivery, Session, type SessionOwner } from './session.js';
+import { type Subscription } from './subscription.js';
+import { SubscriptionStore } from './subscription-store.js';
+
+export interface BrokerHooks {
+  /** Every message a client (or a will) published, for the bus bridge. */
+  published?(message: MqttMessage, principal: string | null): void;
+  /** A message was dropped (full queue, full retained store): for the log. */
+  dropped?(why: string, clientId: string | null, topic: string): void;
+}
+
+/**
+ * The broker state shared by every connection, WebSocket or TCP: sessions by client id, the
+ * subscription trie, retained messages and statistics. Sans-IO: connections plug in through
+ * Session.owner, and nothing here touches a socket.
+ */
+export class MqttBroker {
+  readonly sessions = new Map<string, Session>();
+  readonly subscriptions = new SubscriptionStore();
+  readonly retained: RetainedStore;
+  readonly stats = new BrokerStats();
+  hooks: BrokerHooks = {};
+
+  constructor(readonly config: MqttConfig) {
+    this.retained = new RetainedStore(config.maxRetainedMessages, config.maxRetainedBytes);
+  }
+
+  get connectedCount(): number {
+    let count = 0;
+    for (const session of this.sessions.values()) if (session.owner !== null) count++;
+    return count;
+  }
+
+  /** Routes a message to every matching subscriber; returns how many sessions got it. */
+  publish(message: MqttMessage, publisher: { principal: string | null; bridge: boolean }): number {
+    this.stats.publishReceived++;
+    if (message.retain && !this.retained.store(message)) {
+      this.hooks.dropped?.('retained store full', message.publisherId, message.topic);
+    }
+    if (publisher.bridge) this.hooks.published?.(message, publisher.principal);
+    return this.route(message);
+  }
+
+  route(message: MqttMessage): number {
+    const matches = this.subscriptions.match(
+      message.topic,
+      (id) => (this.sessions.get(id)?.owner ?? null) !== null,
+    );
+    const byClient = new Map<string, Subscription[]>();
+    for (const { clientId, subscription } of matches) {
+      if (subscription.noLocal && clientId === message.publisherId) continue;
+      const list = byClient.get(clientId);
+      if (list === undefined) byClient.set(clientId, [subscription]);
+      else list.push(subscription);
+    }
+    let delivered = 0;
+    const encodings = new Map<string, Buffer>();
+    for (const [clientId, subs] of byClient) {
+      const session = this.sessions.get(clientId);
+      if (session === undefined) continue;
+      const delivery = deliveryFor(message, subs, false);
+      // Only QoS 0 shares encodings: a queued QoS 1/2 delivery must not keep them alive.
+      this.deliver(session, delivery.qos === 0 ? { ...delivery, encodings } : delivery);
+      delivered++;
+    }
+    return delivered;
+  }
+
+  /**
+   * Sends now when the client is connected and has room in its window, else queues QoS 1/2 within
+   * `maxQueuedMessages` and `maxQueuedBytes`, dropping the oldest queued messages to make room.
+   * QoS 0 is never queued.
+   */
+  deliver(session: Session, delivery: Delivery): void {
+    const owner = session.owner;
+    if (delivery.qos === 0) {
+      if (owner !== null && owner.sendPublish(delivery, false)) this.stats.publishSent++;
+      return;
+    }
+    if (owner !== null && session.queue.length === 0 && session.inflight.size < owner.sendWindow) {
+      return this.launch(session, owner, delivery);
+    }
+    const { maxQueuedMessages, maxQueuedBytes } = this.config;
+    for (const dropped of session.queue.push(delivery, maxQueuedMessages, maxQueuedBytes)) {
+      this.stats.publishDropped++;
+      this.hooks.dropped?.('session queue full', session.clientId, dropped.message.topic);
+    }
+    this.pump(session);
+  }
+
+  /** Moves queued deliveries into flight while the client has room. */
+  pump(session: Session): void {
+    const owner = session.owner;
+    if (owner === null) return;
+    const now = Date.now();
+    while (session.queue.length > 0 && session.inflight.size < owner.sendWindow) {
+      const delivery = session.queue.shift() as Delivery;
+      if (!isExpired(delivery.message, now)) this.launch(session, owner, delivery);
+    }
+  }
+
+  private launch(session: Session, owner: SessionOwner, delivery: Delivery): void {
+    const packetId = session.nextPacketId();
+    const inflight = { ...delivery, packetId, state: 'publish' as const };
+    session.inflight.set(packetId, inflight);
+    // A publish too large for the client is discarded as if delivered (v5 3.1.2.11.4).
+    if (owner.sendPublish(inflight, false)) this.stats.publishSent++;
+    else session.inflight.delete(packetId);
+  }
+
+  /** Resends what was in flight when the client went away (DUP set), then the queue (4.4). */
+  resume(session: Session): void {
+    const owner = session.owner;
+    if (owner === null) return;
+    for (const inflight of session.inflight.values()) {
+      if (inflight.state === 'pubrel') owner.sendPubrel(inflight.packetId);
+      else if (!owner.sendPublish(inflight, true)) session.inflight.delete(inflight.packetId);
+    }
+    this.pump(session);
+  }
+
+  subscribe(session: Session, subscription: Subscription): void {
+    const previous = session.subscriptions.get(subscription.raw);
+    if (previous !== undefined) this.subscriptions.remove(session.clientId, previous);
+    session.subscriptions.set(subscription.raw, subscription);
+    this.subscriptions.add(session.clientId, subscription);
+  }
+
+  unsubscribe(session: Session, raw: string): boolean {
+    const subscription = session.subscriptions.get(raw);
+    if (subscription === undefined) return false;
+    session.subscriptions.delete(raw);
+    this.subscriptions.remove(session.clientId, subscription);
+    return true;
+  }
+
+  /** Forgets a session: its subscriptions leave the trie and its queue is discarded. */
+  endSession(session: Session): void {
+    session.clearTimers();
+    for (const subscription of session.subscriptions.values()) {
+      this.subscriptions.remove(session.clientId, subscription);
+    }
+    session.subscriptions.clear();
+    session.queue.clear();
+    if (this.sessions.get(session.clientId) === session) this.sessions.delete(session.clientId);
+  }
+}
+
+/** One delivery per client: the highest granted QoS, every subscription id, retain as the rules say. */
+export function deliveryFor(
+  message: MqttMessage,
+  subs: readonly Subscription[],
+  fromRetained: boolean,
+): Delivery {
+  let qos = 0;
+  let keepRetain = fromRetained;
+  const subscriptionIds: number[] = [];
+  for (const sub of subs) {
+    qos = Math.max(qos, Math.min(sub.qos, message.qos));
+    if (sub.retainAsPublished) keepRetain = true;
+    if (sub.subscriptionId !== null) subscriptionIds.push(sub.subscriptionId);
+  }
+  return { message, qos: qos as Delivery['qos'], retain: message.retain && keepRetain, subscriptionIds };
+}

@@ -1,0 +1,29 @@
+import { type Principal } from '#broker/handshake';
+
+/** The network connection under an MQTT client: a WebSocket or a TCP socket. */
+export interface MqttTransport {
+  /** One whole packet. */
+  write(bytes: Buffer): void;
+  /** Ends the network connection; `code` is the WebSocket close code (TCP just ends). */
+  end(code: number, reason: string): void;
+}
+
+/** What the transport knows about the client before CONNECT. */
+export interface ClientContext {
+  readonly transport: 'ws' | 'tcp';
+  readonly remoteAddress: string;
+  /** Established at the WebSocket handshake, if any. */
+  readonly principal: Principal | null;
+  /** The endpoint requires authentication: CONNECT must carry a credential when the handshake did not. */
+  readonly authRequired: boolean;
+  verifyToken(token: string): Promise<Principal>;
+}
+
+/** WebSocket close codes the broker uses when it ends an MQTT connection. */
+export const CLOSE = {
+  normal: 1000,
+  protocolError: 1002,
+  policy: 1008,
+  tooBig: 1009,
+  internalError: 1011,
+} as const;

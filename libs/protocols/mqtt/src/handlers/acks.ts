@@ -1,0 +1,50 @@
+import { type IPubackPacket, type IPubcompPacket, type IPubrecPacket, type IPubrelPacket } from 'mqtt-packet';
+import { type MqttClient } from '../mqtt-client.js';
+import { RC } from '../reason-codes.js';
+import { type Session } from '../session.js';
+import { requirePacketId } from './dispatch.js';
+
+function sessionOf(client: MqttClient): Session {
+  return client.session as Session;
+}
+
+/** QoS 1 delivery done. An unknown id is ignored: it may be an ack for a message already given up. */
+export function handlePuback(client: MqttClient, packet: IPubackPacket): void {
+  const id = requirePacketId(packet.messageId, 'PUBACK');
+  const session = sessionOf(client);
+  const inflight = session.inflight.get(id);
+  if (inflight?.qos !== 1) return;
+  session.inflight.delete(id);
+  client.broker.pump(session);
+}
+
+/** QoS 2 step two: release, unless the client refused the message with an error reason code. */
+export function handlePubrec(client: MqttClient, packet: IPubrecPacket): void {
+  const id = requirePacketId(packet.messageId, 'PUBREC');
+  const session = sessionOf(client);
+  const inflight = session.inflight.get(id);
+  if (inflight?.qos !== 2) {
+    return client.write({ cmd: 'pubrel', messageId: id, reasonCode: RC.packetIdNotFound });
+  }
+  if ((packet.reasonCode ?? 0) >= 0x80) {
+    session.inflight.delete(id);
+    return client.broker.pump(session);
+  }
+  inflight.state = 'pubrel';
+  client.sendPubrel(id);
+}
+
+/** Inbound QoS 2 done: the id may be used again. */
+export function handlePubrel(client: MqttClient, packet: IPubrelPacket): void {
+  const id = requirePacketId(packet.messageId, 'PUBREL');
+  const known = sessionOf(client).awaitingRelease.delete(id);
+  client.write({ cmd: 'pubcomp', messageId: id, reasonCode: known ? RC.success : RC.packetIdNotFound });
+}
+
+export function handlePubcomp(client: MqttClient, packet: IPubcompPacket): void {
+  const id = requirePacketId(packet.messageId, 'PUBCOMP');
+  const session = sessionOf(client);
+  if (session.inflight.get(id)?.state !== 'pubrel') return;
+  session.inflight.delete(id);
+  client.broker.pump(session);
+}

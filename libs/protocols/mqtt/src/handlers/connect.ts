@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import { type Principal } from '#broker/handshake';
+import { type IConnackPacket, type IConnectPacket } from 'mqtt-packet';
+import { authenticate } from '../authenticate.js';
+import { CLOSE } from '../client-context.js';
+import { type MqttClient } from '../mqtt-client.js';
+import { Permissions } from '../permissions.js';
+import { MqttProtocolError, RC, v3ConnackCode } from '../reason-codes.js';
+import { Session } from '../session.js';
+import { dispatch } from './dispatch.js';
+import { willOf } from './will.js';
+
+/** MQTT 3.1 limits client ids to 23 characters (3.1 spec, CONNECT payload). */
+const V31_MAX_CLIENT_ID = 23;
+
+/**
+ * CONNECT: validate, authenticate (async: later packets are held meanwhile), take over any
+ * connection with the same client id, resume or start the session, answer CONNACK, redeliver.
+ */
+export function handleConnect(client: MqttClient, packet: IConnectPacket): void {
+  if (client.state !== 'connecting') throw new MqttProtocolError(RC.protocolError, 'second CONNECT');
+  client.version = packet.protocolVersion ?? 4;
+  const props = packet.properties ?? {};
+  if (props.requestProblemInformation === false) client.problemInfo = false;
+
+  const clean = packet.clean ?? true;
+  const id = packet.clientId;
+  if (id.length === 0 && (client.version === 3 || (client.version === 4 && !clean))) {
+    return refuse(
+      client,
+      RC.clientIdNotValid,
+      'an empty client id needs MQTT 3.1.1 with clean session, or MQTT 5',
+    );
+  }
+  if (client.version === 3 && id.length > V31_MAX_CLIENT_ID) {
+    return refuse(client, RC.clientIdNotValid, 'MQTT 3.1 client ids are at most 23 characters');
+  }
+  if (props.authenticationMethod !== undefined) {
+    return refuse(client, RC.badAuthenticationMethod, 'enhanced authentication is not supported');
+  }
+  let will;
+  try {
+    will = willOf(client, packet);
+  } catch (err) {
+    if (!(err instanceof MqttProtocolError)) throw err;
+    return refuse(client, err.reasonCode, err.message);
+  }
+
+  client.state = 'authenticating';
+  authenticate(packet, client.context, client.passwords)
+    .then((outcome) => {
+      if (client.state !== 'authenticating') return;
+      if (!outcome.ok) return refuse(client, outcome.reasonCode, 'authentication failed');
+      client.will = will;
+      accept(client, packet, outcome.principal);
+    })
+    .catch((err: Error) => {
+      // Only a bug lands here; it ends this connection, never the process (no unhandled rejection).
+      client.log.error({ err: err.message }, 'mqtt connect failed');
+      if (client.state === 'authenticating') refuse(client, RC.serverUnavailable, 'server error');
+      else client.close(CLOSE.internalError, 'internal error', false);
+    });
+}
+
+function accept(client: MqttClient, packet: IConnectPacket, principal: Principal | null): void {
+  const { broker } = client;
+  const config = broker.config;
+  const props = packet.properties ?? {};
+  const clean = packet.clean ?? true;
+  const assigned = packet.clientId.length === 0 ? `auto-${randomUUID()}` : null;
+  const clientId = assigned ?? packet.clientId;
+  if (!broker.sessions.has(clientId) && broker.sessions.size >= config.maxSessions) {
+    return refuse(client, RC.quotaExceeded, 'too many sessions');
+  }
+  client.clientId = clientId;
+  client.principal = principal;
+  client.permissions = Permissions.of(principal);
+
+  broker.sessions.get(clientId)?.owner?.takeOver();
+  // Read after the takeover: a session that ended with the old connection is gone.
+  let session = broker.sessions.get(clientId);
+  if (session !== undefined && clean) {
+    // The old session ends here, so a will still waiting for its delay goes out now (3.1.3.2.2).
+    session.pendingWill?.();
+    broker.endSession(session);
+    session = undefined;
+  }
+  const sessionPresent = session !== undefined;
+  if (session === undefined) {
+    session = new Session(clientId);
+    broker.sessions.set(clientId, session);
+  }
+  session.clearTimers();
+  const requestedExpiry =
+    client.version === 5 ? (props.sessionExpiryInterval ?? 0) : clean ? 0 : config.maxSessionExpirySec;
+  session.expirySec = Math.min(requestedExpiry, config.maxSessionExpirySec);
+  session.owner = client;
+  client.session = session;
+
+  if (props.receiveMaximum !== undefined) client.clientReceiveMaximum = props.receiveMaximum;
+  if (props.maximumPacketSize !== undefined) client.clientMaxPacketSize = props.maximumPacketSize;
+  if (props.topicAliasMaximum !== undefined) client.outboundAliases.maximum = props.topicAliasMaximum;
+
+  let keepAlive = packet.keepalive ?? 0;
+  const connack: IConnackPacket = { cmd: 'connack', sessionPresent };
+  if (client.version === 5) {
+    const properties: NonNullable<IConnackPacket['properties']> = {
+      receiveMaximum: config.receiveMaximum,
+      maximumPacketSize: config.maxPacketSize,
+      topicAliasMaximum: config.topicAliasMaximum,
+      retainAvailable: true,
+      wildcardSubscriptionAvailable: true,
+      subscriptionIdentifiersAvailable: true,
+      sharedSubscriptionAvailable: true,
+    };
+    if (assigned !== null) properties.assignedClientIdentifier = assigned;
+    if (requestedExpiry !== session.expirySec) properties.sessionExpiryInterval = session.expirySec;
+    if (keepAlive > config.maxKeepAliveSec) {
+      keepAlive = config.maxKeepAliveSec;
+      properties.serverKeepAlive = keepAlive;
+    }
+    connack.reasonCode = RC.success;
+    connack.properties = properties;
+  } else {
+    connack.returnCode = 0;
+  }
+  client.state = 'connected';
+  client.write(connack);
+  client.started(keepAlive);
+  client.log.debug(
+    { clientId, version: client.version, transport: client.context.transport, sessionPresent },
+    'mqtt client connected',
+  );
+  broker.resume(session);
+
+  const held = client.held.splice(0);
+  for (const next of held) {
+    if (client.state !== 'connected') return;
+    try {
+      dispatch(client, next);
+    } catch (err) {
+      if (!(err instanceof MqttProtocolError)) throw err;
+      return client.fail(err);
+    }
+  }
+}
+
+/** CONNACK with the refusal (v5 reason code, or the nearest v3 return code), then close. */
+function refuse(client: MqttClient, reasonCode: number, why: string): void {
+  client.log.info({ reasonCode, why, remoteAddress: client.context.remoteAddress }, 'mqtt connect refused');
+  client.write(
+    client.version === 5
+      ? { cmd: 'connack', sessionPresent: false, reasonCode, properties: { reasonString: why } }
+      : { cmd: 'connack', sessionPresent: false, returnCode: v3ConnackCode(reasonCode) },
+  );
+  client.close(
+    reasonCode === RC.notAuthorized || reasonCode === RC.badUserNameOrPassword ? CLOSE.policy : CLOSE.normal,
+    why,
+    false,
+  );
+}

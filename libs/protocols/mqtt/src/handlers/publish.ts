@@ -1,0 +1,130 @@
+import { assertTopicName } from '#broker/bus';
+import { type IPublishPacket, type QoS } from 'mqtt-packet';
+import { type MqttMessage, type PassThroughProperties } from '../message.js';
+import { type MqttClient } from '../mqtt-client.js';
+import { MqttProtocolError, RC } from '../reason-codes.js';
+import { type Session } from '../session.js';
+import { requirePacketId } from './dispatch.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+interface PublishInput {
+  readonly topic: string;
+  readonly payload: Buffer | string;
+  readonly qos: QoS;
+  readonly retain: boolean;
+  readonly properties: PassThroughProperties & { messageExpiryInterval?: number };
+  readonly publisherId: string;
+}
+
+/** A PUBLISH (or will) as a broker message; v5 properties pass through, v3 has none. */
+export function messageFromPublish(client: MqttClient, input: PublishInput): MqttMessage {
+  const payload = typeof input.payload === 'string' ? Buffer.from(input.payload) : input.payload;
+  const { messageExpiryInterval, ...rest } = input.properties;
+  const properties: PassThroughProperties = {};
+  if (client.version === 5) {
+    if (rest.payloadFormatIndicator === true) {
+      try {
+        utf8.decode(payload);
+      } catch {
+        throw new MqttProtocolError(
+          RC.payloadFormatInvalid,
+          'payload format indicator says UTF-8, payload is not',
+        );
+      }
+      properties.payloadFormatIndicator = true;
+    }
+    if (rest.contentType !== undefined) properties.contentType = rest.contentType;
+    if (rest.responseTopic !== undefined) {
+      assertTopic(rest.responseTopic);
+      properties.responseTopic = rest.responseTopic;
+    }
+    if (rest.correlationData !== undefined) properties.correlationData = rest.correlationData;
+    if (rest.userProperties !== undefined) properties.userProperties = rest.userProperties;
+  }
+  return {
+    topic: input.topic,
+    payload,
+    qos: input.qos,
+    retain: input.retain,
+    publisherId: input.publisherId,
+    expiresAt:
+      client.version === 5 && messageExpiryInterval !== undefined
+        ? Date.now() + messageExpiryInterval * 1000
+        : null,
+    properties,
+  };
+}
+
+/** Inbound PUBLISH: resolve the topic alias, validate, authorize, route, acknowledge. */
+export function handlePublish(client: MqttClient, packet: IPublishPacket): void {
+  const session = client.session as Session;
+  const { topicAlias, subscriptionIdentifier, ...properties } = packet.properties ?? {};
+  const topic = resolveTopic(client, packet.topic, topicAlias);
+  assertTopic(topic);
+  if (subscriptionIdentifier !== undefined) {
+    throw new MqttProtocolError(RC.protocolError, 'a client must not send subscription identifiers');
+  }
+  const id = packet.qos > 0 ? requirePacketId(packet.messageId, 'PUBLISH') : 0;
+  if (packet.qos === 2 && session.awaitingRelease.has(id)) {
+    // A resend of a QoS 2 message already routed: acknowledge again, deliver once (4.3.3).
+    return client.write({ cmd: 'pubrec', messageId: id, reasonCode: RC.success });
+  }
+  if (packet.qos === 2 && session.awaitingRelease.size >= client.broker.config.receiveMaximum) {
+    throw new MqttProtocolError(
+      RC.receiveMaximumExceeded,
+      'more QoS 2 messages in flight than the receive maximum',
+    );
+  }
+  const message = messageFromPublish(client, {
+    topic,
+    payload: packet.payload,
+    qos: packet.qos,
+    retain: packet.retain,
+    properties,
+    publisherId: client.clientId,
+  });
+  let reasonCode: number = RC.success;
+  if (!client.permissions.canPublish(topic)) {
+    client.log.info({ clientId: client.clientId, topic }, 'mqtt publish not authorized');
+    // v5 says why; v3 has no way to, so the message is acknowledged and dropped.
+    if (client.version === 5) reasonCode = RC.notAuthorized;
+  } else {
+    const principal = client.principal?.subject ?? null;
+    const reached = client.broker.publish(message, { principal, bridge: true });
+    if (reached === 0 && client.version === 5) reasonCode = RC.noMatchingSubscribers;
+  }
+  const ackProperties =
+    reasonCode === RC.notAuthorized ? { reasonString: 'not authorized to publish here' } : undefined;
+  if (packet.qos === 1) client.write({ cmd: 'puback', messageId: id, reasonCode, properties: ackProperties });
+  if (packet.qos === 2) {
+    if (reasonCode < 0x80) session.awaitingRelease.add(id);
+    client.write({ cmd: 'pubrec', messageId: id, reasonCode, properties: ackProperties });
+  }
+}
+
+function resolveTopic(client: MqttClient, topic: string, alias: number | undefined): string {
+  if (alias === undefined || client.version !== 5) return topic;
+  if (alias === 0 || alias > client.broker.config.topicAliasMaximum) {
+    throw new MqttProtocolError(
+      RC.topicAliasInvalid,
+      `topic alias ${alias} is outside 1..${client.broker.config.topicAliasMaximum}`,
+    );
+  }
+  if (topic.length > 0) {
+    client.inboundAliases.set(alias, topic);
+    return topic;
+  }
+  const known = client.inboundAliases.get(alias);
+  if (known === undefined)
+    throw new MqttProtocolError(RC.protocolError, `topic alias ${alias} was never set`);
+  return known;
+}
+
+function assertTopic(topic: string): void {
+  try {
+    assertTopicName(topic);
+  } catch (err) {
+    throw new MqttProtocolError(RC.topicNameInvalid, (err as Error).message);
+  }
+}

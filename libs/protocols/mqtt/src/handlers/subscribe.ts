@@ -1,0 +1,99 @@
+import { type ISubscribePacket, type ISubscription } from 'mqtt-packet';
+import { deliveryFor } from '../broker.js';
+import { type MqttClient } from '../mqtt-client.js';
+import { MqttProtocolError, RC } from '../reason-codes.js';
+import { type Session } from '../session.js';
+import { type Subscription } from '../subscription.js';
+import { parseFilter, type ParsedFilter } from '../topic-filter.js';
+import { requirePacketId } from './dispatch.js';
+
+/** v3 has one failure code for every refused filter. */
+const V3_FAILURE = 0x80;
+
+const REFUSALS: Record<number, string> = {
+  [RC.topicFilterInvalid]: 'invalid topic filter',
+  [RC.notAuthorized]: 'not authorized',
+  [RC.quotaExceeded]: 'too many subscriptions',
+};
+
+/**
+ * SUBSCRIBE: one reason code per filter (granted QoS, or why not), then the retained messages the
+ * new subscriptions ask for (v5 retain handling), after the SUBACK so clients see them as live.
+ */
+export function handleSubscribe(client: MqttClient, packet: ISubscribePacket): void {
+  const id = requirePacketId(packet.messageId, 'SUBSCRIBE');
+  const session = client.session as Session;
+  const subscriptionId = packet.properties?.subscriptionIdentifier ?? null;
+  if (subscriptionId === 0) throw new MqttProtocolError(RC.protocolError, 'subscription identifier 0');
+  const granted: number[] = [];
+  const problems: string[] = [];
+  const retainedFor: { subscription: Subscription; isNew: boolean }[] = [];
+  for (const request of packet.subscriptions) {
+    const code = subscribeOne(client, session, request, subscriptionId, retainedFor);
+    granted.push(client.version === 5 || code < 0x80 ? code : V3_FAILURE);
+    if (code >= 0x80) problems.push(`${request.topic.slice(0, 64)}: ${REFUSALS[code] ?? 'refused'}`);
+  }
+  client.write(
+    problems.length > 0 && client.version === 5
+      ? {
+          cmd: 'suback',
+          messageId: id,
+          granted,
+          properties: { reasonString: problems.join('; ').slice(0, 512) },
+        }
+      : { cmd: 'suback', messageId: id, granted },
+  );
+
+  const now = Date.now();
+  for (const { subscription, isNew } of retainedFor) {
+    if (subscription.retainHandling === 2 || (subscription.retainHandling === 1 && !isNew)) continue;
+    for (const message of client.broker.retained.matching(subscription.filter, now)) {
+      client.broker.deliver(
+        session,
+        deliveryFor(message, [{ ...subscription, retainAsPublished: true }], true),
+      );
+    }
+  }
+}
+
+function subscribeOne(
+  client: MqttClient,
+  session: Session,
+  request: ISubscription,
+  subscriptionId: number | null,
+  retainedFor: { subscription: Subscription; isNew: boolean }[],
+): number {
+  let parsed: ParsedFilter;
+  try {
+    parsed = parseFilter(request.topic);
+  } catch (err) {
+    // 3.1.1 has no reason code for a bad filter: the connection closes (4.7.1).
+    if (client.version !== 5) throw new MqttProtocolError(RC.topicFilterInvalid, (err as Error).message);
+    return RC.topicFilterInvalid;
+  }
+  if (parsed.group !== null && request.nl === true) {
+    throw new MqttProtocolError(RC.protocolError, 'no-local on a shared subscription');
+  }
+  if (!client.permissions.canSubscribe(parsed.filter)) {
+    client.log.info({ clientId: client.clientId, filter: request.topic }, 'mqtt subscribe not authorized');
+    return RC.notAuthorized;
+  }
+  const isNew = !session.subscriptions.has(request.topic);
+  if (isNew && session.subscriptions.size >= client.broker.config.maxSubscriptionsPerClient) {
+    return RC.quotaExceeded;
+  }
+  const subscription: Subscription = {
+    raw: request.topic,
+    filter: parsed.filter,
+    group: parsed.group,
+    qos: request.qos,
+    noLocal: request.nl === true,
+    retainAsPublished: request.rap === true,
+    retainHandling: request.rh ?? 0,
+    subscriptionId,
+  };
+  client.broker.subscribe(session, subscription);
+  // Shared subscriptions never get retained messages (v5 4.8.2).
+  if (parsed.group === null) retainedFor.push({ subscription, isNew });
+  return request.qos;
+}

@@ -1,0 +1,18 @@
+import { type IUnsubscribePacket } from 'mqtt-packet';
+import { type MqttClient } from '../mqtt-client.js';
+import { RC } from '../reason-codes.js';
+import { type Session } from '../session.js';
+import { requirePacketId } from './dispatch.js';
+
+export function handleUnsubscribe(client: MqttClient, packet: IUnsubscribePacket): void {
+  const id = requirePacketId(packet.messageId, 'UNSUBSCRIBE');
+  const session = client.session as Session;
+  const granted = packet.unsubscriptions.map((raw) =>
+    client.broker.unsubscribe(session, raw) ? RC.success : RC.noSubscriptionExisted,
+  );
+  client.write(
+    client.version === 5
+      ? { cmd: 'unsuback', messageId: id, granted }
+      : { cmd: 'unsuback', messageId: id, granted: [] },
+  );
+}

@@ -1,0 +1,286 @@
+import { afterEach, describe, it, mock } from 'node:test';
+import assert from 'node:assert/strict';
+import { type MqttConfig } from '#broker/config';
+import mqttPacket, { type Packet } from 'mqtt-packet';
+import { MqttBroker } from './broker.js';
+import { MqttClient, type MqttLogger } from './mqtt-client.js';
+
+const config: MqttConfig = {
+  tcpPort: null,
+  tcpHost: '127.0.0.1',
+  tcpAuthRequired: false,
+  connectTimeoutMs: 10_000,
+  maxPacketSize: 64 * 1024,
+  maxInflight: 8,
+  receiveMaximum: 4,
+  maxQueuedMessages: 10,
+  maxQueuedBytes: 1024,
+  maxSubscriptionsPerClient: 4,
+  maxSessions: 3,
+  maxRetainedMessages: 100,
+  maxRetainedBytes: 1024 * 1024,
+  topicAliasMaximum: 8,
+  maxKeepAliveSec: 60,
+  maxSessionExpirySec: 3600,
+  sysIntervalSec: 0,
+};
+
+const quiet: MqttLogger = { info() {}, warn() {}, debug() {}, error() {} };
+
+/** One client driven by bytes, with everything the broker writes to it decoded back into packets. */
+class Peer {
+  readonly packets: Packet[] = [];
+  ended: number | null = null;
+  readonly client: MqttClient;
+  private readonly parser = mqttPacket.parser({ protocolVersion: 5 });
+
+  constructor(
+    broker: MqttBroker,
+    private readonly version: 4 | 5 = 5,
+  ) {
+    this.parser = mqttPacket.parser({ protocolVersion: version });
+    this.parser.on('packet', (p: Packet) => this.packets.push(p));
+    this.client = new MqttClient(
+      broker,
+      { write: (bytes) => this.parser.parse(bytes), end: (code) => (this.ended = code) },
+      {
+        transport: 'ws',
+        remoteAddress: '127.0.0.1',
+        principal: null,
+        authRequired: false,
+        verifyToken: () => Promise.reject(new Error('no tokens here')),
+      },
+      null,
+      quiet,
+    );
+  }
+
+  send(packet: Packet): void {
+    this.client.receive(mqttPacket.generate(packet, { protocolVersion: this.version }));
+  }
+
+  /** CONNECT and let the (async) authentication settle. */
+  async connect(clientId: string, extra: Partial<mqttPacket.IConnectPacket> = {}): Promise<Packet> {
+    this.send({
+      cmd: 'connect',
+      protocolVersion: this.version,
+      clientId,
+      clean: true,
+      keepalive: 0,
+      ...extra,
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    return this.take('connack');
+  }
+
+  take<C extends Packet['cmd']>(cmd: C): Extract<Packet, { cmd: C }> {
+    const index = this.packets.findIndex((p) => p.cmd === cmd);
+    assert.ok(index >= 0, `expected a ${cmd}, got ${this.packets.map((p) => p.cmd).join(',') || 'nothing'}`);
+    return this.packets.splice(index, 1)[0] as Extract<Packet, { cmd: C }>;
+  }
+
+  publishes(): mqttPacket.IPublishPacket[] {
+    const found = this.packets.filter((p): p is mqttPacket.IPublishPacket => p.cmd === 'publish');
+    this.packets.splice(0, this.packets.length, ...this.packets.filter((p) => p.cmd !== 'publish'));
+    return found;
+  }
+}
+
+function publish(topic: string, payload: string, qos: 0 | 1 | 2, messageId?: number, extra = {}): Packet {
+  return {
+    cmd: 'publish',
+    topic,
+    payload: Buffer.from(payload),
+    qos,
+    retain: false,
+    dup: false,
+    messageId,
+    ...extra,
+  };
+}
+
+describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
+  afterEach(() => mock.timers.reset());
+
+  it('respects the client receive maximum: no more QoS 1 in flight until acknowledged', async () => {
+    const broker = new MqttBroker(config);
+    const sub = new Peer(broker);
+    await sub.connect('sub', { properties: { receiveMaximum: 2 } });
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q', qos: 1 }] });
+    const pub = new Peer(broker);
+    await pub.connect('pub');
+    for (let i = 1; i <= 4; i++) pub.send(publish('q', `m${i}`, 1, i));
+    const first = sub.publishes();
+    assert.deepEqual(
+      first.map((p) => String(p.payload)),
+      ['m1', 'm2'],
+    );
+    sub.send({ cmd: 'puback', messageId: first[0]?.messageId as number });
+    assert.deepEqual(
+      sub.publishes().map((p) => String(p.payload)),
+      ['m3'],
+    );
+  });
+
+  it('on resume, an unfinished QoS 2 delivery continues where it stopped: PUBREL again, not PUBLISH', async () => {
+    const broker = new MqttBroker(config);
+    const persistent = { clean: false, properties: { sessionExpiryInterval: 60 } };
+    const sub = new Peer(broker);
+    await sub.connect('sub', persistent);
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q2', qos: 2 }] });
+    const pub = new Peer(broker);
+    await pub.connect('pub');
+    pub.send(publish('q2', 'x', 2, 1));
+    const [delivered] = sub.publishes();
+    const id = delivered?.messageId as number;
+    sub.send({ cmd: 'pubrec', messageId: id });
+    assert.equal(sub.take('pubrel').messageId, id);
+    sub.client.transportClosed();
+    const back = new Peer(broker);
+    await back.connect('sub', persistent);
+    assert.equal(back.publishes().length, 0);
+    assert.equal(back.take('pubrel').messageId, id);
+    back.send({ cmd: 'pubcomp', messageId: id });
+    assert.equal(broker.sessions.get('sub')?.inflight.size, 0);
+  });
+
+  it('a client over the broker receive maximum (unreleased QoS 2) gets DISCONNECT 0x93', async () => {
+    const broker = new MqttBroker(config);
+    const pub = new Peer(broker);
+    await pub.connect('pub');
+    for (let i = 1; i <= 5; i++) pub.send(publish('q2', 'x', 2, i));
+    assert.equal(pub.take('disconnect').reasonCode, 0x93);
+    assert.equal(pub.ended, 1002);
+  });
+
+  it('a resent QoS 2 PUBLISH before PUBREL is routed once', async () => {
+    const broker = new MqttBroker(config);
+    const sub = new Peer(broker);
+    await sub.connect('sub');
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'once', qos: 0 }] });
+    const pub = new Peer(broker);
+    await pub.connect('pub');
+    pub.send(publish('once', 'x', 2, 9));
+    pub.send({ ...publish('once', 'x', 2, 9), dup: true } as Packet);
+    assert.equal(sub.publishes().length, 1);
+    pub.send({ cmd: 'pubrel', messageId: 9 });
+    assert.equal(pub.take('pubcomp').reasonCode, 0);
+  });
+
+  it('queued messages past their expiry are not delivered; the rest carry the remaining interval', async () => {
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+    const broker = new MqttBroker(config);
+    const sub = new Peer(broker);
+    await sub.connect('sub', { clean: false, properties: { sessionExpiryInterval: 600 } });
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'exp', qos: 1 }] });
+    sub.send({ cmd: 'disconnect' });
+    const pub = new Peer(broker);
+    await pub.connect('pub');
+    pub.send(publish('exp', 'short', 1, 1, { properties: { messageExpiryInterval: 10 } }));
+    pub.send(publish('exp', 'long', 1, 2, { properties: { messageExpiryInterval: 100 } }));
+    mock.timers.tick(30_000);
+    const back = new Peer(broker);
+    await back.connect('sub', { clean: false, properties: { sessionExpiryInterval: 600 } });
+    const got = back.publishes();
+    assert.deepEqual(
+      got.map((p) => [String(p.payload), p.properties?.messageExpiryInterval]),
+      [['long', 70]],
+    );
+  });
+
+  it('a delayed will goes out after its delay; a session ends after its expiry', async () => {
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+    const broker = new MqttBroker(config);
+    const watcher = new Peer(broker);
+    await watcher.connect('watcher');
+    watcher.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'w', qos: 0 }] });
+    const dying = new Peer(broker);
+    await dying.connect('dying', {
+      properties: { sessionExpiryInterval: 20 },
+      will: {
+        topic: 'w',
+        payload: Buffer.from('bye'),
+        qos: 0,
+        retain: false,
+        properties: { willDelayInterval: 5 },
+      },
+    });
+    dying.client.transportClosed();
+    assert.equal(watcher.publishes().length, 0);
+    mock.timers.tick(5_000);
+    assert.deepEqual(
+      watcher.publishes().map((p) => String(p.payload)),
+      ['bye'],
+    );
+    assert.equal(broker.sessions.has('dying'), true);
+    mock.timers.tick(15_000);
+    assert.equal(broker.sessions.has('dying'), false);
+  });
+
+  it('DISCONNECT 0x04 or an error code publishes the will, a normal DISCONNECT does not', async () => {
+    const broker = new MqttBroker(config);
+    const watcher = new Peer(broker);
+    await watcher.connect('watcher');
+    watcher.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'w/+', qos: 0 }] });
+    const will = (topic: string) => ({
+      will: { topic, payload: Buffer.from(topic), qos: 0 as const, retain: false },
+    });
+    const polite = new Peer(broker);
+    await polite.connect('polite', will('w/polite'));
+    polite.send({ cmd: 'disconnect', reasonCode: 0 });
+    const asked = new Peer(broker);
+    await asked.connect('asked', will('w/asked'));
+    asked.send({ cmd: 'disconnect', reasonCode: 0x04 });
+    const failing = new Peer(broker);
+    await failing.connect('failing', will('w/failing'));
+    failing.send({ cmd: 'disconnect', reasonCode: 0x80 });
+    assert.deepEqual(
+      watcher.publishes().map((p) => p.topic),
+      ['w/asked', 'w/failing'],
+    );
+  });
+
+  it('keep-alive over the maximum is lowered with server keep alive; problem info can be turned off', async () => {
+    const broker = new MqttBroker(config);
+    const peer = new Peer(broker);
+    const connack = (await peer.connect('ka', {
+      keepalive: 600,
+      properties: { requestProblemInformation: false },
+    })) as mqttPacket.IConnackPacket;
+    assert.equal(connack.properties?.serverKeepAlive, 60);
+    for (let i = 1; i <= 5; i++) {
+      peer.send({ cmd: 'subscribe', messageId: i, subscriptions: [{ topic: `s/${i}`, qos: 0 }] });
+    }
+    const subacks = peer.packets.filter((p): p is mqttPacket.ISubackPacket => p.cmd === 'suback');
+    assert.deepEqual(subacks.at(-1)?.granted, [0x97], 'past maxSubscriptionsPerClient: quota exceeded');
+    assert.equal(subacks.at(-1)?.properties?.reasonString, undefined);
+  });
+
+  it('refusals carry a reason string when problem information is wanted (the default)', async () => {
+    const broker = new MqttBroker(config);
+    const peer = new Peer(broker);
+    await peer.connect('why');
+    peer.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'a/#/b', qos: 0 }] });
+    assert.match(peer.take('suback').properties?.reasonString ?? '', /a\/#\/b: invalid topic filter/);
+  });
+
+  it('past maxSessions a new client id is refused (0x97), a known one still connects', async () => {
+    const broker = new MqttBroker(config);
+    for (const id of ['s1', 's2', 's3']) {
+      await new Peer(broker).connect(id, { clean: false, properties: { sessionExpiryInterval: 60 } });
+    }
+    const refused = (await new Peer(broker).connect('s4')) as mqttPacket.IConnackPacket;
+    assert.equal(refused.reasonCode, 0x97);
+    const known = (await new Peer(broker).connect('s2', { clean: false })) as mqttPacket.IConnackPacket;
+    assert.deepEqual([known.reasonCode, known.sessionPresent], [0, true]);
+  });
+
+  it('v3.1.1: an empty client id needs clean session', async () => {
+    const broker = new MqttBroker(config);
+    const peer = new Peer(broker, 4);
+    // CONNECT 3.1.1, clean session 0, empty client id (mqtt-packet will not encode it).
+    peer.client.receive(Buffer.from([0x10, 0x0c, 0, 4, 0x4d, 0x51, 0x54, 0x54, 4, 0, 0, 0, 0, 0]));
+    assert.equal(peer.take('connack').returnCode, 2);
+    assert.equal(peer.ended, 1000);
+  });
+});

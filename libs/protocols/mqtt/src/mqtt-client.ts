@@ -1,0 +1,266 @@
+import { type PasswordCheck } from '#broker/auth';
+import { type Principal } from '#broker/handshake';
+import { type Packet } from 'mqtt-packet';
+import { type MqttBroker } from './broker.js';
+import { CLOSE, type ClientContext, type MqttTransport } from './client-context.js';
+import { dispatch } from './handlers/dispatch.js';
+import { type MqttMessage } from './message.js';
+import { encodePublish, OutboundAliases } from './outbound-publish.js';
+import { encodePacket, PacketReader } from './packet-reader.js';
+import { Permissions } from './permissions.js';
+import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
+import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
+
+/** The slice of pino the core logs through. */
+export interface MqttLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** A will from CONNECT, kept until the connection ends. */
+export interface Will {
+  readonly message: MqttMessage;
+  readonly delaySec: number;
+}
+
+/** Packets held while CONNECT's credential is verified (clients pipeline SUBSCRIBE after CONNECT). */
+const MAX_HELD_PACKETS = 64;
+
+/** Packets that may carry a reason string and user properties only when the client asked for them. */
+const PROBLEM_INFO_FREE = new Set(['publish', 'connack', 'disconnect']);
+
+/**
+ * One MQTT network connection, sans-IO: bytes in through `receive`, packets out through the
+ * transport, one handler per packet type (handlers/). It owns its session while connected.
+ */
+export class MqttClient implements SessionOwner {
+  state: 'connecting' | 'authenticating' | 'connected' | 'closed' = 'connecting';
+  version = 4;
+  clientId = '';
+  session: Session | null = null;
+  principal: Principal | null = null;
+  permissions = Permissions.unrestricted;
+  will: Will | null = null;
+  /** What the client announced in its v5 CONNECT. */
+  clientReceiveMaximum = 65535;
+  clientMaxPacketSize = Number.POSITIVE_INFINITY;
+  problemInfo = true;
+  readonly inboundAliases = new Map<number, string>();
+  readonly held: Packet[] = [];
+  readonly outboundAliases = new OutboundAliases();
+  private readonly reader: PacketReader;
+  private keepAliveTimer: NodeJS.Timeout | null = null;
+  private connectTimer: NodeJS.Timeout | null;
+
+  constructor(
+    readonly broker: MqttBroker,
+    private readonly transport: MqttTransport,
+    readonly context: ClientContext,
+    readonly passwords: PasswordCheck | null,
+    readonly log: MqttLogger,
+  ) {
+    this.reader = new PacketReader(
+      broker.config.maxPacketSize,
+      (packet) => this.onPacket(packet),
+      (error) => this.fail(error),
+    );
+    this.connectTimer = setTimeout(
+      () => this.close(CLOSE.policy, 'no CONNECT in time', false),
+      broker.config.connectTimeoutMs,
+    );
+    this.connectTimer.unref();
+  }
+
+  get sendWindow(): number {
+    return Math.min(this.clientReceiveMaximum, this.broker.config.maxInflight);
+  }
+
+  receive(data: Buffer): void {
+    if (this.state === 'closed') return;
+    this.broker.stats.bytesReceived += data.byteLength;
+    this.reader.push(data);
+  }
+
+  private onPacket(packet: Packet): void {
+    if (this.state === 'closed') return;
+    this.broker.stats.messagesReceived++;
+    this.keepAliveTimer?.refresh();
+    if (this.state === 'authenticating') {
+      if (this.held.length >= MAX_HELD_PACKETS) {
+        return this.close(CLOSE.policy, 'too many packets before CONNACK', false);
+      }
+      this.held.push(packet);
+      return;
+    }
+    try {
+      dispatch(this, packet);
+    } catch (err) {
+      if (!(err instanceof MqttProtocolError)) throw err;
+      this.fail(err);
+    }
+  }
+
+  /** A protocol violation: v5 clients past CONNACK hear why in a DISCONNECT; the connection ends. */
+  fail(error: MqttProtocolError): void {
+    if (this.state === 'closed') return;
+    this.log.info(
+      { clientId: this.clientId, reasonCode: error.reasonCode, why: error.message },
+      'mqtt protocol error',
+    );
+    if (this.state === 'connecting' && error.message.includes('Invalid protocol version')) {
+      // The version is unknown, so answer in 3.1.1's encoding, which every version can read (3.1.4-2).
+      this.transport.write(
+        encodePacket(
+          { cmd: 'connack', returnCode: V3_CONNACK.unacceptableProtocolVersion, sessionPresent: false },
+          4,
+        ),
+      );
+      return this.close(CLOSE.protocolError, error.message, false);
+    }
+    this.disconnect(error.reasonCode, error.message);
+  }
+
+  /** Server-initiated end: a v5 DISCONNECT once connected, then the transport closes. The will is published. */
+  disconnect(reasonCode: number, reason: string): void {
+    if (this.state === 'closed') return;
+    if (this.state === 'connected' && this.version === 5) {
+      this.write({ cmd: 'disconnect', reasonCode, properties: { reasonString: reason.slice(0, 256) } });
+    }
+    this.close(closeCodeFor(reasonCode), reason, true);
+  }
+
+  takeOver(): void {
+    this.disconnect(RC.sessionTakenOver, 'session taken over by another connection');
+  }
+
+  /**
+   * Shutdown: v5 clients get DISCONNECT 0x8B. `endTransport` false leaves the close to the caller
+   * (the WebSocket gateway closes with 1001 right after).
+   */
+  goodbye(endTransport: boolean): void {
+    if (this.state === 'closed') return;
+    if (this.state === 'connected' && this.version === 5) {
+      this.write({
+        cmd: 'disconnect',
+        reasonCode: RC.serverShuttingDown,
+        properties: { reasonString: 'server shutting down' },
+      });
+    }
+    this.close(CLOSE.normal, 'server shutting down', true, endTransport);
+  }
+
+  /** The network connection ended without DISCONNECT: the will is due. */
+  transportClosed(): void {
+    this.close(CLOSE.normal, 'connection lost', true);
+  }
+
+  close(code: number, reason: string, publishWill: boolean, endTransport = true): void {
+    if (this.state === 'closed') return;
+    const wasConnected = this.state === 'connected';
+    this.state = 'closed';
+    if (this.connectTimer !== null) clearTimeout(this.connectTimer);
+    if (this.keepAliveTimer !== null) clearTimeout(this.keepAliveTimer);
+    if (wasConnected) this.detach(publishWill);
+    if (endTransport) this.transport.end(code, reason);
+  }
+
+  /** CONNACK accepted: from here the keep-alive runs and held packets are handled in order. */
+  started(keepAliveSec: number): void {
+    if (this.connectTimer !== null) clearTimeout(this.connectTimer);
+    this.connectTimer = null;
+    if (keepAliveSec > 0) {
+      // 1.5 times the keep-alive without a packet ends the connection (3.1.2.10).
+      this.keepAliveTimer = setTimeout(
+        () => this.disconnect(RC.keepAliveTimeout, 'keep alive timeout'),
+        keepAliveSec * 1500,
+      );
+      this.keepAliveTimer.unref();
+    }
+  }
+
+  write(packet: Packet): void {
+    if (this.state === 'closed') return;
+    if (!this.problemInfo && !PROBLEM_INFO_FREE.has(packet.cmd) && 'properties' in packet) {
+      delete packet.properties;
+    }
+    const bytes = encodePacket(packet, this.version);
+    this.broker.stats.messagesSent++;
+    this.broker.stats.bytesSent += bytes.byteLength;
+    this.transport.write(bytes);
+  }
+
+  sendPublish(delivery: Delivery | InFlight, dup: boolean): boolean {
+    if (this.state === 'closed') return false;
+    const topic = delivery.message.topic;
+    const alias = this.version === 5 ? this.outboundAliases.lookup(topic) : undefined;
+    let bytes: Buffer;
+    try {
+      bytes = encodePublish(delivery, dup, this.version, alias, Date.now());
+    } catch (err) {
+      // A message this client cannot be sent must not fail the publisher or the other subscribers.
+      this.log.warn(
+        { clientId: this.clientId, topic, err: (err as Error).message },
+        'publish not encodable, dropped',
+      );
+      return false;
+    }
+    if (bytes.byteLength > this.clientMaxPacketSize) {
+      this.log.debug({ clientId: this.clientId, topic }, 'publish larger than the client accepts, dropped');
+      return false;
+    }
+    if (alias?.isNew === true) this.outboundAliases.remember(topic, alias.alias);
+    this.broker.stats.messagesSent++;
+    this.broker.stats.bytesSent += bytes.byteLength;
+    this.transport.write(bytes);
+    return true;
+  }
+
+  sendPubrel(packetId: number): void {
+    // An explicit success code gets mqtt-packet's 2-byte form, which paho 1.6 needs (it cannot parse
+    // a v5 PUBREL carrying a reason code).
+    this.write({ cmd: 'pubrel', messageId: packetId, reasonCode: RC.success });
+  }
+
+  /** Gives up the session: the will is published now or after its delay, and the session expires or ends. */
+  private detach(publishWill: boolean): void {
+    const session = this.session;
+    if (session === null || session.owner !== this) return;
+    session.owner = null;
+    const will = publishWill ? this.will : null;
+    const principal = this.principal?.subject ?? null;
+    const broker = this.broker;
+    const permissions = this.permissions;
+    if (will !== null) {
+      const publish = (): void => {
+        session.pendingWill = null;
+        if (permissions.canPublish(will.message.topic))
+          broker.publish(will.message, { principal, bridge: true });
+      };
+      const delay = Math.min(will.delaySec, session.expirySec);
+      if (delay === 0) publish();
+      else {
+        session.pendingWill = publish;
+        session.willTimer = setTimeout(publish, delay * 1000);
+        session.willTimer.unref();
+      }
+    }
+    if (session.expirySec === 0) return broker.endSession(session);
+    session.expiryTimer = setTimeout(() => {
+      session.pendingWill?.();
+      broker.endSession(session);
+    }, session.expirySec * 1000);
+    session.expiryTimer.unref();
+  }
+}
+
+/** The WebSocket close code that goes with a server-side DISCONNECT reason code. */
+function closeCodeFor(reasonCode: number): number {
+  if (reasonCode === RC.packetTooLarge) return CLOSE.tooBig;
+  if (reasonCode === RC.notAuthorized) return CLOSE.policy;
+  if (reasonCode < 0x80 || reasonCode === RC.sessionTakenOver || reasonCode === RC.keepAliveTimeout) {
+    return CLOSE.normal;
+  }
+  return CLOSE.protocolError;
+}

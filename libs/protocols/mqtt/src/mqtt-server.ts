@@ -1,0 +1,61 @@
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
+import { TOPIC_BUS, type BusSubscription, type TopicBus } from '#broker/bus';
+import { type BrokerConfig } from '#broker/config';
+import { BROKER_CONFIG, BROKER_LOGGER } from '#broker/gateway';
+import { type Logger } from 'pino';
+import { MqttBroker } from './broker.js';
+import { bridgeBus } from './bus-bridge.js';
+import { type ClientContext, type MqttTransport } from './client-context.js';
+import { MqttClient } from './mqtt-client.js';
+import { publishSysTopics } from './sys-topics.js';
+
+/**
+ * The one broker behind every MQTT transport (both WebSocket subprotocols and the TCP listener),
+ * with its bus bridge and $SYS timer.
+ */
+@Injectable()
+export class MqttServer implements OnApplicationBootstrap, OnApplicationShutdown {
+  readonly broker: MqttBroker;
+  readonly logger: Logger;
+  private busSubscription: BusSubscription | null = null;
+  private sysTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    @Inject(BROKER_CONFIG) readonly config: BrokerConfig,
+    @Inject(BROKER_LOGGER) logger: Logger,
+    @Inject(TOPIC_BUS) private readonly bus: TopicBus,
+    @Optional() @Inject(PASSWORD_CHECK) private readonly passwords: PasswordCheck | null = null,
+  ) {
+    this.logger = logger.child({ module: 'mqtt' });
+    this.broker = new MqttBroker(config.mqtt);
+    this.broker.hooks.dropped = (why, clientId, topic) =>
+      this.logger.debug({ why, clientId, topic }, 'mqtt message dropped');
+  }
+
+  onApplicationBootstrap(): void {
+    this.busSubscription = bridgeBus(this.broker, this.bus);
+    const interval = this.config.mqtt.sysIntervalSec;
+    if (interval > 0) {
+      publishSysTopics(this.broker);
+      this.sysTimer = setInterval(() => publishSysTopics(this.broker), interval * 1000);
+      this.sysTimer.unref();
+    }
+  }
+
+  onApplicationShutdown(): void {
+    if (this.sysTimer !== null) clearInterval(this.sysTimer);
+    this.busSubscription?.unsubscribe();
+    for (const session of this.broker.sessions.values()) session.clearTimers();
+  }
+
+  open(transport: MqttTransport, context: ClientContext): MqttClient {
+    return new MqttClient(this.broker, transport, context, this.passwords ?? null, this.logger);
+  }
+}

@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { Mqtt31Subprotocol, MqttSubprotocol } from './mqtt.subprotocol.js';
+import { MqttServer } from './mqtt-server.js';
+import { MqttTcpListener } from './tcp-listener.js';
+
+/** The MQTT broker: `mqtt` and `mqttv3.1` over WebSocket, and plain TCP when configured. */
+@Module({ providers: [MqttServer, MqttSubprotocol, Mqtt31Subprotocol, MqttTcpListener] })
+export class MqttModule {}

@@ -1,0 +1,63 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { type MqttMessage } from './message.js';
+import { RetainedStore } from './retained-store.js';
+
+function message(topic: string, payload: string, expiresAt: number | null = null): MqttMessage {
+  return {
+    topic,
+    payload: Buffer.from(payload),
+    qos: 0,
+    retain: true,
+    publisherId: null,
+    expiresAt,
+    properties: {},
+  };
+}
+
+describe('RetainedStore', () => {
+  it('keeps the last message per topic and an empty payload clears it', () => {
+    const store = new RetainedStore(10, 1024);
+    store.store(message('a/b', 'one'));
+    store.store(message('a/b', 'two'));
+    store.store(message('a/c', 'three'));
+    assert.deepEqual(
+      store.matching('a/+', 0).map((m) => m.payload.toString()),
+      ['two', 'three'],
+    );
+    store.store(message('a/b', ''));
+    assert.deepEqual(
+      store.matching('a/#', 0).map((m) => m.topic),
+      ['a/c'],
+    );
+  });
+
+  it('refuses a new topic when full but still updates and clears existing ones', () => {
+    const store = new RetainedStore(1, 1024);
+    assert.equal(store.store(message('a', '1')), true);
+    assert.equal(store.store(message('b', '1')), false);
+    assert.equal(store.store(message('a', '2')), true);
+    assert.equal(store.store(message('a', '')), true);
+    assert.equal(store.store(message('b', '1')), true);
+  });
+
+  it('refuses a message that would pass the byte bound, counting replacements and clears', () => {
+    const store = new RetainedStore(10, 20);
+    assert.equal(store.store(message('a', 'x'.repeat(10))), true);
+    assert.equal(store.store(message('b', 'x'.repeat(10))), false);
+    assert.equal(store.store(message('a', 'x'.repeat(18))), true, 'replacing frees the old bytes');
+    assert.equal(store.store(message('a', '')), true);
+    assert.equal(store.store(message('b', 'x'.repeat(18))), true);
+  });
+
+  it('drops expired messages instead of returning them', () => {
+    const store = new RetainedStore(10, 1024);
+    store.store(message('old', 'x', 1000));
+    store.store(message('new', 'y', 5000));
+    assert.deepEqual(
+      store.matching('#', 2000).map((m) => m.topic),
+      ['new'],
+    );
+    assert.equal(store.size, 1);
+  });
+});

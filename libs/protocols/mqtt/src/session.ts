@@ -1,0 +1,76 @@
+import { type QoS } from 'mqtt-packet';
+import { DeliveryQueue } from './delivery-queue.js';
+import { type MqttMessage } from './message.js';
+import { type Subscription } from './subscription.js';
+
+/** A message on its way to one subscriber, with what its subscriptions made of it. */
+export interface Delivery {
+  readonly message: MqttMessage;
+  readonly qos: QoS;
+  readonly retain: boolean;
+  readonly subscriptionIds: readonly number[];
+  /**
+   * Encodings shared by the deliveries of one routed message, so a fan-out encodes an identical
+   * QoS 0 PUBLISH once per protocol version instead of once per subscriber.
+   */
+  readonly encodings?: Map<string, Buffer>;
+}
+
+/** A QoS 1/2 delivery holding a packet id until the client completes it. */
+export interface InFlight extends Delivery {
+  readonly packetId: number;
+  /** 'pubrel' once a QoS 2 delivery got its PUBREC. */
+  state: 'publish' | 'pubrel';
+}
+
+/** What a session's network connection must provide to it. */
+export interface SessionOwner {
+  /** Sends a QoS 0 delivery or a new or redelivered in-flight one; false when it was dropped (too large). */
+  sendPublish(delivery: Delivery | InFlight, dup: boolean): boolean;
+  sendPubrel(packetId: number): void;
+  /** How many QoS 1/2 deliveries the client accepts at once. */
+  readonly sendWindow: number;
+  /** Another connection took this client id (v5 DISCONNECT 0x8E). */
+  takeOver(): void;
+}
+
+/**
+ * The state of a client id that outlives a network connection (MQTT section 4.1): subscriptions,
+ * deliveries in flight both ways, and the queue of QoS 1/2 messages waiting for a free packet id
+ * or for the client to come back.
+ */
+export class Session {
+  readonly subscriptions = new Map<string, Subscription>();
+  readonly inflight = new Map<number, InFlight>();
+  readonly queue = new DeliveryQueue();
+  /** QoS 2 packet ids received and not yet released (PUBREL), so a resent PUBLISH is not routed twice. */
+  readonly awaitingRelease = new Set<number>();
+  owner: SessionOwner | null = null;
+  /** Seconds the session lives after its connection ends; 0: it ends with the connection. */
+  expirySec = 0;
+  expiryTimer: NodeJS.Timeout | null = null;
+  willTimer: NodeJS.Timeout | null = null;
+  /** Publishes the will of the last connection once its delay is over or the session ends first. */
+  pendingWill: (() => void) | null = null;
+  private lastPacketId = 0;
+
+  constructor(readonly clientId: string) {}
+
+  /**
+   * The next packet id not in flight. Callers keep fewer than 65535 deliveries in flight (the send
+   * window is at most that), so one is always free.
+   */
+  nextPacketId(): number {
+    do this.lastPacketId = (this.lastPacketId % 65535) + 1;
+    while (this.inflight.has(this.lastPacketId));
+    return this.lastPacketId;
+  }
+
+  clearTimers(): void {
+    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer);
+    this.expiryTimer = null;
+    if (this.willTimer !== null) clearTimeout(this.willTimer);
+    this.willTimer = null;
+    this.pendingWill = null;
+  }
+}

@@ -1,0 +1,125 @@
+import { type Subscription, type SubscriptionMatch } from './subscription.js';
+
+interface SharedGroup {
+  readonly members: Map<string, Subscription>;
+  cursor: number;
+}
+
+interface TrieNode {
+  readonly children: Map<string, TrieNode>;
+  readonly direct: Map<string, Subscription>;
+  readonly shared: Map<string, SharedGroup>;
+}
+
+function node(): TrieNode {
+  return { children: new Map(), direct: new Map(), shared: new Map() };
+}
+
+/**
+ * Every session's subscriptions in one trie keyed by filter level, so matching a topic costs its
+ * depth, not the number of subscriptions. A shared group (`$share/g/f`) gets each message once,
+ * round robin over its members, preferring members that are connected.
+ */
+export class SubscriptionStore {
+  private readonly root = node();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(clientId: string, subscription: Subscription): void {
+    let at = this.root;
+    for (const level of subscription.filter.split('/')) {
+      let next = at.children.get(level);
+      if (next === undefined) at.children.set(level, (next = node()));
+      at = next;
+    }
+    const members = this.membersOf(at, subscription.group, true);
+    if (!members.has(clientId)) this.count++;
+    members.set(clientId, subscription);
+  }
+
+  remove(clientId: string, subscription: Subscription): void {
+    const path: TrieNode[] = [this.root];
+    const levels = subscription.filter.split('/');
+    for (const level of levels) {
+      const next = path[path.length - 1]?.children.get(level);
+      if (next === undefined) return;
+      path.push(next);
+    }
+    const leaf = path[path.length - 1] as TrieNode;
+    const members = this.membersOf(leaf, subscription.group, false);
+    if (members === undefined || !members.delete(clientId)) return;
+    this.count--;
+    if (subscription.group !== null && members.size === 0) leaf.shared.delete(subscription.group);
+    // Prune the branch back to the first node still in use.
+    for (let i = levels.length; i > 0; i--) {
+      const at = path[i] as TrieNode;
+      if (at.children.size > 0 || at.direct.size > 0 || at.shared.size > 0) break;
+      (path[i - 1] as TrieNode).children.delete(levels[i - 1] as string);
+    }
+  }
+
+  /** Every subscription matching `topic`; one member per shared group. */
+  match(topic: string, isOnline: (clientId: string) => boolean): SubscriptionMatch[] {
+    const found: SubscriptionMatch[] = [];
+    const groups: SharedGroup[] = [];
+    const levels = topic.split('/');
+    const dollar = topic.startsWith('$');
+    const collect = (at: TrieNode): void => {
+      for (const [clientId, subscription] of at.direct) found.push({ clientId, subscription });
+      for (const group of at.shared.values()) groups.push(group);
+    };
+    const walk = (at: TrieNode, i: number): void => {
+      const hash = i === 0 && dollar ? undefined : at.children.get('#');
+      if (hash !== undefined) collect(hash);
+      if (i === levels.length) return collect(at);
+      const exact = at.children.get(levels[i] as string);
+      if (exact !== undefined) walk(exact, i + 1);
+      const plus = i === 0 && dollar ? undefined : at.children.get('+');
+      if (plus !== undefined) walk(plus, i + 1);
+    };
+    walk(this.root, 0);
+    for (const group of groups) {
+      const pick = pickMember(group, isOnline);
+      if (pick !== undefined) found.push(pick);
+    }
+    return found;
+  }
+
+  private membersOf(at: TrieNode, group: string | null, create: true): Map<string, Subscription>;
+  private membersOf(at: TrieNode, group: string | null, create: false): Map<string, Subscription> | undefined;
+  private membersOf(
+    at: TrieNode,
+    group: string | null,
+    create: boolean,
+  ): Map<string, Subscription> | undefined {
+    if (group === null) return at.direct;
+    let shared = at.shared.get(group);
+    if (shared === undefined && create) at.shared.set(group, (shared = { members: new Map(), cursor: 0 }));
+    return shared?.members;
+  }
+}
+
+function pickMember(
+  group: SharedGroup,
+  isOnline: (clientId: string) => boolean,
+): SubscriptionMatch | undefined {
+  const members = [...group.members];
+  if (members.length === 0) return undefined;
+  for (let step = 0; step < members.length; step++) {
+    const [clientId, subscription] = members[(group.cursor + step) % members.length] as [
+      string,
+      Subscription,
+    ];
+    if (isOnline(clientId)) {
+      group.cursor = (group.cursor + step + 1) % members.length;
+      return { clientId, subscription };
+    }
+  }
+  // Nobody connected: queue it in the next member's session.
+  const [clientId, subscription] = members[group.cursor % members.length] as [string, Subscription];
+  group.cursor = (group.cursor + 1) % members.length;
+  return { clientId, subscription };
+}

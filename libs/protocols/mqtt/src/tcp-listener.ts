@@ -1,0 +1,92 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { Injectable, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
+import { TokenVerifier } from '#broker/gateway';
+import { type MqttClient } from './mqtt-client.js';
+import { MqttServer } from './mqtt-server.js';
+
+/** Bytes a TCP client may leave unread before it is cut off (the WebSocket side has outboundBufferCap). */
+const TCP_OUTBOUND_CAP = 4 * 1024 * 1024;
+
+/**
+ * MQTT over plain TCP (`mqtt.tcpPort`, off by default) for devices without WebSocket: the same
+ * broker and session model, credentials only in CONNECT.
+ */
+@Injectable()
+export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private server: Server | null = null;
+  private readonly clients = new Map<Socket, MqttClient>();
+
+  constructor(
+    private readonly mqtt: MqttServer,
+    private readonly verifier: TokenVerifier,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const { tcpPort, tcpHost } = this.mqtt.config.mqtt;
+    if (tcpPort === null) return;
+    const server = createServer((socket) => this.accept(socket));
+    // The broker-wide connection limit, counted separately from the WebSocket side.
+    server.maxConnections = this.mqtt.config.limits.maxConnections;
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(tcpPort, tcpHost, () => resolve());
+    });
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : tcpPort;
+    this.mqtt.logger.info({ host: tcpHost, port }, 'mqtt tcp listener started');
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const server = this.server;
+    if (server === null) return;
+    for (const client of this.clients.values()) client.goodbye(true);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private accept(socket: Socket): void {
+    socket.setNoDelay(true);
+    const client = this.mqtt.open(
+      {
+        write: (bytes) => {
+          if (socket.destroyed) return;
+          if (socket.writableLength + bytes.byteLength > TCP_OUTBOUND_CAP) {
+            this.mqtt.logger.warn(
+              { remoteAddress: socket.remoteAddress },
+              'mqtt tcp client not reading, closed',
+            );
+            socket.destroy();
+            return;
+          }
+          socket.write(bytes);
+        },
+        end: () => {
+          socket.end();
+          socket.setTimeout(1000, () => socket.destroy());
+        },
+      },
+      {
+        transport: 'tcp',
+        remoteAddress: socket.remoteAddress ?? '',
+        principal: null,
+        authRequired: this.mqtt.config.mqtt.tcpAuthRequired,
+        verifyToken: (token) => this.verifier.verify(token, 'first-message'),
+      },
+    );
+    this.clients.set(socket, client);
+    socket.on('data', (data) => {
+      try {
+        client.receive(data);
+      } catch (err) {
+        // The WebSocket side gets this from the gateway (close 1011): one client's failure never ends the process.
+        this.mqtt.logger.error({ err: (err as Error).message }, 'mqtt tcp client failed, closed');
+        socket.destroy();
+      }
+    });
+    socket.on('error', () => socket.destroy());
+    socket.once('close', () => {
+      this.clients.delete(socket);
+      client.transportClosed();
+    });
+  }
+}

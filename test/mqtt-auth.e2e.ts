@@ -1,0 +1,179 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { SignJWT } from 'jose';
+import request from 'supertest';
+import { MqttModule } from '#broker/protocols/mqtt';
+import { startTestBroker, type TestBroker, JWT_SECRET } from './support/test-broker.js';
+import { connect, Inbox, MQTT_ENDPOINT, startMqttBroker } from './support/mqtt-helpers.js';
+import { RawMqtt } from './support/raw-mqtt.js';
+import { signToken } from './support/tokens.js';
+
+function scopedToken(sub: string, scope: string): Promise<string> {
+  return new SignJWT({ scope })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(new TextEncoder().encode(JWT_SECRET));
+}
+
+describe('mqtt module: username/password credentials from the store', { timeout: 60_000 }, () => {
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await startTestBroker(
+      {
+        mqtt: { sysIntervalSec: 0 },
+        endpoints: [{ ...MQTT_ENDPOINT, auth: { mode: 'required', carriers: ['query', 'first-message'] } }],
+      },
+      [MqttModule],
+    );
+    await request(broker.url.replace(/^ws/, 'http'))
+      .post('/admin/v1/credentials/passwords')
+      .send({
+        name: 'device',
+        username: 'device-7',
+        password: 's3cret-pass',
+        scopes: ['mqtt:publish:devices/7/#'],
+      })
+      .expect(201);
+  });
+  after(() => broker.close());
+
+  it('a stored credential connects with its scopes; a wrong password gets 0x86 and is not logged', async () => {
+    const device = await connect(broker, { username: 'device-7', password: 's3cret-pass' });
+    await device.publishAsync('devices/7/temp', '20', { qos: 1 });
+    await assert.rejects(device.publishAsync('devices/8/temp', '20', { qos: 1 }), { code: 0x87 });
+    await device.endAsync();
+    await assert.rejects(
+      connect(broker, { username: 'device-7', password: 'wrong-pass' }),
+      /Bad User Name or Password/i,
+    );
+    assert.doesNotMatch(broker.logText(), /s3cret-pass|wrong-pass/);
+  });
+});
+
+describe('mqtt module: authentication and scopes', { timeout: 60_000 }, () => {
+  let broker: TestBroker;
+  let url: string;
+
+  before(async () => {
+    broker = await startMqttBroker({}, { auth: { mode: 'required', carriers: ['query', 'first-message'] } });
+    url = `${broker.url}/mqtt`;
+  });
+  after(() => broker.close());
+
+  async function connackOf(version: 4 | 5, extra: Record<string, unknown>): Promise<number | undefined> {
+    const raw = await RawMqtt.open(url, version);
+    raw.send({
+      cmd: 'connect',
+      protocolVersion: version,
+      clientId: 'c',
+      clean: true,
+      keepalive: 0,
+      ...extra,
+    });
+    const connack = await raw.next('connack');
+    await raw.closed();
+    return version === 5 ? connack.reasonCode : connack.returnCode;
+  }
+
+  it('a JWT as the CONNECT password is accepted, and never logged', async () => {
+    const token = await signToken({ sub: 'dev-1' });
+    const client = await connect(broker, { username: 'dev-1', password: token });
+    assert.equal(client.connected, true);
+    await client.endAsync();
+    assert.doesNotMatch(broker.logText(), new RegExp(token.slice(-20)));
+  });
+
+  it('the handshake token (query) is enough when CONNECT has no password', async () => {
+    const token = await signToken({ sub: 'dev-2' });
+    const raw = await RawMqtt.open(`${url}?token=${token}`, 5);
+    raw.send({ cmd: 'connect', protocolVersion: 5, clientId: 'q', clean: true, keepalive: 0 });
+    assert.equal((await raw.next('connack')).reasonCode, 0);
+    raw.send({ cmd: 'disconnect' });
+  });
+
+  it('refusals: no credential 0x87/5, bad JWT 0x86/4, unknown username/password 0x86/4', async () => {
+    assert.equal(await connackOf(5, {}), 0x87);
+    assert.equal(await connackOf(4, {}), 5);
+    const forged = await signToken({ secret: 'another-secret-that-is-at-least-32-characters' });
+    assert.equal(await connackOf(5, { username: 'x', password: Buffer.from(forged) }), 0x86);
+    assert.equal(await connackOf(4, { username: 'x', password: Buffer.from(forged) }), 4);
+    assert.equal(await connackOf(5, { username: 'x', password: Buffer.from('hunter2') }), 0x86);
+    assert.equal(await connackOf(4, { username: 'x', password: Buffer.from('hunter2') }), 4);
+    assert.doesNotMatch(broker.logText(), /hunter2/);
+  });
+
+  it('scopes: denied SUBSCRIBE gets 0x87 (v5) or 0x80 (v3.1.1); denied PUBLISH gets 0x87 (v5) or is dropped (v3)', async () => {
+    const scope = 'mqtt:publish:allowed/# mqtt:subscribe:allowed/#';
+    const watcher = await connect(broker, {
+      username: 'watcher',
+      password: await signToken({ sub: 'watcher' }),
+    });
+    const inbox = new Inbox(watcher);
+    await watcher.subscribeAsync('#', { qos: 1 });
+
+    const v5 = await RawMqtt.connected(url, {
+      username: 'v5',
+      password: Buffer.from(await scopedToken('v5', scope)),
+    });
+    v5.send({
+      cmd: 'subscribe',
+      messageId: 1,
+      subscriptions: [
+        { topic: 'allowed/+', qos: 1 },
+        { topic: 'denied/x', qos: 1 },
+        { topic: '#', qos: 1 },
+      ],
+    });
+    assert.deepEqual((await v5.next('suback')).granted, [1, 0x87, 0x87]);
+    v5.send({
+      cmd: 'publish',
+      topic: 'denied/x',
+      payload: Buffer.from('no'),
+      qos: 1,
+      messageId: 2,
+      retain: false,
+      dup: false,
+    });
+    assert.equal((await v5.next('puback')).reasonCode, 0x87);
+
+    const v3 = await RawMqtt.connected(url, {
+      protocolVersion: 4,
+      username: 'v3',
+      password: Buffer.from(await scopedToken('v3', scope)),
+    });
+    v3.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'denied/#', qos: 1 }] });
+    assert.deepEqual((await v3.next('suback')).granted, [0x80]);
+    v3.send({
+      cmd: 'publish',
+      topic: 'denied/y',
+      payload: Buffer.from('no'),
+      qos: 1,
+      messageId: 2,
+      retain: false,
+      dup: false,
+    });
+    await v3.next('puback');
+    v3.send({
+      cmd: 'publish',
+      topic: 'allowed/y',
+      payload: Buffer.from('yes'),
+      qos: 1,
+      messageId: 3,
+      retain: false,
+      dup: false,
+    });
+    await v3.next('puback');
+
+    const got = await inbox.wait(1);
+    assert.deepEqual(
+      got.map((m) => [m.topic, m.payload]),
+      [['allowed/y', 'yes']],
+    );
+    v5.send({ cmd: 'disconnect' });
+    v3.send({ cmd: 'disconnect' });
+    await watcher.endAsync();
+  });
+});
