@@ -1,26 +1,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { loadConfig } from '#broker/config';
-import { createLogger, type RunningBroker, startBroker } from '#broker/gateway';
-import { AppModule } from '../src/app.module.js';
-import { DEFAULT_CONFIG } from '../src/default-config.js';
+import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
 import { connectWampy, deferred, within } from './support/wamp-clients.js';
 import { nextMessage, opened, refusedStatus } from './support/ws-helpers.js';
 
 describe('the default broker serves WAMP on /ws next to chat.v1 on /chat', () => {
-  let broker: RunningBroker;
+  let broker: TestBroker;
 
   before(async () => {
-    const config = loadConfig({
-      env: {},
-      defaults: { ...DEFAULT_CONFIG, host: '127.0.0.1', port: 0, store: { sqlitePath: ':memory:' } },
-    });
-    broker = await startBroker(
-      AppModule.with(config, createLogger('silent')),
-      config,
-      createLogger('silent'),
-    );
+    broker = await startDefaultBroker();
   });
 
   after(() => broker.close());

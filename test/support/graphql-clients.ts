@@ -97,10 +97,11 @@ export class Subscription {
 export const PROBE = 'probe';
 
 /**
- * Publishes probes on `topic` until one is delivered: from then on the subscription under test is
- * live, so the next real publication cannot race it. Subscription.nextEvent skips the probes.
+ * Publishes probes on `topic` until one is delivered (to `subscribers` subscriptions): from then on the
+ * subscriptions under test are live, so the next real publication cannot race them.
+ * Subscription.nextEvent skips the probes.
  */
-export async function untilDelivered(client: Client, topic: string): Promise<void> {
+export async function untilDelivered(client: Client, topic: string, subscribers = 1): Promise<void> {
   const deadline = Date.now() + TIMEOUT_MS;
   for (;;) {
     const result = await request(
@@ -111,7 +112,7 @@ export async function untilDelivered(client: Client, topic: string): Promise<voi
         p: PROBE,
       },
     );
-    if (((result.data as { publish?: number } | undefined)?.publish ?? 0) > 0) return;
+    if (((result.data as { publish?: number } | undefined)?.publish ?? 0) >= subscribers) return;
     if (Date.now() > deadline) throw new Error(`nothing subscribed to ${topic} in time`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -2,10 +2,13 @@ import { Writable } from 'node:stream';
 import { type DynamicModule, type INestApplication, Module, type Type } from '@nestjs/common';
 import { AdminModule, mountAdminOpenApi } from '#broker/admin';
 import { BusModule } from '#broker/bus';
-import { loadConfig } from '#broker/config';
+import { loadConfig, type BrokerConfig } from '#broker/config';
 import { createLogger, GatewayModule, startBroker } from '#broker/gateway';
 import { StoreModule } from '#broker/store';
+import { type Logger } from 'pino';
 import { ChatModule } from '../../apps/example-chat/src/chat.module.js';
+import { AppModule } from '../../src/app.module.js';
+import { DEFAULT_CONFIG } from '../../src/default-config.js';
 import { TestModulesModule } from './test-modules.js';
 
 export const JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long';
@@ -29,9 +32,35 @@ class TestAppModule {}
  * config names a file), with the admin API, the chat module and the test modules registered, and
  * captures its log stream.
  */
-export async function startTestBroker(
+export function startTestBroker(
   config: Record<string, unknown>,
   extraModules: readonly Type[] = [],
+): Promise<TestBroker> {
+  return launch(config, (parsed, logger) => ({
+    module: TestAppModule,
+    imports: [
+      GatewayModule.forRoot(parsed, logger),
+      StoreModule.forRoot(parsed.store, logger),
+      AdminModule.forRoot(),
+      BusModule,
+      ChatModule,
+      TestModulesModule,
+      ...extraModules,
+    ],
+  }));
+}
+
+/**
+ * The broker exactly as `npm start` composes it (AppModule, every protocol module, the default
+ * endpoints), on an ephemeral loopback port with the store in memory; `config` overrides settings.
+ */
+export function startDefaultBroker(config: Record<string, unknown> = {}): Promise<TestBroker> {
+  return launch({ ...DEFAULT_CONFIG, ...config }, (parsed, logger) => AppModule.with(parsed, logger));
+}
+
+async function launch(
+  config: Record<string, unknown>,
+  compose: (parsed: BrokerConfig, logger: Logger) => DynamicModule,
 ): Promise<TestBroker> {
   const parsed = loadConfig({
     env: {},
@@ -51,19 +80,7 @@ export async function startTestBroker(
     },
   });
   const logger = createLogger('info', sink);
-  const app: DynamicModule = {
-    module: TestAppModule,
-    imports: [
-      GatewayModule.forRoot(parsed, logger),
-      StoreModule.forRoot(parsed.store, logger),
-      AdminModule.forRoot(),
-      BusModule,
-      ChatModule,
-      TestModulesModule,
-      ...extraModules,
-    ],
-  };
-  const broker = await startBroker(app, parsed, logger, { setup: mountAdminOpenApi });
+  const broker = await startBroker(compose(parsed, logger), parsed, logger, { setup: mountAdminOpenApi });
   return {
     app: broker.app,
     port: broker.port,
