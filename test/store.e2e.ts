@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { pbkdf2Sync } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,6 +116,37 @@ for (const backend of backends) {
       assert.equal(expiring.credential.status, 'expired');
       await assert.rejects(store.credentials.verifyToken(expiring.token), /expired/);
       await assert.rejects(store.credentials.revoke('nope', 'tester'), NotFoundError);
+    });
+
+    it('keeps a wampcra credential as its PBKDF2-derived key, with its role, until revoked', async () => {
+      const secret = 'wampcra-secret-value';
+      const created = await store.credentials.createWampcra(
+        { name: 'sensor', authid: 'sensor-1', secret, scopes: ['wamp:role:device'], expiresAt: null },
+        'tester',
+      );
+      const found = await store.credentials.craKey('sensor-1');
+      assert.ok(found !== null);
+      const derived = pbkdf2Sync(secret, found.salt, found.iterations, found.keylen, 'sha256').toString(
+        'base64',
+      );
+      assert.equal(found.key, derived);
+      assert.equal(found.principal.claims['authrole'], 'device');
+      const stored = await store.db
+        .selectFrom('credentials')
+        .select('secret_hash')
+        .where('id', '=', created.id)
+        .executeTakeFirstOrThrow();
+      assert.ok(!stored.secret_hash.includes(secret));
+      await assert.rejects(
+        store.credentials.createWampcra(
+          { name: 'x', authid: 'sensor-1', secret: 's', scopes: [], expiresAt: null },
+          'tester',
+        ),
+        ConflictError,
+      );
+      assert.equal(await store.credentials.craKey('nobody'), null);
+      await store.credentials.revoke(created.id, 'tester');
+      assert.equal(await store.credentials.craKey('sensor-1'), null);
     });
 
     it('checks passwords with scrypt; a second active user of one name is a conflict', async () => {

@@ -1,8 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Global, Module } from '@nestjs/common';
+import request from 'supertest';
 import { sign as craSigner } from 'wampy/wampcra.js';
-import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
 import { WampModule } from '#broker/protocols/wamp';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { signToken } from './support/tokens.js';
@@ -14,20 +13,6 @@ const JOE_SECRET = 'joe-secret-never-logged';
 const PETER_SECRET = 'peter-secret-never-logged';
 
 const BOB_PASSWORD = 'bob-password-never-logged';
-
-/** Stands in for the store's password check (not built yet), provided globally as the store will be. */
-const passwords: PasswordCheck = {
-  verifyPassword: (username, password) =>
-    Promise.resolve(
-      username === 'bob' && Buffer.from(password).toString('utf8') === BOB_PASSWORD
-        ? { subject: 'bob', claims: { authrole: 'admin' }, carrier: 'first-message' }
-        : null,
-    ),
-};
-
-@Global()
-@Module({ providers: [{ provide: PASSWORD_CHECK, useValue: passwords }], exports: [PASSWORD_CHECK] })
-class PasswordCheckModule {}
 
 type CraInfo = Parameters<ReturnType<typeof craSigner>>[1];
 
@@ -95,8 +80,13 @@ describe('wamp.2.json authentication and authorization', () => {
           ],
         },
       },
-      [WampModule, PasswordCheckModule],
+      [WampModule],
     );
+    // A real stored password credential; its wamp:role scope is the session's authrole.
+    await request(broker.url.replace(/^ws/, 'http'))
+      .post('/admin/v1/credentials/passwords')
+      .send({ name: 'bob', username: 'bob', password: BOB_PASSWORD, scopes: ['wamp:role:admin'] })
+      .expect(201);
     url = `${broker.url}/ws`;
     token = await signToken({ sub: 'alice' });
     secrets.push(token);
@@ -156,7 +146,7 @@ describe('wamp.2.json authentication and authorization', () => {
     );
   });
 
-  it('ticket as a password through the installed password check, with the authid as username', async () => {
+  it('ticket as a stored password, with the authid as username', async () => {
     const wampy = await connectWampy(url, {
       realm: 'secure',
       authid: 'bob',
@@ -234,6 +224,42 @@ describe('wamp.2.json authentication and authorization', () => {
         authid,
       );
     }
+  });
+
+  it('wampcra with a credential stored through the admin API (salted), until it is revoked', async () => {
+    const secret = 'stored-wampcra-secret-0123';
+    const created = await request(broker.url.replace(/^ws/, 'http'))
+      .post('/admin/v1/credentials/wampcra')
+      .send({ name: 'stored', authid: 'stella', secret, scopes: ['wamp:role:admin'] })
+      .expect(201);
+    assert.ok(!JSON.stringify(created.body).includes(secret));
+    const login = (key: string) =>
+      openAutobahn(url, {
+        realm: 'secure',
+        authid: 'stella',
+        authmethods: ['wampcra'],
+        onchallenge: (
+          _session: unknown,
+          _method: string,
+          extra: { challenge: string; salt: string; iterations: number; keylen: number },
+        ) =>
+          autobahn.auth_cra.sign(
+            autobahn.auth_cra.derive_key(key, extra.salt, extra.iterations, extra.keylen),
+            extra.challenge,
+          ),
+      });
+    const ab = await login(secret);
+    assert.deepEqual(
+      [ab.details['authid'], ab.details['authrole'], ab.details['authprovider']],
+      ['stella', 'admin', 'store'],
+    );
+    ab.close();
+    await assert.rejects(login('not-the-secret'), /wamp\.error\.authentication_failed/);
+    await request(broker.url.replace(/^ws/, 'http'))
+      .delete(`/admin/v1/credentials/${created.body.id as string}`)
+      .expect(200);
+    await assert.rejects(login(secret), /wamp\.error\.authentication_failed/);
+    assert.doesNotMatch(broker.logText(), /stored-wampcra-secret/);
   });
 
   it('the principal from the handshake (token in the query) is the session identity', async () => {

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Inject, Param, Post } from '@nestjs/common';
 import { BrokerStore, type CredentialView } from '#broker/store';
 import { Actor, AdminApi } from './admin-api.decorator.js';
-import { CreatePasswordDto, CreateTokenDto } from './dto/credential.dto.js';
+import { CreatePasswordDto, CreateTokenDto, CreateWampcraDto } from './dto/credential.dto.js';
 
 /** API tokens and username/password credentials. Secrets are shown once, at creation, and never again. */
 @AdminApi('credentials')
@@ -38,6 +38,21 @@ export class CredentialsController {
         name: body.name,
         username: body.username,
         password: body.password,
+        scopes: body.scopes ?? [],
+        expiresAt: normalize(body.expiresAt),
+      },
+      actor,
+    );
+  }
+
+  /** Salted WAMP-CRA: the client derives the key from its secret with the salt its CHALLENGE carries. */
+  @Post('wampcra')
+  createWampcra(@Body() body: CreateWampcraDto, @Actor() actor: string): Promise<CredentialView> {
+    return this.store.credentials.createWampcra(
+      {
+        name: body.name,
+        authid: body.authid,
+        secret: body.secret,
         scopes: body.scopes ?? [],
         expiresAt: normalize(body.expiresAt),
       },

@@ -1,3 +1,4 @@
+export * from './cra-keys.js';
 export * from './jwt-verifier.js';
 export * from './origin-entries.js';
 export * from './password-check.js';

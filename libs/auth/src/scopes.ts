@@ -8,6 +8,7 @@ import { type Principal } from '#broker/handshake';
  *   `endpoint:<path>`               may open that endpoint path (none of these: any endpoint)
  *   `mqtt:publish:<filter>`         may publish to topics the MQTT filter matches
  *   `mqtt:subscribe:<filter>`       may subscribe to topics within that filter
+ *   `wamp:role:<role>`              the WAMP role a stored credential's session gets (its `authrole`)
  * A principal without any scope of a family is not restricted by that family.
  */
 export function scopesOf(principal: Principal | null): readonly string[] {

@@ -1,18 +1,31 @@
 import { type Kysely, type Selectable } from 'kysely';
-import { type VerifiedToken } from '#broker/auth';
+import { scopeValues, type StoredCraKey, type VerifiedToken } from '#broker/auth';
 import { CredentialError, type Principal } from '#broker/handshake';
 import { writeAudit } from './audit.repository.js';
 import { isUniqueViolation } from './database.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { newId, timestamp } from './ids.js';
 import { type CredentialsTable, type Database } from './schema.js';
-import { hashPassword, hashToken, newToken, TOKEN_PREFIX, verifyPassword } from './secrets.js';
+import {
+  hashCraSecret,
+  hashPassword,
+  hashToken,
+  newToken,
+  parseCraRecord,
+  TOKEN_PREFIX,
+  verifyPassword,
+} from './secrets.js';
 import { type Actor, type CredentialView } from './store.types.js';
 
 export interface NewToken {
   readonly name: string;
   readonly scopes: readonly string[];
   readonly expiresAt: string | null;
+}
+
+export interface NewWampcra extends NewToken {
+  readonly authid: string;
+  readonly secret: string;
 }
 
 export interface NewPassword extends NewToken {
@@ -79,6 +92,13 @@ export class CredentialsRepository {
     return view(row);
   }
 
+  /** A salted WAMP-CRA credential: only the PBKDF2-derived key is kept (see secrets.ts). */
+  async createWampcra(input: NewWampcra, actor: Actor): Promise<CredentialView> {
+    const row = this.row('wampcra', input, input.authid, await hashCraSecret(input.secret));
+    await this.insert(row, actor);
+    return view(row);
+  }
+
   async revoke(id: string, actor: Actor): Promise<CredentialView> {
     const result = await this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst();
@@ -132,6 +152,21 @@ export class CredentialsRepository {
     return { ...this.principalOf(row), carrier: 'first-message' };
   }
 
+  async craKey(authid: string): Promise<StoredCraKey | null> {
+    const row = await this.db
+      .selectFrom('credentials')
+      .selectAll()
+      .where('kind', '=', 'wampcra')
+      .where('username', '=', authid)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (row === undefined || statusOf(row, timestamp()) !== 'active') return null;
+    const record = parseCraRecord(row.secret_hash);
+    return record === null
+      ? null
+      : { ...record, principal: { ...this.principalOf(row), carrier: 'first-message' } };
+  }
+
   private usable(row: Row): VerifiedToken {
     const status = statusOf(row, timestamp());
     if (status === 'revoked') throw new CredentialError('The token was revoked.');
@@ -139,10 +174,13 @@ export class CredentialsRepository {
     return this.principalOf(row);
   }
 
+  /** A `wamp:role:<role>` scope becomes the `authrole` claim WAMP reads, as a JWT would carry it. */
   private principalOf(row: Row): VerifiedToken {
+    const scopes = JSON.parse(row.scopes) as string[];
+    const [authrole] = scopeValues(scopes, 'wamp:role');
     return {
       subject: row.username ?? row.name,
-      claims: { credential: row.id, scopes: JSON.parse(row.scopes) },
+      claims: { credential: row.id, scopes, ...(authrole === undefined ? {} : { authrole }) },
     };
   }
 
@@ -174,7 +212,7 @@ export class CredentialsRepository {
       });
     } catch (err) {
       if (isUniqueViolation(err))
-        throw new ConflictError(`a credential for user ${String(row.username)} exists`);
+        throw new ConflictError(`an active ${row.kind} credential for ${String(row.username)} exists`);
       throw err;
     }
   }

@@ -149,6 +149,18 @@ const migrations: Record<string, Migration> = {
       await sql`insert into ocpp_counters (name, value) values ('transaction', 0)`.execute(db);
     },
   },
+  '0003_wampcra': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      // Stored WAMP-CRA credentials share the credentials table; one active credential per authid.
+      await db.schema
+        .createIndex('credentials_active_wampcra_authid')
+        .on('credentials')
+        .column('username')
+        .unique()
+        .where(sql<boolean>`kind = 'wampcra' and revoked_at is null`)
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

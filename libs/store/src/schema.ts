@@ -14,11 +14,11 @@ export interface OriginsTable {
 
 export interface CredentialsTable {
   id: string;
-  kind: 'token' | 'password';
+  kind: 'token' | 'password' | 'wampcra';
   name: string;
-  /** Password credentials only; unique among credentials not revoked. */
+  /** Password credentials: the username; wampcra: the authid. Unique per kind among those not revoked. */
   username: string | null;
-  /** Tokens: HMAC-SHA256 hex of the token; passwords: scrypt record (see secrets.ts). */
+  /** Tokens: HMAC-SHA256 hex of the token; passwords: scrypt record; wampcra: PBKDF2 record (secrets.ts). */
   secret_hash: string;
   /** JSON array of scope strings. */
   scopes: string;

@@ -1,8 +1,10 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import {
+  CRA_KEYS,
   ORIGIN_ENTRIES,
   PASSWORD_CHECK,
   STORED_TOKENS,
+  type CraKeyLookup,
   type PasswordCheck,
   type StoredTokenCheck,
 } from '#broker/auth';
@@ -63,6 +65,13 @@ export class StoreModule {
           }),
         },
         {
+          provide: CRA_KEYS,
+          inject: [BrokerStore],
+          useFactory: (store: BrokerStore): CraKeyLookup => ({
+            craKey: (authid) => store.credentials.craKey(authid),
+          }),
+        },
+        {
           provide: PASSWORD_CHECK,
           inject: [BrokerStore],
           useFactory: (store: BrokerStore): PasswordCheck => ({
@@ -71,7 +80,7 @@ export class StoreModule {
         },
         StoreLifecycle,
       ],
-      exports: [BrokerStore, ORIGIN_ENTRIES, STORED_TOKENS, PASSWORD_CHECK],
+      exports: [BrokerStore, ORIGIN_ENTRIES, STORED_TOKENS, PASSWORD_CHECK, CRA_KEYS],
     };
   }
 }

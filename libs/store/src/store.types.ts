@@ -9,7 +9,7 @@ export interface OriginEntry {
 
 export interface CredentialView {
   readonly id: string;
-  readonly kind: 'token' | 'password';
+  readonly kind: 'token' | 'password' | 'wampcra';
   readonly name: string;
   readonly username: string | null;
   readonly scopes: readonly string[];

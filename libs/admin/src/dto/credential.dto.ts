@@ -58,3 +58,16 @@ export class CreatePasswordDto extends CreateTokenDto {
   @Length(8, 1024)
   password!: string;
 }
+
+export class CreateWampcraDto extends CreateTokenDto {
+  @ApiProperty({ example: 'sensor-17', description: 'The WAMP authid the client sends in HELLO' })
+  @IsString()
+  @Length(1, 256)
+  @Matches(/^\P{Cc}+$/u, { message: 'authid must not contain control characters' })
+  authid!: string;
+
+  @ApiProperty({ example: 'a long random secret', writeOnly: true })
+  @IsString()
+  @Length(16, 1024)
+  secret!: string;
+}

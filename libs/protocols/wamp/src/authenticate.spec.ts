@@ -91,6 +91,42 @@ describe('authentication', () => {
     assert.equal((await attempt('nobody', 'x'))[0]?.[2], 'wamp.error.authentication_failed');
   });
 
+  it('wampcra from the store: the lookup runs before the challenge; messages meanwhile are violations', async () => {
+    const salt = { salt: 'stored-salt', iterations: 10, keylen: 32 };
+    const stored = {
+      ...salt,
+      key: craKey('stored-secret', salt),
+      principal: { subject: 'stella', claims: { authrole: 'reader' }, carrier: 'first-message' as const },
+    };
+    const { connect } = testRouter();
+    const login = async (authid: string, secret: string): Promise<unknown[][]> => {
+      const client = connect({ craKey: (id) => Promise.resolve(id === 'stella' ? stored : null) });
+      client.receive([1, 'realm1', { roles: ROLES, authmethods: ['wampcra'], authid }]);
+      await settle();
+      const [challenge] = client.take() as [[number, string, Record<string, unknown>]];
+      const extra = challenge[2];
+      // Unknown authids get a salted challenge too, so they cannot be told from a wrong secret.
+      assert.equal(typeof extra['salt'], 'string');
+      const key = craKey(secret, extra as unknown as typeof salt);
+      client.receive([5, craSign(key, extra['challenge'] as string), {}]);
+      await settle();
+      return client.take();
+    };
+    const ok = await login('stella', 'stored-secret');
+    assert.deepEqual([ok[0]?.[0], (ok[0]?.[2] as { authprovider: string }).authprovider], [2, 'store']);
+    assert.equal((await login('stella', 'wrong'))[0]?.[2], 'wamp.error.authentication_failed');
+    assert.equal((await login('nobody', 'x'))[0]?.[2], 'wamp.error.authentication_failed');
+
+    let release: (value: null) => void = () => undefined;
+    const early = connect({ craKey: () => new Promise((resolve) => (release = resolve)) });
+    early.receive([1, 'realm1', { roles: ROLES, authmethods: ['wampcra'], authid: 'x' }]);
+    early.receive([32, 1, {}, 'com.example.topic']);
+    assert.equal((early.take()[0] as unknown[])[2], 'wamp.error.protocol_violation');
+    release(null);
+    await settle();
+    assert.deepEqual(early.take(), []);
+  });
+
   it('the handshake principal is the session identity, whatever HELLO asks', () => {
     const { connect } = testRouter();
     const client = connect({ principal: ALICE });

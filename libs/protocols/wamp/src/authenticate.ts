@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { type StoredCraKey } from '#broker/auth';
 import { type Principal } from '#broker/handshake';
 import { E, ProtocolViolation } from './errors.js';
 import { type Dict } from './messages.js';
 import { type RealmSettings } from './realm.js';
 import { type Identity } from './session.js';
-import { craChallenge, craVerify, decoyKey } from './wampcra.js';
+import { craChallenge, craVerify, decoyKey, decoySalt, type CraSalt } from './wampcra.js';
 
 /** What the transport already established, and the verifiers a HELLO's credential is checked with. */
 export interface Credentials {
@@ -16,6 +17,8 @@ export interface Credentials {
   verifyToken(token: string): Promise<Principal>;
   /** Username/password check from the store, when one is installed. */
   readonly verifyPassword?: (username: string, password: Uint8Array) => Promise<Principal | null>;
+  /** Stored wampcra credentials, when the store is installed; the realm's configured users come first. */
+  readonly craKey?: (authid: string) => Promise<StoredCraKey | null>;
 }
 
 export type AuthStep =
@@ -49,14 +52,15 @@ function fromPrincipal(
 /**
  * Picks the authentication for a HELLO: the handshake's principal if there is one, else the first of the
  * client's `authmethods` (in its order) the realm offers: `ticket`, `wampcra`, `anonymous`. Throws
- * ProtocolViolation for auth details of the wrong type.
+ * ProtocolViolation for auth details of the wrong type. A promise when a stored wampcra key must be
+ * looked up first (it never rejects: a failed lookup is a challenge nobody can answer).
  */
 export function startAuthentication(
   realm: RealmSettings,
   details: Dict,
   credentials: Credentials,
   session: number,
-): AuthStep {
+): AuthStep | Promise<AuthStep> {
   if (credentials.principal !== null) {
     return {
       kind: 'welcome',
@@ -74,7 +78,8 @@ export function startAuthentication(
   }
   for (const method of requested) {
     if (method === 'ticket') return ticket(realm, authid, credentials);
-    if (method === 'wampcra' && typeof authid === 'string') return wampcra(realm, authid, session);
+    if (method === 'wampcra' && typeof authid === 'string')
+      return wampcra(realm, authid, session, credentials);
     if (method === 'anonymous' && realm.anonymousRole !== null && credentials.anonymousAllowed) {
       return {
         kind: 'welcome',
@@ -117,23 +122,62 @@ function ticket(realm: RealmSettings, authid: unknown, credentials: Credentials)
   };
 }
 
-function wampcra(realm: RealmSettings, authid: string, session: number): AuthStep {
+function wampcra(
+  realm: RealmSettings,
+  authid: string,
+  session: number,
+  credentials: Credentials,
+): AuthStep | Promise<AuthStep> {
   const user = realm.craUsers.get(authid);
+  if (user === undefined && credentials.craKey !== undefined) {
+    return credentials.craKey(authid).then(
+      (stored) => storedWampcra(realm, authid, session, stored),
+      () => storedWampcra(realm, authid, session, null),
+    );
+  }
   // An unknown authid gets a challenge too, signed with a key nobody has: it cannot tell unknown from wrong.
-  const key = user?.key ?? decoyKey();
   const authrole = user?.role ?? realm.authenticatedRole;
+  const identity =
+    user === undefined ? null : { authid, authrole, authmethod: 'wampcra', authprovider: 'static' };
+  return craStep(authid, authrole, session, user?.key ?? decoyKey(), user?.salt, identity);
+}
+
+function storedWampcra(
+  realm: RealmSettings,
+  authid: string,
+  session: number,
+  stored: StoredCraKey | null,
+): AuthStep {
+  // Unknown, revoked or expired: a salted challenge like a real one, so none of them can be told apart.
+  if (stored === null)
+    return craStep(authid, realm.authenticatedRole, session, decoyKey(), decoySalt(), null);
+  const authrole = roleOf(realm, stored.principal);
+  const salt = { salt: stored.salt, iterations: stored.iterations, keylen: stored.keylen };
+  return craStep(authid, authrole, session, stored.key, salt, {
+    authid,
+    authrole,
+    authmethod: 'wampcra',
+    authprovider: 'store',
+  });
+}
+
+/** The CHALLENGE and its check; `identity` null means no signature can pass. */
+function craStep(
+  authid: string,
+  authrole: string,
+  session: number,
+  key: string,
+  salt: CraSalt | undefined,
+  identity: Identity | null,
+): AuthStep {
   const challenge = craChallenge(authid, authrole, session);
   const extra: Dict = { challenge };
-  if (user?.salt !== undefined) Object.assign(extra, user.salt);
+  if (salt !== undefined) Object.assign(extra, salt);
   return {
     kind: 'challenge',
     method: 'wampcra',
     extra,
     verify: (signature) =>
-      Promise.resolve(
-        user !== undefined && craVerify(key, challenge, signature)
-          ? { authid, authrole, authmethod: 'wampcra', authprovider: 'static' }
-          : null,
-      ),
+      Promise.resolve(identity !== null && craVerify(key, challenge, signature) ? identity : null),
   };
 }

@@ -136,6 +136,19 @@ export class SessionProtocol {
     this.realm = realm;
     this.sessionId = randomId();
     const step = startAuthentication(realm.settings, details, this.credentials, this.sessionId);
+    if (step instanceof Promise) {
+      // A stored key is being looked up: anything the client sends meanwhile is before WELCOME.
+      this.state = 'verifying';
+      const attempt = this.attempt;
+      void step.then((next) => {
+        if (this.state === 'verifying' && attempt === this.attempt) this.proceed(next);
+      });
+      return;
+    }
+    this.proceed(step);
+  }
+
+  private proceed(step: AuthStep): void {
     if (step.kind === 'abort') return this.abort(step.reason, step.message);
     if (step.kind === 'welcome') return this.welcome(step.identity);
     this.challenge = step;

@@ -1,5 +1,5 @@
 import { Inject, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
-import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
+import { CRA_KEYS, type CraKeyLookup, PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
 import { type BusMessage, type BusSubscription, TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
 import {
@@ -52,6 +52,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     @Inject(BROKER_LOGGER) logger: Logger,
     // Provided by the store; without it a ticket is only ever a token.
     @Optional() @Inject(PASSWORD_CHECK) private readonly passwordCheck?: PasswordCheck,
+    @Optional() @Inject(CRA_KEYS) private readonly craKeys?: CraKeyLookup,
   ) {
     this.log = logger.child({ module: WAMP_SUBPROTOCOL });
     const wamp = config.wamp;
@@ -75,7 +76,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   }
 
   open(connection: Connection, context: ConnectionContext): void {
-    const passwordCheck = this.passwordCheck;
+    const { passwordCheck, craKeys } = this;
     const credentials: Credentials = {
       principal: context.principal,
       // The gateway lets an unauthenticated client through to HELLO; a required endpoint stays required.
@@ -84,6 +85,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
       ...(passwordCheck && {
         verifyPassword: (username, password) => passwordCheck.verifyPassword(username, password),
       }),
+      ...(craKeys && { craKey: (authid) => craKeys.craKey(authid) }),
     };
     // Created on first use, as the gateway does: most sessions never log.
     let child: Logger | null = null;

@@ -43,3 +43,8 @@ export function craVerify(key: string, challenge: string, signature: string): bo
 export function decoyKey(): string {
   return randomBytes(32).toString('base64');
 }
+
+/** Salt parameters for a decoy challenge, shaped like the store's (secrets.ts: 10,000 iterations, 32 bytes). */
+export function decoySalt(): CraSalt {
+  return { salt: randomBytes(16).toString('base64url'), iterations: 10_000, keylen: 32 };
+}
