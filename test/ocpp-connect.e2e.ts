@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { Ocpp16Module } from '#broker/protocols/ocpp16';
 import { BrokerStore } from '#broker/store';
 import request from 'supertest';
 import WebSocket from 'ws';
+import { selfSignedCertificate } from './support/self-signed.js';
 import { BOOT, chargePoint, OCPP_ENDPOINT } from './support/ocpp.js';
 import { rawExchange, upgradeRequest } from './support/raw-http.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
@@ -230,30 +227,7 @@ describe('ocpp1.6 security profile 2', () => {
   let broker: TestBroker;
 
   before(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'broker-ocpp-tls-'));
-    const certFile = join(dir, 'cert.pem');
-    const keyFile = join(dir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { certFile, keyFile } = selfSignedCertificate();
     broker = await startTestBroker(
       {
         tls: { certFile, keyFile },

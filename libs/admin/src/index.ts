@@ -2,3 +2,4 @@ export * from './admin-api.decorator.js';
 export * from './admin.module.js';
 export * from './openapi.js';
 export * from './problem.filter.js';
+export * from './dto/page-limit.dto.js';

@@ -1,8 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min, registerDecorator } from 'class-validator';
+import { IsOptional, IsString, MaxLength, registerDecorator } from 'class-validator';
+import { PageLimitQuery } from './page-limit.dto.js';
 
-export class ListConnectionsQuery {
+export class ListConnectionsQuery extends PageLimitQuery {
   @ApiPropertyOptional({ example: '/chat' })
   @IsOptional()
   @IsString()
@@ -22,14 +23,6 @@ export class ListConnectionsQuery {
   @IsOptional()
   @IsString()
   address?: string;
-
-  @ApiPropertyOptional({ default: 100, maximum: 1000 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  limit?: number;
 }
 
 /** Codes an operator may send: normal, going away, policy violation, or the application range. */

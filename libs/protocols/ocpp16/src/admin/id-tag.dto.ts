@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Max, Min, ValidateIf } from 'class-validator';
+import { IsIn, IsISO8601, IsOptional, IsString, Length, ValidateIf } from 'class-validator';
 import { type IdTagStatus } from '#broker/store';
+import { PageLimitQuery } from '#broker/admin';
 
 const STATUSES: readonly IdTagStatus[] = ['Accepted', 'Blocked', 'Expired', 'Invalid'];
 
@@ -50,15 +50,7 @@ export class UpdateIdTagDto {
   expiryDate?: string | null;
 }
 
-export class ListIdTagsQuery {
-  @ApiPropertyOptional({ default: 100, maximum: 1000 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  limit?: number;
-
+export class ListIdTagsQuery extends PageLimitQuery {
   @ApiPropertyOptional({ description: 'The last id tag of the previous page' })
   @IsOptional()
   @IsString()

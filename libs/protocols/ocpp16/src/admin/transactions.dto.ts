@@ -1,8 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsOptional, IsString } from 'class-validator';
+import { PageLimitQuery } from '#broker/admin';
 
-export class ListTransactionsQuery {
+export class ListTransactionsQuery extends PageLimitQuery {
   @ApiPropertyOptional({ example: 'CP-0001' })
   @IsOptional()
   @IsString()
@@ -15,12 +15,4 @@ export class ListTransactionsQuery {
   @IsOptional()
   @IsIn(['true', 'false'])
   ongoing?: 'true' | 'false';
-
-  @ApiPropertyOptional({ default: 100, maximum: 1000 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  limit?: number;
 }
