@@ -53,6 +53,13 @@ describe('authentication carriers, end to end', () => {
     return JSON.parse(await nextMessage(ws)) as WhoAmI;
   }
 
+  it('a connection does not outlive its credential: at exp it is closed 1008', async () => {
+    const token = await signToken({ sub: 'brief', expiresIn: '2s' });
+    const ws = new WebSocket(`${broker.url}/secure?token=${token}`, 'echo.v1');
+    await opened(ws);
+    assert.deepEqual(await closed(ws, 8000), { code: 1008, reason: 'credential expired' });
+  });
+
   it('query parameter', async () => {
     const ws = new WebSocket(`${broker.url}/secure?token=${token}`, 'echo.v1');
     await opened(ws);

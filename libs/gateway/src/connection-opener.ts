@@ -5,6 +5,7 @@ import { type Accept, type Principal } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { type WebSocket } from 'ws';
 import { ConnectionRegistry, type TrackedConnection } from './connection-registry.js';
+import { onCredentialExpiry } from './credential-expiry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { FirstMessageAuth } from './first-message-auth.js';
 import { GatewayMetrics } from './metrics.js';
@@ -75,8 +76,10 @@ export class ConnectionOpener {
     ws.on('pong', () => {
       tracked.alive = true;
     });
+    let stopExpiry = (): void => undefined;
     ws.once('close', (code) => {
       gate?.cancel();
+      stopExpiry();
       this.connections.remove(tracked);
       metrics.open.dec();
       this.logger.debug({ connection: id, code }, 'connection closed');
@@ -98,6 +101,10 @@ export class ConnectionOpener {
 
     const start = (principal: Principal | null): void => {
       tracked.principal = principal;
+      stopExpiry = onCredentialExpiry(principal, () => {
+        log().info({ subject: principal?.subject }, 'credential expired, closing 1008');
+        connection.close(1008, 'credential expired');
+      });
       const context: ConnectionContext = {
         id,
         endpoint: decision.endpoint.path,

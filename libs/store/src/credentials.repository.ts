@@ -180,7 +180,13 @@ export class CredentialsRepository {
     const [authrole] = scopeValues(scopes, 'wamp:role');
     return {
       subject: row.username ?? row.name,
-      claims: { credential: row.id, scopes, ...(authrole === undefined ? {} : { authrole }) },
+      claims: {
+        credential: row.id,
+        scopes,
+        ...(authrole === undefined ? {} : { authrole }),
+        // As a JWT would say it, so the gateway closes connections whose credential expires.
+        ...(row.expires_at === null ? {} : { exp: Math.floor(Date.parse(row.expires_at) / 1000) }),
+      },
     };
   }
 

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, it, mock } from 'node:test';
+import { onCredentialExpiry } from './credential-expiry.js';
+
+const principal = (claims: Record<string, unknown>) => ({ subject: 's', claims, carrier: 'query' as const });
+
+describe('onCredentialExpiry', () => {
+  it('fires when exp passes, not before, and not after being cancelled', () => {
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+    try {
+      let fired = 0;
+      onCredentialExpiry(principal({ exp: 1_000 + 60 }), () => fired++);
+      mock.timers.tick(59_999);
+      assert.equal(fired, 0);
+      mock.timers.tick(1);
+      assert.equal(fired, 1);
+
+      const cancel = onCredentialExpiry(principal({ exp: 1_000 + 120 }), () => fired++);
+      cancel();
+      mock.timers.tick(200_000);
+      assert.equal(fired, 1);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  it('re-arms past the longest timer delay, fires at once for a past exp, ignores a missing one', () => {
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+    try {
+      let fired = 0;
+      const days40 = 40 * 24 * 3600;
+      onCredentialExpiry(principal({ exp: days40 }), () => fired++);
+      mock.timers.tick(2 ** 31 - 1);
+      assert.equal(fired, 0);
+      mock.timers.tick(days40 * 1000 - (2 ** 31 - 1));
+      assert.equal(fired, 1);
+      onCredentialExpiry(principal({ exp: -1 }), () => fired++);
+      assert.equal(fired, 2);
+      onCredentialExpiry(principal({ exp: 'soon' }), () => fired++);
+      onCredentialExpiry(null, () => fired++);
+      mock.timers.tick(10 ** 9);
+      assert.equal(fired, 2);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+});
