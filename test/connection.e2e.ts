@@ -99,6 +99,25 @@ describe('connections after the 101', () => {
     assert.match(broker.logText(), /async module bug/);
   });
 
+  it('a burst of messages sent in one tick arrives whole and in order, text and binary kept apart', async () => {
+    const ws = new WebSocket(`${broker.url}/echo`, 'echo.v1');
+    await opened(ws);
+    const received: string[] = [];
+    const all = new Promise<void>((resolve) =>
+      ws.on('message', (data: Buffer, isBinary) => {
+        received.push(`${isBinary ? 'bin' : 'text'}:${data.toString()}`);
+        if (received.length === 500) resolve();
+      }),
+    );
+    ws.send('burst:500');
+    await all;
+    assert.deepEqual(
+      received,
+      Array.from({ length: 500 }, (_, i) => (i % 2 === 0 ? `text:m${i}` : `bin:b${i}`)),
+    );
+    ws.close();
+  });
+
   it('concurrent handshakes cannot overshoot a connection limit', async () => {
     const sockets = Array.from({ length: 12 }, () => new WebSocket(`${broker.url}/limited`));
     const outcomes = await Promise.all(

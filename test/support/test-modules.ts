@@ -6,7 +6,7 @@ import {
   type SubprotocolHandler,
 } from '#broker/gateway';
 
-/** Echoes every message; reports its context on "whoami". Default module with policy 'omit'. */
+/** Echoes every message; reports its context on "whoami"; "burst:N" and "flood:N" send many. Policy 'omit'. */
 @Subprotocol({ name: 'echo.v1', onUnsupported: 'omit', perMessageDeflate: {} })
 export class EchoSubprotocol implements SubprotocolHandler {
   open(connection: Connection, context: ConnectionContext): void {
@@ -15,6 +15,13 @@ export class EchoSubprotocol implements SubprotocolHandler {
       if (text === 'whoami') {
         const { id, endpoint, protocol, params, principal } = context;
         return connection.send(JSON.stringify({ id, endpoint, protocol, params, principal }));
+      }
+      const burst = text?.match(/^burst:(\d+)$/);
+      if (burst) {
+        // One tick, many small messages, text and binary alternating: the gateway batches the writes.
+        for (let i = 0; i < Number(burst[1]); i++)
+          connection.send(i % 2 === 0 ? `m${i}` : Buffer.from(`b${i}`));
+        return;
       }
       const flood = text?.match(/^flood:(\d+)$/);
       if (flood) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type Duplex } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { opensEndpoint } from '#broker/auth';
 import { type Accept, type Principal } from '#broker/handshake';
@@ -31,7 +32,7 @@ export class ConnectionOpener {
     @Inject(BROKER_LOGGER) private readonly logger: Logger,
   ) {}
 
-  open(ws: WebSocket, decision: Accept, remoteAddress: string): void {
+  open(ws: WebSocket, socket: Duplex, decision: Accept, remoteAddress: string): void {
     const module = this.subprotocols.get(decision.module);
     if (module === undefined) throw new Error(`module ${decision.module} vanished`);
     const endpointConfig = this.endpoints.configOf(decision.endpoint);
@@ -45,7 +46,7 @@ export class ConnectionOpener {
         endpoint: decision.endpoint.path,
         module: module.options.name,
       }));
-    const connection = new WsConnection(id, ws, endpointConfig.outboundBufferCap, {
+    const connection = new WsConnection(id, ws, socket, endpointConfig.outboundBufferCap, {
       sent: (bytes) => {
         tracked.bytesOut += bytes;
         metrics.messagesOut.inc();
