@@ -36,10 +36,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startBareServer(): Promise<ServerProcess> {
+/** A reference server script of this package, in its own process, told a free port by PORT. */
+export async function startScriptServer(name: string, script: URL): Promise<ServerProcess> {
   const port = await freePort();
-  const script = fileURLToPath(new URL('./bare-ws-server.js', import.meta.url));
-  return spawnServer('bare ws', script, { PORT: String(port) }, port);
+  return spawnServer(name, fileURLToPath(script), { PORT: String(port) }, port);
+}
+
+export function startBareServer(): Promise<ServerProcess> {
+  return startScriptServer('bare ws', new URL('./bare-ws-server.js', import.meta.url));
 }
 
 /** The broker's own entry point, configured by file; info logging stays on, written to /dev/null. */

@@ -1,22 +1,18 @@
 import { connect } from 'node:net';
 import { checkUpgradeResponse } from './check-response.js';
+import { type WindowOptions } from './cpu-window.js';
 import { clientCloseFrame, type PreparedUpgrade } from './upgrade-request.js';
 
 /** A response head larger than this is not a WebSocket handshake answer. */
 const MAX_HEAD_BYTES = 16 * 1024;
 
-export interface LoadOptions {
+export interface LoadOptions extends WindowOptions {
   readonly port: number;
   readonly upgrades: readonly PreparedUpgrade[];
   readonly subprotocol: string;
   readonly concurrency: number;
-  readonly warmupMs: number;
-  readonly durationMs: number;
   /** Idle limit per connection: a server that stops answering fails the handshake instead of hanging the run. */
   readonly timeoutMs: number;
-  /** Called when the measured window opens and closes, to sample CPU counters. */
-  readonly onWindowStart?: () => void;
-  readonly onWindowEnd?: () => void;
 }
 
 export interface LoadResult {
