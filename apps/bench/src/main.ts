@@ -1,6 +1,7 @@
 import { USAGE, UsageError } from './cli-options.js';
 import { GRAPHQL_USAGE, runGraphqlBench } from './graphql/graphql-bench.js';
 import { runHandshakeBench } from './handshake-bench.js';
+import { runWampBench, WAMP_USAGE } from './wamp/wamp-bench.js';
 
 interface Bench {
   readonly usage: string;
@@ -10,9 +11,10 @@ interface Bench {
 const BENCHES: Readonly<Record<string, Bench>> = {
   handshake: { usage: USAGE, run: runHandshakeBench },
   graphql: { usage: GRAPHQL_USAGE, run: runGraphqlBench },
+  wamp: { usage: WAMP_USAGE, run: runWampBench },
 };
 
-/** `main.js [handshake|graphql] [options]`; with no name (or only flags) it is the handshake benchmark. */
+/** `main.js [handshake|graphql|wamp] [options]`; with no name (or only flags) it is the handshake benchmark. */
 async function main(): Promise<void> {
   const [first, ...rest] = process.argv.slice(2);
   const named = first !== undefined ? BENCHES[first] : undefined;

@@ -1,6 +1,7 @@
 import type WebSocket from 'ws';
 import { type WindowOptions } from '../cpu-window.js';
 import { type MeasuredLoad } from '../measure-round.js';
+import { MeasuredWindow } from '../measured-window.js';
 import { ErrorCounts } from './error-counts.js';
 import { openMany } from './ws-client.js';
 
@@ -57,8 +58,7 @@ export async function runFanout(clients: FanoutClients, settings: FanoutSettings
   let probedCount = 0;
   const missing = new Map<number, { sentAt: number; remaining: number }>();
   const latenciesMs: number[] = [];
-  let windowStart = Number.POSITIVE_INFINITY;
-  let windowEnd = Number.POSITIVE_INFINITY;
+  let inWindow = (_at: number): boolean => false;
   let onEventComplete = (): void => {};
   // Set once the round is over: the closes that follow are the benchmark's own.
   let over = false;
@@ -78,7 +78,7 @@ export async function runFanout(clients: FanoutClients, settings: FanoutSettings
       last[index] = Math.max(last[index] as number, seq);
       const event = missing.get(seq);
       if (event === undefined) return errors.add('event not published, or received twice');
-      if (now >= windowStart && now < windowEnd) latenciesMs.push(now - sentAt);
+      if (inWindow(now)) latenciesMs.push(now - sentAt);
       if (--event.remaining === 0) {
         missing.delete(seq);
         onEventComplete();
@@ -94,30 +94,23 @@ export async function runFanout(clients: FanoutClients, settings: FanoutSettings
 
   let seq = 0;
   await new Promise<void>((resolve) => {
-    windowStart = performance.now() + settings.warmupMs;
-    windowEnd = windowStart + settings.durationMs;
-    const timers = [
-      setTimeout(() => settings.onWindowStart?.(), settings.warmupMs),
-      setTimeout(() => {
-        settings.onWindowEnd?.();
-        pump();
-      }, settings.warmupMs + settings.durationMs),
-    ];
     const finish = (): void => {
-      for (const timer of timers) clearTimeout(timer);
+      measured.cancel();
       clearInterval(watchdog);
       onEventComplete = () => {};
       resolve();
     };
     const pump = (): void => {
-      while (missing.size < settings.inFlight && performance.now() < windowEnd) {
+      while (measured.issuing && missing.size < settings.inFlight) {
         seq++;
         const sentAt = performance.now();
         missing.set(seq, { sentAt, remaining: subscribers });
         publisher.publish(seq, sentAt);
       }
-      if (missing.size === 0) finish();
+      if (!measured.issuing && missing.size === 0) finish();
     };
+    const measured = new MeasuredWindow(settings, () => pump());
+    inWindow = (at) => measured.contains(at);
     // A stuck event ends the round with an error instead of hanging it.
     const watchdog = setInterval(() => {
       const now = performance.now();
