@@ -35,8 +35,6 @@ export interface FanoutSettings extends WindowOptions {
 }
 
 export interface FanoutResult extends MeasuredLoad {
-  /** Events published in the whole round (warm-up included), each to be received by every subscriber. */
-  readonly events: number;
   readonly sockets: readonly WebSocket[];
 }
 
@@ -134,7 +132,6 @@ export async function runFanout(clients: FanoutClients, settings: FanoutSettings
     durationMs: settings.durationMs,
     latenciesMs,
     errors: errors.byLabel,
-    events: seq,
     sockets,
   };
 }
