@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +50,14 @@ export function startBareServer(): Promise<ServerProcess> {
 export async function startBrokerServer(configFile: string, port: number): Promise<ServerProcess> {
   const script = fileURLToPath(new URL('../../../src/main.js', import.meta.url));
   return spawnServer('broker', script, { CONFIG: configFile, LOG_LEVEL: 'info' }, port);
+}
+
+/** A process of the load side, with an IPC channel, killed with the servers on exit. */
+export function forkLoadProcess(script: URL, args: readonly string[]): ChildProcess {
+  const child = fork(fileURLToPath(script), [...args], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 async function spawnServer(

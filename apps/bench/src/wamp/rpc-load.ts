@@ -4,16 +4,8 @@ import { ErrorCounts } from '../load/error-counts.js';
 import { openMany } from '../load/ws-client.js';
 import { type MeasuredLoad } from '../measure-round.js';
 import { MeasuredWindow } from '../measured-window.js';
-import {
-  ARGS_INDEX,
-  call,
-  expectType,
-  readMessage,
-  readStamp,
-  register,
-  WAMP,
-  yieldResult,
-} from './wamp-load-messages.js';
+import { startCallee } from './callee-ipc.js';
+import { ARGS_INDEX, call, expectType, readMessage, readStamp, WAMP } from './wamp-load-messages.js';
 import { openSession, type WampSession } from './wamp-session.js';
 
 const PROCEDURE = 'bench.echo';
@@ -36,7 +28,7 @@ export interface Pending {
 }
 
 /**
- * One callee that echoes its arguments, C callers in a closed loop (the next CALL as soon as the
+ * One callee that echoes its arguments (in its own process), C callers in a closed loop (the next CALL as soon as the
  * RESULT is in). A RESULT must answer the pending request with the arguments sent; anything else,
  * and a call unanswered within the timeout, is counted as an error. Only RESULTs received inside
  * the measured window count.
@@ -47,18 +39,7 @@ export async function runRpc(port: number, settings: RpcSettings): Promise<RpcRe
   const fail = (label: string): void => {
     if (!over) errors.add(label);
   };
-  const callee = await openSession(port, 'callee', settings.timeoutMs);
-  await callee.request(register(1, PROCEDURE), WAMP.REGISTERED, 'REGISTERED');
-  callee.inbox.forEach(
-    (text) => {
-      const invocation = expectType(readMessage(text), WAMP.INVOCATION);
-      if (typeof invocation === 'string') return fail(`callee: ${invocation}`);
-      callee.ws.send(
-        yieldResult(invocation[1] as number, invocation[ARGS_INDEX[WAMP.INVOCATION]] as unknown[]),
-      );
-    },
-    (why) => fail(`callee ${why}`),
-  );
+  const callee = await startCallee(port, PROCEDURE, settings.timeoutMs);
   const callers = await openMany(settings.callers, CONNECT_CONCURRENCY, () =>
     openSession(port, 'caller', settings.timeoutMs),
   );
@@ -107,12 +88,13 @@ export async function runRpc(port: number, settings: RpcSettings): Promise<RpcRe
     }
   });
   over = true;
+  for (const [label, count] of await callee.stop()) errors.add(label, count);
   return {
     operations: latenciesMs.length,
     durationMs: settings.durationMs,
     latenciesMs,
     errors: errors.byLabel,
-    sockets: [callee.ws, ...callers.map((c) => c.ws)],
+    sockets: callers.map((c) => c.ws),
   };
 }
 

@@ -16,7 +16,7 @@ alternating rounds: events first, then calls.
 
   --subscribers <n>  subscriber sessions of the one publisher (default 1000)
   --in-flight <n>    publications not yet received by every subscriber (default 2)
-  --callers <n>      caller sessions of the one callee, each in a closed loop (default 100)
+  --callers <n>      caller sessions of the one callee (its own process), each in a closed loop (default 100)
   --duration <s>     measured seconds per round (default 5)
   --warmup <s>       unmeasured seconds before each round (default 1)
   --rounds <n>       rounds per server and load (default 3)
@@ -76,7 +76,7 @@ export async function runWampBench(argv: readonly string[]): Promise<void> {
           ...names,
           title: 'WAMP RPC',
           setup:
-            `${machine()}; 1 callee echoing its arguments, ${callers} caller sessions each in a ` +
+            `${machine()}; 1 callee echoing its arguments (own process), ${callers} caller sessions each in a ` +
             `closed loop (CALL, wait for RESULT, repeat), ${timing}. Latency is CALL to RESULT.`,
           results: calls,
           unit: 'call',
