@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { type ServerProcess } from './child-servers.js';
 import { CpuWindow } from './cpu-window.js';
 import { runHandshakeLoad } from './handshake-load.js';
@@ -54,5 +55,6 @@ export function roundResult(server: string, round: number, load: MeasuredLoad, c
     p99Ms: latency.p99,
     errors: load.errors,
     ...cpu.shares(load.durationMs, load.operations),
+    loadAverage: loadavg()[0] ?? Number.NaN,
   };
 }

@@ -9,6 +9,8 @@ export interface RoundResult extends CpuShares {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly errors: ReadonlyMap<string, number>;
+  /** The box's 1-minute load average when the round ended: how busy its neighbours kept the cores. */
+  readonly loadAverage: number;
 }
 
 export interface Summary {
@@ -46,6 +48,7 @@ export function roundsTable(results: readonly RoundResult[], unit: string): stri
       percent(r.serverCpuShare),
       r.serverCpuUsPerOp === null ? 'n/a' : fixed(r.serverCpuUsPerOp, 1),
       percent(r.clientCpuShare),
+      fixed(r.loadAverage, 1),
     ]),
   );
   return [
@@ -59,8 +62,9 @@ export function roundsTable(results: readonly RoundResult[], unit: string): stri
       'server CPU',
       `server CPU µs/${unit}`,
       'client CPU',
+      'load avg',
     ]),
-    row(['---:', ':---', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+    row(['---:', ':---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
     ...rows,
   ].join('\n');
 }

@@ -19,7 +19,7 @@ export async function alternateRounds(
       results.push(result);
       console.error(
         `round ${round}/${rounds} ${server.name}: ${result.rate.toFixed(0)} ${unit}s/s, ` +
-          `p99 ${result.p99Ms.toFixed(2)} ms, ${errorCount(result)} errors`,
+          `p99 ${result.p99Ms.toFixed(2)} ms, ${errorCount(result)} errors, load average ${result.loadAverage.toFixed(1)}`,
       );
     }
   }
@@ -28,5 +28,8 @@ export async function alternateRounds(
 
 /** The machine line every report starts its setup paragraph with. */
 export function machine(): string {
-  return `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`;
+  return (
+    `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version} ` +
+    "(load avg: the box's 1-minute load average at the end of each round)"
+  );
 }
