@@ -28,10 +28,10 @@ export interface Pending {
 }
 
 /**
- * One callee that echoes its arguments (in its own process), C callers in a closed loop (the next CALL as soon as the
- * RESULT is in). A RESULT must answer the pending request with the arguments sent; anything else,
- * and a call unanswered within the timeout, is counted as an error. Only RESULTs received inside
- * the measured window count.
+ * One callee that echoes its arguments (in its own process), C callers in a closed loop (the next
+ * CALL as soon as the RESULT is in). A RESULT must answer the pending request with the arguments
+ * sent; anything else, and a call unanswered within the timeout, is counted as an error. Only
+ * RESULTs received inside the measured window count.
  */
 export async function runRpc(port: number, settings: RpcSettings): Promise<RpcResult> {
   const errors = new ErrorCounts();
