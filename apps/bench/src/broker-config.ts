@@ -1,10 +1,13 @@
+import { rmSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 /** The broker as benchmarked: origin and JWT checks on, limits out of the way, no heartbeats. */
 export function brokerBenchConfig(port: number, secret: string, origin: string): object {
   return {
-    host: '127.0.0.1',
-    port,
+    ...brokerBaseConfig(port),
     jwt: { secret },
-    limits: { maxConnections: 100_000, maxConnectionsPerAddress: 100_000 },
     endpoints: [
       {
         path: '/chat',
@@ -16,4 +19,26 @@ export function brokerBenchConfig(port: number, secret: string, origin: string):
       },
     ],
   };
+}
+
+/** Loopback, and connection limits high enough for thousands of load connections from one address. */
+export function brokerBaseConfig(port: number): { host: string; port: number; limits: object } {
+  return {
+    host: '127.0.0.1',
+    port,
+    limits: { maxConnections: 100_000, maxConnectionsPerAddress: 100_000 },
+  };
+}
+
+/**
+ * Writes the config to a fresh temporary folder, which also holds the broker's SQLite store, so a
+ * run leaves nothing in the checkout. Removed on exit rather than in a finally block: Ctrl-C ends the
+ * process without running finally blocks.
+ */
+export async function writeBrokerConfig(config: object): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'broker-bench-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'broker.json');
+  await writeFile(file, JSON.stringify({ store: { sqlitePath: join(dir, 'broker.db') }, ...config }));
+  return file;
 }

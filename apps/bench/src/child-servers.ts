@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -36,16 +36,28 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startBareServer(): Promise<ServerProcess> {
+/** A reference server script of this package, in its own process, told a free port by PORT. */
+export async function startScriptServer(name: string, script: URL): Promise<ServerProcess> {
   const port = await freePort();
-  const script = fileURLToPath(new URL('./bare-ws-server.js', import.meta.url));
-  return spawnServer('bare ws', script, { PORT: String(port) }, port);
+  return spawnServer(name, fileURLToPath(script), { PORT: String(port) }, port);
+}
+
+export function startBareServer(): Promise<ServerProcess> {
+  return startScriptServer('bare ws', new URL('./bare-ws-server.js', import.meta.url));
 }
 
 /** The broker's own entry point, configured by file; info logging stays on, written to /dev/null. */
 export async function startBrokerServer(configFile: string, port: number): Promise<ServerProcess> {
   const script = fileURLToPath(new URL('../../../src/main.js', import.meta.url));
   return spawnServer('broker', script, { CONFIG: configFile, LOG_LEVEL: 'info' }, port);
+}
+
+/** A process of the load side, with an IPC channel, killed with the servers on exit. */
+export function forkLoadProcess(script: URL, args: readonly string[]): ChildProcess {
+  const child = fork(fileURLToPath(script), [...args], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 async function spawnServer(

@@ -7,9 +7,10 @@ export interface BenchOptions {
   readonly rounds: number;
 }
 
-export const USAGE = `Usage: node dist/apps/bench/src/main.js [options]
+export const USAGE = `Usage: node dist/apps/bench/src/main.js [handshake] [options]
 
 Handshakes per second and latency of a bare ws server and of the broker, alternating rounds.
+Other benchmarks: main.js graphql --help, main.js wamp --help.
 
   --duration <s>     measured seconds per round (default 5)
   --warmup <s>       unmeasured seconds before each round (default 1)
@@ -21,26 +22,35 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** Returns null when --help was asked for. */
-export function parseOptions(argv: readonly string[]): BenchOptions | null {
-  let values;
+/**
+ * Parses `--name value` flags, each with its default as text; returns null when --help was asked
+ * for. Unknown flags and positionals are usage errors.
+ */
+export function parseFlags<Name extends string>(
+  argv: readonly string[],
+  defaults: Readonly<Record<Name, string>>,
+): Record<Name, string> | null {
+  const options: Record<string, { type: 'string'; default: string } | { type: 'boolean'; default: boolean }> =
+    { help: { type: 'boolean', default: false } };
+  for (const [name, value] of Object.entries<string>(defaults)) {
+    options[name] = { type: 'string', default: value };
+  }
+  let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        duration: { type: 'string', default: '5' },
-        warmup: { type: 'string', default: '1' },
-        concurrency: { type: 'string', default: '50' },
-        rounds: { type: 'string', default: '3' },
-        help: { type: 'boolean', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    ({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  if (values.help) return null;
+  if (values['help'] === true) return null;
+  const result: Record<string, string> = {};
+  for (const name of Object.keys(defaults)) result[name] = String(values[name]);
+  return result as Record<Name, string>;
+}
+
+/** Returns null when --help was asked for. */
+export function parseOptions(argv: readonly string[]): BenchOptions | null {
+  const values = parseFlags(argv, { duration: '5', warmup: '1', concurrency: '50', rounds: '3' });
+  if (values === null) return null;
   return {
     durationMs: seconds('--duration', values.duration, 0.1) * 1000,
     warmupMs: seconds('--warmup', values.warmup, 0) * 1000,
@@ -49,7 +59,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | null {
   };
 }
 
-function seconds(flag: string, text: string, min: number): number {
+export function seconds(flag: string, text: string, min: number): number {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value < min || value > 600) {
     throw new UsageError(`${flag}: expected seconds between ${min} and 600, got "${text}"`);
@@ -57,7 +67,7 @@ function seconds(flag: string, text: string, min: number): number {
   return value;
 }
 
-function integer(flag: string, text: string, min: number, max: number): number {
+export function integer(flag: string, text: string, min: number, max: number): number {
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < min || value > max) {
     throw new UsageError(`${flag}: expected an integer between ${min} and ${max}, got "${text}"`);

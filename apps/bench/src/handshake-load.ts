@@ -1,22 +1,19 @@
 import { connect } from 'node:net';
 import { checkUpgradeResponse } from './check-response.js';
+import { type WindowOptions } from './cpu-window.js';
+import { MeasuredWindow } from './measured-window.js';
 import { clientCloseFrame, type PreparedUpgrade } from './upgrade-request.js';
 
 /** A response head larger than this is not a WebSocket handshake answer. */
 const MAX_HEAD_BYTES = 16 * 1024;
 
-export interface LoadOptions {
+export interface LoadOptions extends WindowOptions {
   readonly port: number;
   readonly upgrades: readonly PreparedUpgrade[];
   readonly subprotocol: string;
   readonly concurrency: number;
-  readonly warmupMs: number;
-  readonly durationMs: number;
   /** Idle limit per connection: a server that stops answering fails the handshake instead of hanging the run. */
   readonly timeoutMs: number;
-  /** Called when the measured window opens and closes, to sample CPU counters. */
-  readonly onWindowStart?: () => void;
-  readonly onWindowEnd?: () => void;
 }
 
 export interface LoadResult {
@@ -45,18 +42,13 @@ export interface HandshakeOutcome {
  */
 export async function runHandshakeLoad(options: LoadOptions): Promise<LoadResult> {
   const closeFrame = clientCloseFrame();
-  const windowStart = performance.now() + options.warmupMs;
-  const windowEnd = windowStart + options.durationMs;
+  const measured = new MeasuredWindow(options);
   const latenciesMs: number[] = [];
   const errors = new Map<string, number>();
   let next = 0;
 
-  const windowTimers = [
-    setTimeout(() => options.onWindowStart?.(), options.warmupMs),
-    setTimeout(() => options.onWindowEnd?.(), options.warmupMs + options.durationMs),
-  ];
   const loop = async (): Promise<void> => {
-    while (performance.now() < windowEnd) {
+    while (measured.issuing) {
       const upgrade = options.upgrades[next++ % options.upgrades.length] as PreparedUpgrade;
       const outcome = await handshakeOnce(
         options.port,
@@ -66,7 +58,7 @@ export async function runHandshakeLoad(options: LoadOptions): Promise<LoadResult
         options.timeoutMs,
       );
       if (outcome.error !== null) errors.set(outcome.error, (errors.get(outcome.error) ?? 0) + 1);
-      if (outcome.latencyMs !== null && outcome.at >= windowStart && outcome.at < windowEnd) {
+      if (outcome.latencyMs !== null && measured.contains(outcome.at)) {
         latenciesMs.push(outcome.latencyMs);
       }
     }
@@ -74,7 +66,7 @@ export async function runHandshakeLoad(options: LoadOptions): Promise<LoadResult
   try {
     await Promise.all(Array.from({ length: options.concurrency }, loop));
   } finally {
-    for (const timer of windowTimers) clearTimeout(timer);
+    measured.cancel();
   }
   return { handshakes: latenciesMs.length, durationMs: options.durationMs, latenciesMs, errors };
 }

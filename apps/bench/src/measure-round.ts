@@ -1,6 +1,8 @@
+import { loadavg } from 'node:os';
 import { type ServerProcess } from './child-servers.js';
+import { CpuWindow } from './cpu-window.js';
 import { runHandshakeLoad } from './handshake-load.js';
-import { ownCpuMs, processCpuMs } from './process-cpu.js';
+import { type RoundResult } from './report.js';
 import { summarizeLatencies } from './stats.js';
 import { type PreparedUpgrade } from './upgrade-request.js';
 
@@ -12,20 +14,6 @@ export interface RoundSettings {
   readonly subprotocol: string;
 }
 
-export interface RoundResult {
-  readonly server: string;
-  readonly round: number;
-  readonly rate: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly errors: ReadonlyMap<string, number>;
-  /** CPU used by the server process in the window, as a share of one core; null without /proc. */
-  readonly serverCpuShare: number | null;
-  /** Server CPU time per handshake: the cost that does not depend on who saturates first. */
-  readonly serverCpuUsPerHandshake: number | null;
-  readonly clientCpuShare: number;
-}
-
 /** One round against one server, with both processes' CPU sampled over the measured window. */
 export async function measureRound(
   server: ServerProcess,
@@ -33,12 +21,7 @@ export async function measureRound(
   upgrades: readonly PreparedUpgrade[],
   settings: RoundSettings,
 ): Promise<RoundResult> {
-  const cpu = {
-    clientStart: 0,
-    clientEnd: 0,
-    serverStart: null as number | null,
-    serverEnd: null as number | null,
-  };
+  const cpu = new CpuWindow(server.pid);
   const load = await runHandshakeLoad({
     port: server.port,
     upgrades,
@@ -47,28 +30,31 @@ export async function measureRound(
     warmupMs: settings.warmupMs,
     durationMs: settings.durationMs,
     timeoutMs: settings.timeoutMs,
-    onWindowStart: () => {
-      cpu.clientStart = ownCpuMs();
-      cpu.serverStart = processCpuMs(server.pid);
-    },
-    onWindowEnd: () => {
-      cpu.clientEnd = ownCpuMs();
-      cpu.serverEnd = processCpuMs(server.pid);
-    },
+    onWindowStart: () => cpu.start(),
+    onWindowEnd: () => cpu.end(),
   });
+  return roundResult(server.name, round, { ...load, operations: load.handshakes }, cpu);
+}
+
+/** What any load loop measured in its window. */
+export interface MeasuredLoad {
+  /** Completed, correct operations (handshakes, delivered messages, calls) inside the window. */
+  readonly operations: number;
+  readonly durationMs: number;
+  readonly latenciesMs: readonly number[];
+  readonly errors: ReadonlyMap<string, number>;
+}
+
+export function roundResult(server: string, round: number, load: MeasuredLoad, cpu: CpuWindow): RoundResult {
   const latency = summarizeLatencies(load.latenciesMs);
-  const serverCpuMs =
-    cpu.serverStart === null || cpu.serverEnd === null ? null : cpu.serverEnd - cpu.serverStart;
   return {
-    server: server.name,
+    server,
     round,
-    rate: load.handshakes / (load.durationMs / 1000),
+    rate: load.operations / (load.durationMs / 1000),
     p50Ms: latency.p50,
     p99Ms: latency.p99,
     errors: load.errors,
-    serverCpuShare: serverCpuMs === null ? null : serverCpuMs / load.durationMs,
-    serverCpuUsPerHandshake:
-      serverCpuMs === null || load.handshakes === 0 ? null : (serverCpuMs * 1000) / load.handshakes,
-    clientCpuShare: (cpu.clientEnd - cpu.clientStart) / load.durationMs,
+    ...cpu.shares(load.durationMs, load.operations),
+    loadAverage: loadavg()[0] ?? Number.NaN,
   };
 }

@@ -1,29 +1,42 @@
-import { type RoundResult } from './measure-round.js';
+import { type CpuShares } from './cpu-window.js';
 import { median } from './stats.js';
+
+/** One measured round against one server; `rate` counts operations (handshakes, messages, calls) per second. */
+export interface RoundResult extends CpuShares {
+  readonly server: string;
+  readonly round: number;
+  readonly rate: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly errors: ReadonlyMap<string, number>;
+  /** The box's 1-minute load average when the round ended: how busy its neighbours kept the cores. */
+  readonly loadAverage: number;
+}
 
 export interface Summary {
   readonly server: string;
   readonly rate: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
-  readonly serverCpuUsPerHandshake: number | null;
+  readonly serverCpuUsPerOp: number | null;
   readonly errors: number;
 }
 
 export function summarize(server: string, results: readonly RoundResult[]): Summary {
   const mine = results.filter((r) => r.server === server);
-  const cpu = mine.map((r) => r.serverCpuUsPerHandshake).filter((v): v is number => v !== null);
+  const cpu = mine.map((r) => r.serverCpuUsPerOp).filter((v): v is number => v !== null);
   return {
     server,
     rate: median(mine.map((r) => r.rate)),
     p50Ms: median(mine.map((r) => r.p50Ms)),
     p99Ms: median(mine.map((r) => r.p99Ms)),
-    serverCpuUsPerHandshake: cpu.length === mine.length ? median(cpu) : null,
+    serverCpuUsPerOp: cpu.length === mine.length ? median(cpu) : null,
     errors: mine.reduce((sum, r) => sum + errorCount(r), 0),
   };
 }
 
-export function roundsTable(results: readonly RoundResult[]): string {
+/** `unit` names one operation in the column headers: handshake, message, call. */
+export function roundsTable(results: readonly RoundResult[], unit: string): string {
   const rows = results.map((r) =>
     row([
       String(r.round),
@@ -33,60 +46,71 @@ export function roundsTable(results: readonly RoundResult[]): string {
       fixed(r.p99Ms, 2),
       String(errorCount(r)),
       percent(r.serverCpuShare),
-      r.serverCpuUsPerHandshake === null ? 'n/a' : fixed(r.serverCpuUsPerHandshake, 0),
+      r.serverCpuUsPerOp === null ? 'n/a' : fixed(r.serverCpuUsPerOp, 1),
       percent(r.clientCpuShare),
+      fixed(r.loadAverage, 1),
     ]),
   );
   return [
     row([
       'round',
       'server',
-      'handshakes/s',
+      `${unit}s/s`,
       'p50 ms',
       'p99 ms',
       'errors',
       'server CPU',
-      'server CPU µs/handshake',
+      `server CPU µs/${unit}`,
       'client CPU',
+      'load avg',
     ]),
-    row(['---:', ':---', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+    row(['---:', ':---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
     ...rows,
   ].join('\n');
 }
 
-/** Medians per server and the broker/bare ratios (rate: higher is better; p99 and CPU: lower is better). */
-export function summaryTable(bare: Summary, broker: Summary): string {
+/** Medians per server and ours/reference ratios (rate: higher is better; p99 and CPU: lower is better). */
+export function summaryTable(reference: Summary, ours: Summary, unit: string): string {
   const cpuRatio =
-    bare.serverCpuUsPerHandshake === null || broker.serverCpuUsPerHandshake === null
+    reference.serverCpuUsPerOp === null || ours.serverCpuUsPerOp === null
       ? 'n/a'
-      : ratio(broker.serverCpuUsPerHandshake, bare.serverCpuUsPerHandshake);
+      : ratio(ours.serverCpuUsPerOp, reference.serverCpuUsPerOp);
   const line = (s: Summary): string =>
     row([
       s.server,
       fixed(s.rate, 0),
       fixed(s.p50Ms, 2),
       fixed(s.p99Ms, 2),
-      s.serverCpuUsPerHandshake === null ? 'n/a' : fixed(s.serverCpuUsPerHandshake, 0),
+      s.serverCpuUsPerOp === null ? 'n/a' : fixed(s.serverCpuUsPerOp, 1),
       String(s.errors),
     ]);
   return [
-    row(['median of rounds', 'handshakes/s', 'p50 ms', 'p99 ms', 'server CPU µs/handshake', 'errors']),
+    row(['median of rounds', `${unit}s/s`, 'p50 ms', 'p99 ms', `server CPU µs/${unit}`, 'errors']),
     row([':---', '---:', '---:', '---:', '---:', '---:']),
-    line(bare),
-    line(broker),
+    line(reference),
+    line(ours),
     row([
-      '**broker / bare**',
-      `**${ratio(broker.rate, bare.rate)}**`,
-      ratio(broker.p50Ms, bare.p50Ms),
-      `**${ratio(broker.p99Ms, bare.p99Ms)}**`,
+      `**${ours.server} / ${reference.server}**`,
+      `**${ratio(ours.rate, reference.rate)}**`,
+      ratio(ours.p50Ms, reference.p50Ms),
+      `**${ratio(ours.p99Ms, reference.p99Ms)}**`,
       cpuRatio,
       '',
     ]),
   ].join('\n');
 }
 
-/** Every failed handshake by server and label: a broken server must not pass as a fast one. */
-export function errorsList(results: readonly RoundResult[]): string {
+/** The rate ratio against its target, as the report's verdict line. */
+export function verdict(reference: Summary, ours: Summary, unit: string, target: number): string {
+  const rateRatio = ours.rate / reference.rate;
+  return (
+    `${ours.server} ${unit}s/s = ${rateRatio.toFixed(2)} × ${reference.server} (target ≥ ${target}): ` +
+    (rateRatio >= target ? 'met.' : 'NOT met.')
+  );
+}
+
+/** Every failure by server and label: a broken server must not pass as a fast one. */
+export function errorsList(results: readonly RoundResult[], noneText: string): string {
   const totals = new Map<string, number>();
   for (const r of results) {
     for (const [label, count] of r.errors) {
@@ -94,7 +118,7 @@ export function errorsList(results: readonly RoundResult[]): string {
       totals.set(key, (totals.get(key) ?? 0) + count);
     }
   }
-  if (totals.size === 0) return 'Errors: none (every response was a correct 101).';
+  if (totals.size === 0) return `Errors: none (${noneText}).`;
   return ['Errors:', ...[...totals].map(([key, count]) => `- ${key} × ${count}`)].join('\n');
 }
 
@@ -118,4 +142,36 @@ function percent(share: number | null): string {
 
 function ratio(numerator: number, denominator: number): string {
   return denominator > 0 ? `${(numerator / denominator).toFixed(2)}×` : 'n/a';
+}
+
+export interface ComparisonReport {
+  readonly title: string;
+  /** The machine and the settings, one paragraph. */
+  readonly setup: string;
+  readonly results: readonly RoundResult[];
+  readonly reference: string;
+  readonly ours: string;
+  readonly unit: string;
+  readonly target: number;
+  /** What "no errors" means for this benchmark, for the errors line. */
+  readonly noErrors: string;
+}
+
+/** The whole markdown report of one comparison: rounds, medians with ratios, verdict, errors. */
+export function comparisonReport(report: ComparisonReport): string {
+  const reference = summarize(report.reference, report.results);
+  const ours = summarize(report.ours, report.results);
+  return [
+    `## ${report.title}`,
+    '',
+    report.setup,
+    '',
+    roundsTable(report.results, report.unit),
+    '',
+    summaryTable(reference, ours, report.unit),
+    '',
+    verdict(reference, ours, report.unit, report.target),
+    '',
+    errorsList(report.results, report.noErrors),
+  ].join('\n');
 }

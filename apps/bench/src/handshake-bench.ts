@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { brokerBenchConfig, writeBrokerConfig } from './broker-config.js';
+import {
+  freePort,
+  killChildrenOnExit,
+  startBareServer,
+  startBrokerServer,
+  type ServerProcess,
+} from './child-servers.js';
+import { parseOptions, USAGE, type BenchOptions } from './cli-options.js';
+import { measureRound, type RoundSettings } from './measure-round.js';
+import { expectBrokerChecks, expectHandshake } from './preflight.js';
+import { comparisonReport, type RoundResult } from './report.js';
+import { alternateRounds, machine } from './rounds.js';
+import { signTokens } from './tokens.js';
+import { prepareUpgrades, type ServerTarget } from './upgrade-request.js';
+
+const ORIGIN = 'https://app.example.com';
+const SUBPROTOCOL = 'chat.v1';
+/** Distinct tokens and keys, cycled by the load loops. */
+const DISTINCT_REQUESTS = 1024;
+const CONNECTION_TIMEOUT_MS = 5_000;
+const TARGET_RATE_RATIO = 0.9;
+
+/** Handshakes per second, bare ws vs. the broker; throws UsageError on bad flags. */
+export async function runHandshakeBench(argv: readonly string[]): Promise<void> {
+  const options = parseOptions(argv);
+  if (options === null) {
+    console.log(USAGE);
+    return;
+  }
+  killChildrenOnExit();
+
+  const secret = randomBytes(32).toString('hex');
+  const tokens = await signTokens(secret, DISTINCT_REQUESTS);
+  const token = tokens[0] as string;
+  const servers: ServerProcess[] = [];
+  try {
+    const brokerPort = await freePort();
+    const configFile = await writeBrokerConfig(brokerBenchConfig(brokerPort, secret, ORIGIN));
+    const bare = await startBareServer();
+    servers.push(bare);
+    const broker = await startBrokerServer(configFile, brokerPort);
+    servers.push(broker);
+
+    // The same request bytes (token and Origin included) go to both: only the server differs.
+    const target = (port: number): ServerTarget => ({
+      port,
+      path: '/chat',
+      origin: ORIGIN,
+      subprotocol: SUBPROTOCOL,
+    });
+    await expectHandshake(bare.name, target(bare.port), token);
+    await expectHandshake(broker.name, target(broker.port), token);
+    await expectBrokerChecks(target(broker.port), token);
+
+    const results = await runRounds([bare, broker], target, tokens, options);
+    printReport(results, bare.name, broker.name, options);
+    if (results.some((r) => r.errors.size > 0)) process.exitCode = 1;
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
+function runRounds(
+  servers: readonly ServerProcess[],
+  target: (port: number) => ServerTarget,
+  tokens: readonly string[],
+  options: BenchOptions,
+): Promise<RoundResult[]> {
+  const settings: RoundSettings = {
+    concurrency: options.concurrency,
+    warmupMs: options.warmupMs,
+    durationMs: options.durationMs,
+    timeoutMs: CONNECTION_TIMEOUT_MS,
+    subprotocol: SUBPROTOCOL,
+  };
+  const pools = new Map(servers.map((s) => [s, prepareUpgrades(target(s.port), tokens)]));
+  return alternateRounds(servers, options.rounds, 'handshake', (server, round) =>
+    measureRound(server, round, pools.get(server) ?? [], settings),
+  );
+}
+
+function printReport(
+  results: readonly RoundResult[],
+  bareName: string,
+  brokerName: string,
+  options: BenchOptions,
+): void {
+  console.log(
+    comparisonReport({
+      title: 'Handshake benchmark',
+      setup:
+        `${machine()}; ${options.concurrency} concurrent loops, ` +
+        `${options.warmupMs / 1000} s warm-up + ${options.durationMs / 1000} s measured per round, ` +
+        `${options.rounds} rounds per server. Broker: origin + JWT checks on, info logging to /dev/null.`,
+      results,
+      reference: bareName,
+      ours: brokerName,
+      unit: 'handshake',
+      target: TARGET_RATE_RATIO,
+      noErrors: 'every response was a correct 101',
+    }),
+  );
+}
