@@ -100,12 +100,14 @@ export class ConnectionOpener {
       receive(data, isBinary);
     });
 
-    const start = (principal: Principal | null): void => {
-      tracked.principal = principal;
-      stopExpiry = onCredentialExpiry(principal, () => {
+    const watchExpiry = (principal: Principal | null): (() => void) =>
+      onCredentialExpiry(principal, () => {
         log().info({ subject: principal?.subject }, 'credential expired, closing 1008');
         connection.close(1008, 'credential expired');
       });
+    const start = (principal: Principal | null): void => {
+      tracked.principal = principal;
+      stopExpiry = watchExpiry(principal);
       const context: ConnectionContext = {
         id,
         endpoint: decision.endpoint.path,
@@ -115,6 +117,11 @@ export class ConnectionOpener {
         principal,
         authMode: endpointConfig.auth.mode,
         verifyToken: (token) => this.verifier.verify(token, 'first-message'),
+        identify: (identified) => {
+          tracked.principal = identified;
+          stopExpiry();
+          stopExpiry = watchExpiry(identified);
+        },
       };
       const failed = (err: unknown): void => {
         log().error({ err: (err as Error).message }, 'module failed to open the connection');

@@ -30,6 +30,12 @@ export interface ConnectionContext {
   readonly authMode: 'none' | 'optional' | 'required';
   /** The handshake's token verifier, for protocols whose first message carries the credential. */
   verifyToken(token: string): Promise<Principal>;
+  /**
+   * Tells the gateway who is on this connection once the module's own first message authenticated it
+   * (MQTT CONNECT, connection_init, HELLO): the admin API lists it, and the connection is closed 1008
+   * when the credential's `exp` passes, as for handshake credentials.
+   */
+  identify(principal: Principal): void;
 }
 
 export interface HandshakeCheckContext {

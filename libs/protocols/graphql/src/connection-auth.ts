@@ -1,7 +1,8 @@
 import { CredentialError, type Principal } from '#broker/handshake';
 import { type ConnectionContext } from '#broker/gateway';
 
-export type InitAuthContext = Pick<ConnectionContext, 'principal' | 'authMode' | 'verifyToken'>;
+export type InitAuthContext = Pick<ConnectionContext, 'principal' | 'authMode' | 'verifyToken'> &
+  Partial<Pick<ConnectionContext, 'identify'>>;
 
 export type InitAuthOutcome =
   | {

@@ -76,6 +76,7 @@ export class GraphqlEngine {
     };
     const verdict = this.hooks.onConnect === undefined ? true : await this.hooks.onConnect(session);
     if (verdict === false) return { ok: false, reason: 'the application refused the connection' };
+    if (auth.principal !== null) context.identify?.(auth.principal);
     return { ok: true, session, ackPayload: verdict === true ? undefined : verdict };
   }
 

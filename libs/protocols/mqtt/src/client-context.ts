@@ -17,6 +17,8 @@ export interface ClientContext {
   /** The endpoint requires authentication: CONNECT must carry a credential when the handshake did not. */
   readonly authRequired: boolean;
   verifyToken(token: string): Promise<Principal>;
+  /** Reports the principal CONNECT authenticated to the transport (the gateway's `identify`). */
+  identify?(principal: Principal): void;
 }
 
 /** WebSocket close codes the broker uses when it ends an MQTT connection. */

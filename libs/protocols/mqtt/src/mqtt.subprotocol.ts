@@ -31,6 +31,7 @@ abstract class MqttOverWebSocket implements SubprotocolHandler {
         principal: context.principal,
         authRequired: context.authMode === 'required',
         verifyToken: (token) => context.verifyToken(token),
+        identify: (principal) => context.identify(principal),
       },
     );
     this.clients.set(connection.id, client);

@@ -84,6 +84,8 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
       connection.close(1008, 'not a valid charge point identity');
       return;
     }
+    // The charge point's identity (Basic-auth checked at the handshake where a key is stored) is who this is.
+    context.identify({ subject: identity, claims: {}, carrier: 'header' });
     const log = this.logger.child({ connection: connection.id, chargePoint: identity });
     const settings = settingsFor(this.config.ocpp, context.endpoint);
     const handlerContext: HandlerContext = {

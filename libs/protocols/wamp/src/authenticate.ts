@@ -17,6 +17,8 @@ export interface Credentials {
   verifyToken(token: string): Promise<Principal>;
   /** Username/password check from the store, when one is installed. */
   readonly verifyPassword?: (username: string, password: Uint8Array) => Promise<Principal | null>;
+  /** Reports the session's identity to the transport once WELCOME is sent (the gateway's `identify`). */
+  readonly identify?: (principal: Principal) => void;
   /** Stored wampcra credentials, when the store is installed; the realm's configured users come first. */
   readonly craKey?: (authid: string) => Promise<StoredCraKey | null>;
 }
@@ -46,7 +48,13 @@ function fromPrincipal(
   authmethod: string,
   authprovider: string,
 ): Identity {
-  return { authid: principal.subject, authrole: roleOf(realm, principal), authmethod, authprovider };
+  return {
+    authid: principal.subject,
+    authrole: roleOf(realm, principal),
+    authmethod,
+    authprovider,
+    principal,
+  };
 }
 
 /**
@@ -158,6 +166,7 @@ function storedWampcra(
     authrole,
     authmethod: 'wampcra',
     authprovider: 'store',
+    principal: stored.principal,
   });
 }
 

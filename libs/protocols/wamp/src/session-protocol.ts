@@ -5,7 +5,7 @@ import * as M from './messages.js';
 import { Permissions } from './permissions.js';
 import { type Realm } from './realm.js';
 import { type Router } from './router.js';
-import { type Identity, Session } from './session.js';
+import { type Identity, publicIdentity, Session } from './session.js';
 import { isValidUri } from './uri.js';
 
 /** What the session protocol needs from the connection: one text message out, and a way to end it. */
@@ -180,6 +180,13 @@ export class SessionProtocol {
   private welcome(identity: Identity): void {
     const realm = this.realm;
     if (realm === null) throw new Error('WELCOME without a realm');
+    // The gateway already knows a handshake principal; an anonymous session has nobody to name.
+    if (identity.authmethod !== 'anonymous' && identity.authmethod !== 'handshake') {
+      const { authid, authrole, authmethod } = identity;
+      this.credentials.identify?.(
+        identity.principal ?? { subject: authid, claims: { authrole, authmethod }, carrier: 'first-message' },
+      );
+    }
     const permissions = realm.settings.roles.get(identity.authrole) ?? DENY_ALL;
     const session = new Session(
       this.sessionId,
@@ -193,7 +200,11 @@ export class SessionProtocol {
     this.cancelAuthTimer = null;
     this.session = session;
     this.state = 'open';
-    session.send([M.WELCOME, session.id, { roles: ROUTER_ROLES, realm: realm.name, ...identity }]);
+    session.send([
+      M.WELCOME,
+      session.id,
+      { roles: ROUTER_ROLES, realm: realm.name, ...publicIdentity(identity) },
+    ]);
     realm.join(session);
     this.events.joined?.(session);
   }

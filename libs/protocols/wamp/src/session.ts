@@ -1,3 +1,4 @@
+import { type Principal } from '#broker/handshake';
 import { SequentialIds } from './ids.js';
 import { type Dict, ERROR } from './messages.js';
 import { type Permissions } from './permissions.js';
@@ -12,6 +13,18 @@ export interface Identity {
   readonly authrole: string;
   readonly authmethod: string;
   readonly authprovider: string;
+  /** The verified credential behind this identity (token, password, stored key), when there is one. */
+  readonly principal?: Principal;
+}
+
+/** What WELCOME and the meta API may say about an identity: never the credential's claims. */
+export function publicIdentity({
+  authid,
+  authrole,
+  authmethod,
+  authprovider,
+}: Identity): Omit<Identity, 'principal'> {
+  return { authid, authrole, authmethod, authprovider };
 }
 
 /** A call in flight: owned by the caller (by its request ID) and the callee (by the INVOCATION's ID). */
@@ -75,6 +88,6 @@ export class Session {
 
   /** The session's details as the meta API and `wamp.session.on_join` present them. */
   details(): Dict {
-    return { session: this.id, realm: this.realm, ...this.identity };
+    return { session: this.id, realm: this.realm, ...publicIdentity(this.identity) };
   }
 }

@@ -82,6 +82,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
       // The gateway lets an unauthenticated client through to HELLO; a required endpoint stays required.
       anonymousAllowed: context.authMode !== 'required',
       verifyToken: (token) => context.verifyToken(token),
+      identify: (principal) => context.identify(principal),
       ...(passwordCheck && {
         verifyPassword: (username, password) => passwordCheck.verifyPassword(username, password),
       }),

@@ -75,6 +75,7 @@ function accept(client: MqttClient, packet: IConnectPacket, principal: Principal
   client.clientId = clientId;
   client.principal = principal;
   client.permissions = Permissions.of(principal);
+  if (principal !== null) client.context.identify?.(principal);
 
   broker.sessions.get(clientId)?.owner?.takeOver();
   // Read after the takeover: a session that ended with the old connection is gone.
