@@ -154,6 +154,26 @@ const mqtt = z
   })
   .strict();
 
+const positive = z.number().int().positive().optional();
+
+/** The GraphQL modules' limits an operator may set; each one given overrides the application's and the default. */
+const graphql = z
+  .object({
+    limits: z
+      .object({
+        maxOperations: positive,
+        maxDepth: positive,
+        maxComplexity: positive,
+        maxTokens: positive,
+        initTimeoutMs: positive,
+        keepAliveMs: z.number().int().nonnegative().optional(),
+        maxPendingEvents: positive,
+      })
+      .strict()
+      .default({}),
+  })
+  .strict();
+
 export const brokerConfigSchema = z
   .object({
     host: z.string().default('0.0.0.0'),
@@ -218,6 +238,7 @@ export const brokerConfigSchema = z
       .default({ tokens: [], maxBodyBytes: 64 * 1024 }),
     ocpp: ocpp.default(ocpp.parse({})),
     mqtt: mqtt.default(mqtt.parse({})),
+    graphql: graphql.default({ limits: {} }),
     endpoints: z.array(endpoint).min(1),
     wamp: wampConfigSchema.default(wampConfigSchema.parse({})),
   })

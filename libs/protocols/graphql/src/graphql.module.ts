@@ -6,10 +6,16 @@ import {
   type Provider,
 } from '@nestjs/common';
 import { TOPIC_BUS, type TopicBus } from '#broker/bus';
-import { ConnectionRegistry } from '#broker/gateway';
+import { type BrokerConfig } from '#broker/config';
+import { BROKER_CONFIG, ConnectionRegistry } from '#broker/gateway';
 import { busSchema } from './bus-schema.js';
 import { GraphqlEngine } from './graphql-engine.js';
-import { GRAPHQL_OPTIONS, resolveLimits, type GraphqlModuleOptions } from './graphql.options.js';
+import {
+  GRAPHQL_OPTIONS,
+  resolveLimits,
+  type GraphqlLimits,
+  type GraphqlModuleOptions,
+} from './graphql.options.js';
 import { GraphqlLegacyWsSubprotocol } from './legacy-ws.subprotocol.js';
 import { schemaFromSdl } from './schema-from-sdl.js';
 import { GraphqlTransportWsSubprotocol } from './transport-ws.subprotocol.js';
@@ -50,9 +56,13 @@ export class GraphqlModule {
         optionsProvider,
         {
           provide: GraphqlEngine,
-          inject: [GRAPHQL_OPTIONS, TOPIC_BUS, ConnectionRegistry],
-          useFactory: (options: GraphqlModuleOptions, bus: TopicBus, connections: ConnectionRegistry) =>
-            createEngine(options, bus, connections),
+          inject: [GRAPHQL_OPTIONS, TOPIC_BUS, ConnectionRegistry, BROKER_CONFIG],
+          useFactory: (
+            options: GraphqlModuleOptions,
+            bus: TopicBus,
+            connections: ConnectionRegistry,
+            config: BrokerConfig,
+          ) => createEngine(options, bus, connections, config.graphql.limits),
         },
         GraphqlTransportWsSubprotocol,
         GraphqlLegacyWsSubprotocol,
@@ -62,12 +72,15 @@ export class GraphqlModule {
   }
 }
 
+/** Limits: the defaults, then the application's, then the operator's configuration (`graphql.limits`). */
 function createEngine(
   options: GraphqlModuleOptions,
   bus: TopicBus,
   connections: ConnectionRegistry,
+  configured: Partial<GraphqlLimits>,
 ): GraphqlEngine {
-  const limits = resolveLimits(options.limits);
+  const given = Object.entries(configured).filter(([, value]) => value !== undefined);
+  const limits = resolveLimits({ ...options.limits, ...Object.fromEntries(given) });
   if (options.schema !== undefined && options.typeDefs !== undefined) {
     throw new Error('GraphqlModule: give either schema or typeDefs (with resolvers), not both');
   }
