@@ -146,14 +146,48 @@ describe('connections after the 101', () => {
     ws.close();
   });
 
-  it('open connections are counted per endpoint and subprotocol in /metrics', async () => {
+  it('open connections, messages and bytes are counted per endpoint and subprotocol in /metrics', async () => {
+    const scrape = async (): Promise<string> =>
+      (await fetch(`http://127.0.0.1:${broker.port}/metrics`)).text();
+    const value = (text: string, metric: string, direction: string): number =>
+      Number(
+        new RegExp(
+          `${metric}\\{direction="${direction}",endpoint="/bin",subprotocol="bin.v1"\\} (\\d+)`,
+        ).exec(text)?.[1] ?? 0,
+      );
+    const before = await scrape();
     const ws = new WebSocket(`${broker.url}/bin`, 'bin.v1');
     await opened(ws);
-    const metrics = await (await fetch(`http://127.0.0.1:${broker.port}/metrics`)).text();
-    assert.match(metrics, /broker_connections\{endpoint="\/bin",subprotocol="bin.v1"\} 1/);
-    assert.match(
-      metrics,
-      /broker_messages_total\{direction="in",endpoint="\/bin",subprotocol="bin.v1"\} \d+/,
+    ws.send(Buffer.alloc(10));
+    await nextMessage(ws);
+    const middle = await scrape();
+    assert.match(middle, /broker_connections\{endpoint="\/bin",subprotocol="bin.v1"\} 1/);
+    let echoed = 0;
+    ws.on('message', () => echoed++);
+    ws.send(Buffer.alloc(20));
+    ws.send(Buffer.alloc(30));
+    await waitFor(() => echoed === 2);
+    const after = await scrape();
+    // Counts accumulate across scrapes: each scrape adds what happened since the one before.
+    assert.equal(
+      value(middle, 'broker_messages_total', 'in') - value(before, 'broker_messages_total', 'in'),
+      1,
+    );
+    assert.equal(
+      value(after, 'broker_messages_total', 'in') - value(middle, 'broker_messages_total', 'in'),
+      2,
+    );
+    assert.equal(
+      value(after, 'broker_messages_total', 'out') - value(before, 'broker_messages_total', 'out'),
+      3,
+    );
+    assert.equal(
+      value(after, 'broker_message_bytes_total', 'in') - value(before, 'broker_message_bytes_total', 'in'),
+      60,
+    );
+    assert.equal(
+      value(after, 'broker_message_bytes_total', 'out') - value(middle, 'broker_message_bytes_total', 'out'),
+      50,
     );
     ws.close();
   });

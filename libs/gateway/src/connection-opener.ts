@@ -49,8 +49,8 @@ export class ConnectionOpener {
     const connection = new WsConnection(id, ws, socket, endpointConfig.outboundBufferCap, {
       sent: (bytes) => {
         tracked.bytesOut += bytes;
-        metrics.messagesOut.inc();
-        metrics.bytesOut.inc(bytes);
+        metrics.traffic.messagesOut++;
+        metrics.traffic.bytesOut += bytes;
       },
       overflowed: (buffered) => log().warn({ buffered }, 'outbound buffer limit exceeded, closing 1008'),
       failed: (err) => log().error({ err: err.message }, 'module handler failed; connection closed 1011'),
@@ -91,8 +91,8 @@ export class ConnectionOpener {
       connection.deliver(data, isBinary);
     };
     ws.on('message', (data: Buffer, isBinary: boolean) => {
-      metrics.messagesIn.inc();
-      metrics.bytesIn.inc(data.byteLength);
+      metrics.traffic.messagesIn++;
+      metrics.traffic.bytesIn += data.byteLength;
       tracked.bytesIn += data.byteLength;
       tracked.alive = true;
       // The auth message is text even for a binary protocol: the gate reads it before the type policy.

@@ -1,12 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Message and byte counts of one endpoint x subprotocol, as plain numbers (see GatewayMetrics.flush). */
+export interface Traffic {
+  messagesIn: number;
+  bytesIn: number;
+  messagesOut: number;
+  bytesOut: number;
+}
+
 export interface ConnectionMetrics {
   readonly open: Gauge.Internal<'endpoint' | 'subprotocol'>;
-  readonly messagesIn: Counter.Internal;
-  readonly bytesIn: Counter.Internal;
-  readonly messagesOut: Counter.Internal;
-  readonly bytesOut: Counter.Internal;
+  readonly traffic: Traffic;
+}
+
+interface TrafficEntry {
+  readonly labels: { endpoint: string; subprotocol: string };
+  readonly now: Traffic;
+  readonly reported: Traffic;
 }
 
 /** The gateway's Prometheus metrics, on a registry of their own so several brokers can share a process. */
@@ -35,18 +46,23 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly messages = new Counter({
+  /** Per endpoint x subprotocol; read by the two counters below when Prometheus scrapes. */
+  private readonly traffic: TrafficEntry[] = [];
+
+  readonly messages: Counter<'direction' | 'endpoint' | 'subprotocol'> = new Counter({
     name: 'broker_messages_total',
     help: 'WebSocket messages',
     labelNames: ['direction', 'endpoint', 'subprotocol'] as const,
     registers: [this.registry],
+    collect: () => this.flush(this.messages, 'messagesIn', 'messagesOut'),
   });
 
-  readonly bytes = new Counter({
+  readonly bytes: Counter<'direction' | 'endpoint' | 'subprotocol'> = new Counter({
     name: 'broker_message_bytes_total',
     help: 'WebSocket message payload bytes',
     labelNames: ['direction', 'endpoint', 'subprotocol'] as const,
     registers: [this.registry],
+    collect: () => this.flush(this.bytes, 'bytesIn', 'bytesOut'),
   });
 
   private readonly perConnection = new Map<string, ConnectionMetrics>();
@@ -55,21 +71,43 @@ export class GatewayMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** The label children a connection updates, resolved once per endpoint and subprotocol, not per connection. */
+  /**
+   * What a connection updates, resolved once per endpoint and subprotocol. Messages and bytes are
+   * plain additions: prom-client hashes the labels on every inc(), which cost more than a fan-out
+   * message's own work; the counters take the sums when they are scraped.
+   */
   forConnection(endpoint: string, subprotocol: string): ConnectionMetrics {
     const key = `${endpoint}\n${subprotocol}`;
     let entry = this.perConnection.get(key);
     if (entry === undefined) {
       const labels = { endpoint, subprotocol };
-      entry = {
-        open: this.connections.labels(labels),
-        messagesIn: this.messages.labels({ direction: 'in', ...labels }),
-        bytesIn: this.bytes.labels({ direction: 'in', ...labels }),
-        messagesOut: this.messages.labels({ direction: 'out', ...labels }),
-        bytesOut: this.bytes.labels({ direction: 'out', ...labels }),
-      };
+      const traffic: TrafficEntry = { labels, now: zero(), reported: zero() };
+      this.traffic.push(traffic);
+      entry = { open: this.connections.labels(labels), traffic: traffic.now };
       this.perConnection.set(key, entry);
     }
     return entry;
   }
+
+  private flush(
+    counter: Counter<'direction' | 'endpoint' | 'subprotocol'>,
+    inbound: keyof Traffic,
+    outbound: keyof Traffic,
+  ): void {
+    for (const { labels, now, reported } of this.traffic) {
+      for (const [field, direction] of [
+        [inbound, 'in'],
+        [outbound, 'out'],
+      ] as const) {
+        const delta = now[field] - reported[field];
+        if (delta === 0) continue;
+        counter.inc({ direction, ...labels }, delta);
+        reported[field] = now[field];
+      }
+    }
+  }
+}
+
+function zero(): Traffic {
+  return { messagesIn: 0, bytesIn: 0, messagesOut: 0, bytesOut: 0 };
 }
