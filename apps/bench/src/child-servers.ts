@@ -39,22 +39,34 @@ export async function freePort(): Promise<number> {
 export async function startBareServer(): Promise<ServerProcess> {
   const port = await freePort();
   const script = fileURLToPath(new URL('./bare-ws-server.js', import.meta.url));
-  return spawnServer('bare ws', script, { PORT: String(port) }, port);
+  return startNodeServer('bare ws', script, { PORT: String(port) }, port);
 }
 
 /** The broker's own entry point, configured by file; info logging stays on, written to /dev/null. */
 export async function startBrokerServer(configFile: string, port: number): Promise<ServerProcess> {
   const script = fileURLToPath(new URL('../../../src/main.js', import.meta.url));
-  return spawnServer('broker', script, { CONFIG: configFile, LOG_LEVEL: 'info' }, port);
+  return startNodeServer('broker', script, { CONFIG: configFile, LOG_LEVEL: 'info' }, port);
 }
 
-async function spawnServer(
+/** A Node script as a server process, ready once `port` accepts connections. */
+export function startNodeServer(
   name: string,
   script: string,
   env: Record<string, string>,
   port: number,
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [script], {
+  return spawnServer(name, process.execPath, [script], env, port);
+}
+
+/** Any program as a server process (a reference broker, say), ready once `port` accepts connections. */
+export async function spawnServer(
+  name: string,
+  command: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  port: number,
+): Promise<ServerProcess> {
+  const child = spawn(command, args, {
     env: { ...process.env, ...env },
     // stdout is the per-handshake log: the child still formats and writes every line, to /dev/null.
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -49,7 +49,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | null {
   };
 }
 
-function seconds(flag: string, text: string, min: number): number {
+export function seconds(flag: string, text: string, min: number): number {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value < min || value > 600) {
     throw new UsageError(`${flag}: expected seconds between ${min} and 600, got "${text}"`);
@@ -57,7 +57,7 @@ function seconds(flag: string, text: string, min: number): number {
   return value;
 }
 
-function integer(flag: string, text: string, min: number, max: number): number {
+export function integer(flag: string, text: string, min: number, max: number): number {
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < min || value > max) {
     throw new UsageError(`${flag}: expected an integer between ${min} and ${max}, got "${text}"`);
