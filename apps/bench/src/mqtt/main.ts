@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killChildrenOnExit } from '../child-servers.js';
-import { UsageError } from '../cli-options.js';
+import { runCli } from '../protocol-bench/cli.js';
 import { errorTotal } from '../protocol-bench/markdown.js';
 import { MQTT_USAGE, parseMqttOptions, type MqttBenchOptions } from './mqtt-options.js';
 import {
@@ -24,20 +24,7 @@ import {
 import { expectDelivery } from './mqtt-preflight.js';
 import { MQTT_SERVER_KINDS, startMqttServer, type MqttServer } from './mqtt-servers.js';
 
-async function main(): Promise<void> {
-  let options: MqttBenchOptions | null;
-  try {
-    options = parseMqttOptions(process.argv.slice(2));
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    console.error(`${err.message}\n\n${MQTT_USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
-  if (options === null) {
-    console.log(MQTT_USAGE);
-    return;
-  }
+async function main(options: MqttBenchOptions): Promise<void> {
   killChildrenOnExit();
   const dir = await mkdtemp(join(tmpdir(), 'mqtt-bench-'));
   // On exit rather than in finally: Ctrl-C ends the process without running finally blocks.
@@ -118,7 +105,4 @@ function printReport(
   );
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-  process.exitCode = 1;
-});
+runCli(process.argv.slice(2), parseMqttOptions, MQTT_USAGE, main);

@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
-import { integer, seconds, UsageError } from '../cli-options.js';
+import { integer, seconds } from '../cli-options.js';
+import { parseFlags } from '../protocol-bench/cli.js';
 
 export interface MqttBenchOptions {
   readonly rounds: number;
@@ -32,29 +32,18 @@ MQTT over WebSocket: this broker, Mosquitto 2.0.11 (/usr/sbin/mosquitto) and Aed
 
 /** Returns null when --help was asked for. */
 export function parseMqttOptions(argv: readonly string[]): MqttBenchOptions | null {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        rounds: { type: 'string', default: '3' },
-        warmup: { type: 'string', default: '1' },
-        duration: { type: 'string', default: '4' },
-        publishers: { type: 'string', default: '10' },
-        fanout: { type: 'string', default: '1000' },
-        window: { type: 'string', default: '50' },
-        'fanout-window': { type: 'string', default: '5' },
-        idle: { type: 'string', default: '2000' },
-        settle: { type: 'string', default: '3' },
-        help: { type: 'boolean', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  if (values.help) return null;
+  const values = parseFlags(argv, {
+    rounds: '3',
+    warmup: '1',
+    duration: '4',
+    publishers: '10',
+    fanout: '1000',
+    window: '50',
+    'fanout-window': '5',
+    idle: '2000',
+    settle: '3',
+  });
+  if (values === null) return null;
   return {
     rounds: integer('--rounds', values.rounds, 1, 50),
     warmupMs: seconds('--warmup', values.warmup, 0) * 1000,
