@@ -7,14 +7,24 @@ export const TARGETS = { qos0VsMosquitto: 1.0, qos1VsMosquitto: 1.0, vsAedes: 1.
 
 export function throughputRoundsTable(rows: readonly ThroughputRow[]): string {
   return markdownTable(
-    ['round', 'server', 'scenario', 'messages delivered/s', 'server CPU', 'client CPU', 'errors'],
-    'rllrrrr',
+    [
+      'round',
+      'server',
+      'scenario',
+      'messages delivered/s',
+      'server CPU',
+      'server CPU µs/message',
+      'client CPU',
+      'errors',
+    ],
+    'rllrrrrr',
     rows.map((r) => [
       String(r.round),
       r.server,
       r.scenario.label,
       fixed(r.deliveriesPerSec, 0),
       percent(r.cpu.server),
+      fixed(r.serverCpuUsPerMessage, 1),
       percent(r.cpu.client),
       String(errorTotal(r.errors)),
     ]),
@@ -124,6 +134,20 @@ export function summary(
       `**${times(broker, aedes)}**`,
     ];
   });
+  const cpuRows = scenarios.map((scenario) => {
+    const mine = throughput.filter((r) => r.scenario.id === scenario.id && r.serverCpuUsPerMessage !== null);
+    const [broker, mosquitto, aedes] = (['broker', 'mosquitto', 'aedes'] as const).map((server) =>
+      medianBy(mine, server, (r) => r.serverCpuUsPerMessage ?? Number.NaN),
+    ) as [number, number, number];
+    return [
+      scenario.label,
+      fixed(broker, 1),
+      fixed(mosquitto, 1),
+      fixed(aedes, 1),
+      times(broker, mosquitto),
+      times(broker, aedes),
+    ];
+  });
   const latencyRows = scenarios
     .filter((s) => latency.some((r) => r.scenario.id === s.id))
     .map((scenario) => {
@@ -162,6 +186,19 @@ export function summary(
       ],
       'lrrrrr',
       rateRows,
+    ),
+    '',
+    markdownTable(
+      [
+        'median of rounds: server CPU µs/message',
+        'broker',
+        'Mosquitto',
+        'Aedes',
+        'broker / Mosquitto',
+        'broker / Aedes',
+      ],
+      'lrrrrr',
+      cpuRows,
     ),
     '',
     markdownTable(

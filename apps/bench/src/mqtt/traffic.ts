@@ -35,6 +35,11 @@ export interface TrafficResult {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly cpu: CpuShares;
+  /**
+   * Server CPU time per delivered message: the cost that does not depend on which process the
+   * shared cores favoured during the window.
+   */
+  readonly serverCpuUsPerMessage: number | null;
   /** Lost, duplicated, reordered or malformed messages, missing PUBACKs, dropped connections. */
   readonly errors: ReadonlyMap<string, number>;
 }
@@ -153,6 +158,10 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
       p50Ms: latency.p50,
       p99Ms: latency.p99,
       cpu: cpu.shares,
+      serverCpuUsPerMessage:
+        cpu.shares.serverMs === null || deliveriesInWindow === 0
+          ? null
+          : (cpu.shares.serverMs * 1000) / deliveriesInWindow,
       errors,
     };
   } finally {
