@@ -12,7 +12,7 @@ import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { type ConnectionContext } from './subprotocol.types.js';
 import { TokenVerifier } from './token-verifier.js';
 import { BROKER_LOGGER } from './tokens.js';
-import { WsConnection } from './ws-connection.js';
+import { type Corkable, WsConnection } from './ws-connection.js';
 
 /**
  * Everything after the 101: wraps the socket for the module, tracks it, enforces the message-type
@@ -30,7 +30,8 @@ export class ConnectionOpener {
     @Inject(BROKER_LOGGER) private readonly logger: Logger,
   ) {}
 
-  open(ws: WebSocket, decision: Accept, remoteAddress: string): void {
+  /** `socket` is the upgraded TCP or TLS socket under `ws`. */
+  open(ws: WebSocket, socket: Corkable, decision: Accept, remoteAddress: string): void {
     const module = this.subprotocols.get(decision.module);
     if (module === undefined) throw new Error(`module ${decision.module} vanished`);
     const endpointConfig = this.endpoints.configOf(decision.endpoint);
@@ -44,15 +45,21 @@ export class ConnectionOpener {
         endpoint: decision.endpoint.path,
         module: module.options.name,
       }));
-    const connection = new WsConnection(id, ws, endpointConfig.outboundBufferCap, {
-      sent: (bytes) => {
-        tracked.bytesOut += bytes;
-        metrics.messagesOut.inc();
-        metrics.bytesOut.inc(bytes);
+    const connection = new WsConnection(
+      id,
+      ws,
+      endpointConfig.outboundBufferCap,
+      {
+        sent: (bytes) => {
+          tracked.bytesOut += bytes;
+          metrics.messagesOut.inc();
+          metrics.bytesOut.inc(bytes);
+        },
+        overflowed: (buffered) => log().warn({ buffered }, 'outbound buffer limit exceeded, closing 1008'),
+        failed: (err) => log().error({ err: err.message }, 'module handler failed; connection closed 1011'),
       },
-      overflowed: (buffered) => log().warn({ buffered }, 'outbound buffer limit exceeded, closing 1008'),
-      failed: (err) => log().error({ err: err.message }, 'module handler failed; connection closed 1011'),
-    });
+      socket,
+    );
     const tracked: TrackedConnection = {
       connection,
       ws,

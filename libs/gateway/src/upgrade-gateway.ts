@@ -236,7 +236,7 @@ export class UpgradeGateway {
         decision.protocol ?? decision.module,
         'accepted',
       );
-      this.opener.open(ws, decision, attempt.request.remoteAddress);
+      this.opener.open(ws, socket, decision, attempt.request.remoteAddress);
       decision.release();
     });
     // ws never calls back for a socket that died on the way: the held slot must not leak.

@@ -13,6 +13,12 @@ export interface ConnectionObserver {
   failed(err: Error): void;
 }
 
+/** What a connection needs of the TCP (or TLS) socket under its WebSocket. */
+export interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
 /** How long a connection closed for a full outbound buffer gets to finish its close handshake. */
 const TERMINATE_AFTER_MS = 1000;
 
@@ -23,12 +29,14 @@ const TERMINATE_AFTER_MS = 1000;
 export class WsConnection implements Connection {
   private readonly messageHandlers: MessageHandler[] = [];
   private readonly closeHandlers: CloseHandler[] = [];
+  private corked = false;
 
   constructor(
     readonly id: string,
     private readonly ws: WebSocket,
     private readonly outboundCap: number,
     private readonly observer: ConnectionObserver,
+    private readonly socket: Corkable,
   ) {
     ws.once('close', (code, reason) => {
       const text = reason.toString();
@@ -54,8 +62,25 @@ export class WsConnection implements Connection {
       setTimeout(() => this.ws.terminate(), TERMINATE_AFTER_MS).unref();
       return;
     }
+    this.coalesce();
     this.ws.send(data, { binary: typeof data !== 'string' });
     this.observer.sent(size);
+  }
+
+  /**
+   * Frames sent in the same tick leave in one socket write. A module answering a burst (an MQTT
+   * PUBACK for each PUBLISH of a read, a PUBLISH to each of many subscribers) otherwise pays one
+   * writev syscall per frame, about half of the MQTT module's time under load. The socket is uncorked
+   * as soon as the current tick's work is done, so no frame waits for I/O or a timer.
+   */
+  private coalesce(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      this.socket.uncork();
+    });
   }
 
   close(code?: number, reason?: string): void {
