@@ -29,8 +29,6 @@ export interface TrafficOptions {
 export interface TrafficResult {
   /** Messages received by subscribers in the measured window, per second (fan-out counts each copy). */
   readonly deliveriesPerSec: number;
-  /** Messages published in the measured window, per second. */
-  readonly publishedPerSec: number;
   /** Publish-to-receipt latency of messages sent in the window (paced runs only). */
   readonly p50Ms: number;
   readonly p99Ms: number;
@@ -58,7 +56,6 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
   let windowStart = Infinity;
   let windowEnd = Infinity;
   let deliveriesInWindow = 0;
-  let publishedInWindow = 0;
   let sending = true;
 
   const templates = Array.from(
@@ -108,7 +105,6 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
       (publishers[p] as BenchClient).send(
         (templates[p] as PublishTemplate).build(seq, now, packetIdFor(seq)),
       );
-      if (now >= windowStart && now < windowEnd) publishedInWindow++;
     }
 
     const cpu = new CpuWindow(options.serverPid);
@@ -154,7 +150,6 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
     const seconds = options.durationMs / 1000;
     return {
       deliveriesPerSec: deliveriesInWindow / seconds,
-      publishedPerSec: publishedInWindow / seconds,
       p50Ms: latency.p50,
       p99Ms: latency.p99,
       cpu: cpu.shares,
