@@ -39,7 +39,7 @@ export async function freePort(): Promise<number> {
 /** A reference server script of this package, in its own process, told a free port by PORT. */
 export async function startScriptServer(name: string, script: URL): Promise<ServerProcess> {
   const port = await freePort();
-  return spawnServer(name, fileURLToPath(script), { PORT: String(port) }, port);
+  return startNodeServer(name, fileURLToPath(script), { PORT: String(port) }, port);
 }
 
 export function startBareServer(): Promise<ServerProcess> {
@@ -49,7 +49,7 @@ export function startBareServer(): Promise<ServerProcess> {
 /** The broker's own entry point, configured by file; info logging stays on, written to /dev/null. */
 export async function startBrokerServer(configFile: string, port: number): Promise<ServerProcess> {
   const script = fileURLToPath(new URL('../../../src/main.js', import.meta.url));
-  return spawnServer('broker', script, { CONFIG: configFile, LOG_LEVEL: 'info' }, port);
+  return startNodeServer('broker', script, { CONFIG: configFile, LOG_LEVEL: 'info' }, port);
 }
 
 /** A process of the load side, with an IPC channel, killed with the servers on exit. */
@@ -60,13 +60,25 @@ export function forkLoadProcess(script: URL, args: readonly string[]): ChildProc
   return child;
 }
 
-async function spawnServer(
+/** A Node script as a server process, ready once `port` accepts connections. */
+export function startNodeServer(
   name: string,
   script: string,
   env: Record<string, string>,
   port: number,
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [script], {
+  return spawnServer(name, process.execPath, [script], env, port);
+}
+
+/** Any program as a server process (a reference broker, say), ready once `port` accepts connections. */
+export async function spawnServer(
+  name: string,
+  command: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  port: number,
+): Promise<ServerProcess> {
+  const child = spawn(command, args, {
     env: { ...process.env, ...env },
     // stdout is the per-handshake log: the child still formats and writes every line, to /dev/null.
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,4 +1,3 @@
-import { type Duplex } from 'node:stream';
 import { type WebSocket } from 'ws';
 import { closeReason } from './close-reason.js';
 import { type Connection } from './subprotocol.types.js';
@@ -12,6 +11,12 @@ export interface ConnectionObserver {
   overflowed(buffered: number): void;
   /** A module's message handler threw. */
   failed(err: Error): void;
+}
+
+/** What a connection needs of the TCP (or TLS) socket under its WebSocket. */
+export interface Corkable {
+  cork(): void;
+  uncork(): void;
 }
 
 /** How long a connection closed for a full outbound buffer gets to finish its close handshake. */
@@ -36,7 +41,7 @@ export class WsConnection implements Connection {
     readonly id: string,
     private readonly ws: WebSocket,
     /** The TCP (or TLS) socket under `ws`: corked per tick so a burst of messages is one writev. */
-    private readonly socket: Duplex,
+    private readonly socket: Corkable,
     private readonly outboundCap: number,
     private readonly observer: ConnectionObserver,
   ) {

@@ -1,0 +1,172 @@
+import { inBatches } from '../protocol-bench/async-util.js';
+import { CpuWindow, type CpuShares } from '../protocol-bench/cpu-window.js';
+import { addError } from '../protocol-bench/markdown.js';
+import { summarizeLatencies } from '../stats.js';
+import { BenchClient } from './bench-client.js';
+import { DeliveryTracker } from './delivery-tracker.js';
+import { packetIdFor, PublishTemplate } from './mqtt-wire.js';
+
+export interface TrafficOptions {
+  readonly url: string;
+  readonly serverPid: number;
+  readonly topic: string;
+  readonly qos: 0 | 1;
+  readonly publishers: number;
+  readonly subscribers: number;
+  /**
+   * closed: each publisher keeps `window` messages under way, a message being under way until every
+   * subscriber has it (the peak: the server is never idle, and nothing piles up without bound);
+   * paced: `rate` messages per second in all, spread over the publishers, each stamped with its send
+   * time (the latency run).
+   */
+  readonly load:
+    { readonly kind: 'closed'; readonly window: number } | { readonly kind: 'paced'; readonly rate: number };
+  readonly warmupMs: number;
+  readonly durationMs: number;
+  readonly timeoutMs: number;
+}
+
+export interface TrafficResult {
+  /** Messages received by subscribers in the measured window, per second (fan-out counts each copy). */
+  readonly deliveriesPerSec: number;
+  /** Publish-to-receipt latency of messages sent in the window (paced runs only). */
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly cpu: CpuShares;
+  /**
+   * Server CPU time per delivered message: the cost that does not depend on which process the
+   * shared cores favoured during the window.
+   */
+  readonly serverCpuUsPerMessage: number | null;
+  /** Lost, duplicated, reordered or malformed messages, missing PUBACKs, dropped connections. */
+  readonly errors: ReadonlyMap<string, number>;
+}
+
+const CONNECT_PARALLEL = 50;
+const PACE_TICK_MS = 5;
+const DRAIN_POLL_MS = 20;
+
+/** Connects the clients, runs warm-up + measured window, waits for every message, checks and closes. */
+export async function runTraffic(options: TrafficOptions): Promise<TrafficResult> {
+  const errors = new Map<string, number>();
+  const onError = (label: string): void => addError(errors, label);
+  const tracker = new DeliveryTracker(options.publishers, options.subscribers);
+  const latencies: number[] = [];
+  const pubacks = new Uint32Array(options.publishers);
+  let windowStart = Infinity;
+  let windowEnd = Infinity;
+  let deliveriesInWindow = 0;
+  let sending = true;
+
+  const templates = Array.from(
+    { length: options.publishers },
+    (_, p) => new PublishTemplate(options.topic, options.qos, p),
+  );
+  const clients: BenchClient[] = [];
+  const closeAll = (): Promise<unknown> =>
+    Promise.all(clients.map((client) => client.close(options.timeoutMs)));
+  try {
+    await inBatches(options.subscribers, CONNECT_PARALLEL, async (s) => {
+      const client = await BenchClient.connect(
+        options.url,
+        `sub-${s}-${process.pid}`,
+        {
+          onPublish: (publish) => {
+            const now = performance.now();
+            const verdict = tracker.delivered(s, publish.publisher, publish.seq);
+            if (verdict.error !== null) addError(errors, verdict.error, verdict.errorCount);
+            if (!verdict.fresh) return;
+            if (now >= windowStart && now < windowEnd) deliveriesInWindow++;
+            if (publish.sentAt >= windowStart && publish.sentAt < windowEnd)
+              latencies.push(now - publish.sentAt);
+            if (verdict.completed && sending && options.load.kind === 'closed') sendNext(publish.publisher);
+          },
+          onError,
+        },
+        options.timeoutMs,
+      );
+      clients.push(client);
+      await client.subscribe(options.topic, options.qos, options.timeoutMs);
+    });
+    const publishers = await inBatches(options.publishers, CONNECT_PARALLEL, async (p) => {
+      const client = await BenchClient.connect(
+        options.url,
+        `pub-${p}-${process.pid}`,
+        { onPuback: () => (pubacks[p] = (pubacks[p] as number) + 1), onError },
+        options.timeoutMs,
+      );
+      clients.push(client);
+      return client;
+    });
+
+    function sendNext(p: number): void {
+      const now = performance.now();
+      const seq = tracker.published(p);
+      (publishers[p] as BenchClient).send(
+        (templates[p] as PublishTemplate).build(seq, now, packetIdFor(seq)),
+      );
+    }
+
+    const cpu = new CpuWindow(options.serverPid);
+    const started = performance.now();
+    windowStart = started + options.warmupMs;
+    windowEnd = windowStart + options.durationMs;
+    const timers = [
+      setTimeout(() => cpu.start(), options.warmupMs),
+      setTimeout(() => cpu.stop(), options.warmupMs + options.durationMs),
+    ];
+    const load = options.load;
+    let pacer: NodeJS.Timeout | undefined;
+    if (load.kind === 'closed') {
+      for (let p = 0; p < options.publishers; p++) for (let i = 0; i < load.window; i++) sendNext(p);
+    } else {
+      let sent = 0;
+      let next = 0;
+      pacer = setInterval(() => {
+        const due = Math.floor((load.rate * (performance.now() - started)) / 1000) - sent;
+        for (let i = 0; i < due; i++) {
+          sendNext(next);
+          next = (next + 1) % options.publishers;
+        }
+        sent += Math.max(0, due);
+      }, PACE_TICK_MS);
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.warmupMs + options.durationMs));
+    sending = false;
+    clearInterval(pacer);
+    for (const timer of timers) clearTimeout(timer);
+
+    await waitFor(
+      () => tracker.outstanding() === 0 && (options.qos === 0 || tracker.pubacksMissing(pubacks) === 0),
+      options.timeoutMs,
+    );
+    const lost = tracker.outstanding();
+    if (lost > 0) addError(errors, `lost (not received within ${options.timeoutMs} ms)`, lost);
+    if (options.qos === 1) {
+      const missing = tracker.pubacksMissing(pubacks);
+      if (missing !== 0) addError(errors, 'PUBACK missing or extra', Math.abs(missing));
+    }
+    const latency = summarizeLatencies(latencies);
+    const seconds = options.durationMs / 1000;
+    return {
+      deliveriesPerSec: deliveriesInWindow / seconds,
+      p50Ms: latency.p50,
+      p99Ms: latency.p99,
+      cpu: cpu.shares,
+      serverCpuUsPerMessage:
+        cpu.shares.serverMs === null || deliveriesInWindow === 0
+          ? null
+          : (cpu.shares.serverMs * 1000) / deliveriesInWindow,
+      errors,
+    };
+  } finally {
+    await closeAll();
+  }
+}
+
+async function waitFor(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!done() && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+  }
+}

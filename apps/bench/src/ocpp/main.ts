@@ -1,0 +1,171 @@
+import { rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killChildrenOnExit } from '../child-servers.js';
+import { runCli } from '../protocol-bench/cli.js';
+import { addError, errorTotal, fixed, markdownTable, percent, times } from '../protocol-bench/markdown.js';
+import { median } from '../stats.js';
+import { runOcppLoad, type OcppLoadResult } from './ocpp-load.js';
+import { OCPP_USAGE, parseOcppOptions, type OcppBenchOptions } from './ocpp-options.js';
+import { OCPP_SERVER_KINDS, startOcppServer, type OcppServer } from './ocpp-servers.js';
+
+const TIMEOUT_MS = 10_000;
+const TARGET_RATE_RATIO = 1.0;
+
+interface RoundRow extends OcppLoadResult {
+  readonly round: number;
+  readonly server: string;
+}
+
+async function main(options: OcppBenchOptions): Promise<void> {
+  killChildrenOnExit();
+  const dir = await mkdtemp(join(tmpdir(), 'ocpp-bench-'));
+  // On exit rather than in finally: Ctrl-C ends the process without running finally blocks.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+
+  const servers: OcppServer[] = [];
+  const rows: RoundRow[] = [];
+  try {
+    for (const kind of OCPP_SERVER_KINDS) servers.push(await startOcppServer(kind, dir));
+    for (const server of servers) await preflight(server);
+    // broker, ocpp-rpc, broker, ...: alternating spreads drift (neighbours, heat) over both.
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const server of servers) {
+        const result = await runOcppLoad(
+          {
+            baseUrl: server.baseUrl,
+            serverPid: server.process.pid,
+            chargePoints: options.chargePoints,
+            warmupMs: options.warmupMs,
+            durationMs: options.durationMs,
+            timeoutMs: TIMEOUT_MS,
+          },
+          `CP-r${round}`,
+        );
+        rows.push({ ...result, round, server: server.kind });
+        console.error(
+          `round ${round} ${server.kind}: ${result.callsPerSec.toFixed(0)} calls/s, p99 ${result.p99Ms.toFixed(1)} ms, ` +
+            `server CPU ${percent(result.cpu.server)}, client CPU ${percent(result.cpu.client)}, ` +
+            `${errorTotal(result.errors)} errors`,
+        );
+      }
+    }
+  } finally {
+    await Promise.all(servers.map((server) => server.process.stop()));
+  }
+  printReport(options, rows);
+  if (rows.some((r) => r.errors.size > 0)) process.exitCode = 1;
+}
+
+/** Before timing: one charge point boots and gets both calls answered correctly, else the numbers mean nothing. */
+async function preflight(server: OcppServer): Promise<void> {
+  const result = await runOcppLoad(
+    {
+      baseUrl: server.baseUrl,
+      serverPid: server.process.pid,
+      chargePoints: 1,
+      warmupMs: 0,
+      durationMs: 200,
+      timeoutMs: TIMEOUT_MS,
+    },
+    'CP-preflight',
+  );
+  if (result.errors.size > 0 || result.callsPerSec === 0) {
+    throw new Error(
+      `${server.kind}: preflight failed: ${[...result.errors.keys()].join('; ') || 'no calls answered'}`,
+    );
+  }
+}
+
+function printReport(options: OcppBenchOptions, rows: readonly RoundRow[]): void {
+  const usPerCall = (r: RoundRow): number | null =>
+    r.cpu.serverMs === null || r.callsPerSec === 0
+      ? null
+      : (r.cpu.serverMs * 1000) / (r.callsPerSec * (options.durationMs / 1000));
+  const medians = OCPP_SERVER_KINDS.map((kind) => {
+    const mine = rows.filter((r) => r.server === kind);
+    const cpu = mine.map(usPerCall).filter((v): v is number => v !== null);
+    return {
+      kind,
+      rate: median(mine.map((r) => r.callsPerSec)),
+      p50: median(mine.map((r) => r.p50Ms)),
+      p99: median(mine.map((r) => r.p99Ms)),
+      cpu: cpu.length === mine.length ? median(cpu) : null,
+      errors: mine.reduce((n, r) => n + errorTotal(r.errors), 0),
+    };
+  });
+  const [broker, reference] = medians as [(typeof medians)[number], (typeof medians)[number]];
+  const ratio = broker.rate / reference.rate;
+  const errors = new Map<string, number>();
+  for (const r of rows)
+    for (const [label, count] of r.errors) addError(errors, `${r.server}: ${label}`, count);
+  const cpuModel = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(
+    [
+      '## OCPP 1.6 benchmark',
+      '',
+      `${cpus().length} × ${cpuModel}, Node ${process.version}; ${options.chargePoints} charge points, each ` +
+        `alternating Heartbeat and MeterValues with one CALL outstanding; ${options.warmupMs / 1000} s warm-up + ` +
+        `${options.durationMs / 1000} s measured per round, ${options.rounds} rounds per server.`,
+      '',
+      markdownTable(
+        [
+          'round',
+          'server',
+          'calls/s',
+          'p50 ms',
+          'p99 ms',
+          'errors',
+          'server CPU',
+          'server CPU µs/call',
+          'client CPU',
+        ],
+        'rlrrrrrrr',
+        rows.map((r) => [
+          String(r.round),
+          r.server,
+          fixed(r.callsPerSec, 0),
+          fixed(r.p50Ms, 1),
+          fixed(r.p99Ms, 1),
+          String(errorTotal(r.errors)),
+          percent(r.cpu.server),
+          fixed(usPerCall(r), 0),
+          percent(r.cpu.client),
+        ]),
+      ),
+      '',
+      markdownTable(
+        ['median of rounds', 'calls/s', 'p50 ms', 'p99 ms', 'server CPU µs/call', 'errors'],
+        'lrrrrr',
+        [
+          ...medians.map((m) => [
+            m.kind,
+            fixed(m.rate, 0),
+            fixed(m.p50, 1),
+            fixed(m.p99, 1),
+            fixed(m.cpu, 0),
+            String(m.errors),
+          ]),
+          [
+            '**broker / ocpp-rpc**',
+            `**${times(broker.rate, reference.rate)}**`,
+            times(broker.p50, reference.p50),
+            `**${times(broker.p99, reference.p99)}**`,
+            times(broker.cpu, reference.cpu),
+            '',
+          ],
+        ],
+      ),
+      '',
+      `Broker calls/s = ${ratio.toFixed(2)} × ocpp-rpc (target ≥ ${TARGET_RATE_RATIO}): ` +
+        (ratio >= TARGET_RATE_RATIO ? 'met.' : '**NOT met**.'),
+      '',
+      errors.size === 0
+        ? 'Errors: none (every CALL got a correct CALLRESULT in time).'
+        : ['Errors:', ...[...errors].map(([label, count]) => `- ${label} × ${count}`)].join('\n'),
+    ].join('\n'),
+  );
+}
+
+runCli(process.argv.slice(2), parseOcppOptions, OCPP_USAGE, main);

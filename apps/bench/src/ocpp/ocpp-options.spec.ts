@@ -1,0 +1,22 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { UsageError } from '../cli-options.js';
+import { parseOcppOptions } from './ocpp-options.js';
+
+describe('parseOcppOptions', () => {
+  it('has the documented defaults and reads flags', () => {
+    assert.deepEqual(parseOcppOptions([]), {
+      rounds: 3,
+      warmupMs: 1000,
+      durationMs: 5000,
+      chargePoints: 1000,
+    });
+    assert.equal(parseOcppOptions(['--charge-points', '10'])?.chargePoints, 10);
+    assert.equal(parseOcppOptions(['--help']), null);
+  });
+
+  it('refuses nonsense', () => {
+    assert.throws(() => parseOcppOptions(['--charge-points', '0']), UsageError);
+    assert.throws(() => parseOcppOptions(['--duration', 'x']), UsageError);
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { type WebSocket } from 'ws';
+import { WsConnection } from './ws-connection.js';
+
+/** The parts of a ws WebSocket that WsConnection uses, recording what is sent. */
+class FakeWs extends EventEmitter {
+  readonly OPEN = 1;
+  readonly CLOSING = 2;
+  readonly CLOSED = 3;
+  readyState = 1;
+  bufferedAmount = 0;
+  readonly sent: unknown[] = [];
+  send(data: unknown): void {
+    this.sent.push(data);
+  }
+}
+
+function connection() {
+  const ws = new FakeWs();
+  const calls: string[] = [];
+  const socket = { cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
+  const observer = { sent: () => undefined, overflowed: () => undefined, failed: () => undefined };
+  const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer);
+  return { conn, ws, calls };
+}
+
+const nextTick = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
+
+describe('WsConnection', () => {
+  it('corks the socket once for the frames of one tick and uncorks after it', async () => {
+    const { conn, ws, calls } = connection();
+    conn.send(Buffer.from([1]));
+    conn.send(Buffer.from([2]));
+    conn.send('three');
+    assert.deepEqual(calls, ['cork']);
+    assert.equal(ws.sent.length, 3);
+    await nextTick();
+    assert.deepEqual(calls, ['cork', 'uncork']);
+    conn.send(Buffer.from([4]));
+    assert.deepEqual(calls, ['cork', 'uncork', 'cork']);
+    await nextTick();
+    assert.deepEqual(calls, ['cork', 'uncork', 'cork', 'uncork']);
+  });
+
+  it('does not touch the socket when nothing is sent (closed connection)', async () => {
+    const { conn, ws, calls } = connection();
+    ws.readyState = ws.CLOSED;
+    conn.send(Buffer.from([1]));
+    await nextTick();
+    assert.deepEqual(calls, []);
+    assert.equal(ws.sent.length, 0);
+  });
+});
