@@ -7,6 +7,9 @@ import { comparisonReport } from '../report.js';
 import { alternateRounds, machine } from '../rounds.js';
 import { graphqlFanoutClients } from './graphql-clients.js';
 
+/** The broker's MQTT and WAMP modules each bridge every bus topic: two more bus subscriptions per event. */
+const BROKER_BUS_BRIDGES = 2;
+
 export const GRAPHQL_USAGE = `Usage: node dist/apps/bench/src/main.js graphql [options]
 
 GraphQL subscription fan-out (graphql-transport-ws): one publisher's events to every subscriber,
@@ -45,8 +48,7 @@ export async function runGraphqlBench(argv: readonly string[]): Promise<void> {
         runFanout(
           graphqlFanoutClients(
             server.port,
-            // The broker's WAMP module bridges its bus realm: one more bus subscription, to every topic.
-            settings.subscribers + (server === broker ? 1 : 0),
+            settings.subscribers + (server === broker ? BROKER_BUS_BRIDGES : 0),
             TIMEOUT_MS,
           ),
           { ...settings, ...hooks },
