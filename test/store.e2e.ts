@@ -255,6 +255,41 @@ for (const backend of backends) {
       );
     });
 
+    it('OCPP: heartbeats and meter values of one tick are group-committed; a bad call fails alone', async () => {
+      const identities = Array.from({ length: 30 }, (_, i) => `CP-group-${i}`);
+      await Promise.all([
+        ...identities.map((identity) => store.ocpp.stations.recordHeartbeat(identity)),
+        store.ocpp.stations.recordHeartbeat('CP-group-0'),
+      ]);
+      const stations = await store.ocpp.stations.list();
+      for (const identity of identities) {
+        const station = stations.find((s) => s.identity === identity);
+        assert.notEqual(station?.lastHeartbeatAt ?? null, null, identity);
+      }
+      const sample = (value: string) => [{ timestamp: later(0), sampledValue: [{ value }] }];
+      const results = await Promise.allSettled([
+        store.ocpp.meterValues.add('CP-group-1', 1, null, sample('1')),
+        store.ocpp.meterValues.add('CP-group-2', 1, null, sample(null as unknown as string)),
+        store.ocpp.meterValues.add('CP-group-3', 1, null, sample('3')),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      for (const [identity, expected] of [
+        ['CP-group-1', ['1']],
+        ['CP-group-2', []],
+        ['CP-group-3', ['3']],
+      ] as const) {
+        const kept = await store.ocpp.meterValues.list({ identity, limit: 10 });
+        assert.deepEqual(
+          kept.map((v) => v.value),
+          expected,
+          identity,
+        );
+      }
+    });
+
     it('OCPP: id tags with audit; authorize answers Invalid, Blocked, Expired, Accepted with parent', async () => {
       await store.ocpp.idTags.create(
         { idTag: 'TAG-1', status: 'Accepted', parentIdTag: 'GROUP', expiryDate: later(60_000) },

@@ -42,8 +42,9 @@ export class BrokerStore {
     }
   }
 
-  close(): Promise<void> {
-    return this.db.destroy();
+  async close(): Promise<void> {
+    await this.ocpp.flush();
+    await this.db.destroy();
   }
 }
 

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable } from 'kysely';
+import { GroupCommit } from './group-commit.js';
 import { newId } from './ids.js';
 import { type MeterValueInput, type MeterValueView } from './ocpp.types.js';
 import { type Database, type OcppMeterValuesTable } from './schema.js';
@@ -28,6 +29,9 @@ const BATCH = 200;
 
 /** Sampled values, one row each, in the order the charge point sent them. */
 export class OcppMeterValuesRepository {
+  /** The rows of one tick's calls are committed in one transaction; each call's rows stay together. */
+  private readonly batches = new GroupCommit<readonly Row[]>((calls) => this.insert(calls.flat()), 200);
+
   constructor(private readonly db: Kysely<Database>) {}
 
   async add(
@@ -53,6 +57,16 @@ export class OcppMeterValuesRepository {
       })),
     );
     if (rows.length === 0) return 0;
+    await this.batches.add(rows);
+    return rows.length;
+  }
+
+  /** Waits for rows not yet written. */
+  flush(): Promise<void> {
+    return this.batches.drain();
+  }
+
+  private async insert(rows: readonly Row[]): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < rows.length; i += BATCH) {
         await trx
@@ -61,7 +75,6 @@ export class OcppMeterValuesRepository {
           .execute();
       }
     });
-    return rows.length;
   }
 
   /** Oldest first, by transaction or by charge point. */

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable } from 'kysely';
+import { GroupCommit } from './group-commit.js';
 import { timestamp } from './ids.js';
 import { type OcppStationsTable, type Database } from './schema.js';
 import { type StationView } from './ocpp.types.js';
@@ -24,8 +25,16 @@ export interface BootInput {
   readonly firmwareVersion?: string | undefined;
 }
 
+interface Heartbeat {
+  readonly identity: string;
+  readonly at: string;
+}
+
 /** Charge points as the central system saw them boot and beat; unknown charge points get a row too. */
 export class OcppStationsRepository {
+  /** Heartbeats of one tick share one upsert (one statement: 3 parameters a row, far under both limits). */
+  private readonly heartbeats = new GroupCommit<Heartbeat>((beats) => this.writeHeartbeats(beats), 500);
+
   constructor(private readonly db: Kysely<Database>) {}
 
   async recordBoot(identity: string, boot: BootInput, status: string): Promise<StationView> {
@@ -48,12 +57,30 @@ export class OcppStationsRepository {
     return this.get(identity) as Promise<StationView>;
   }
 
-  async recordHeartbeat(identity: string): Promise<void> {
-    const now = timestamp();
+  /** Resolves once the heartbeat is stored (group-committed with the others of its tick). */
+  recordHeartbeat(identity: string): Promise<void> {
+    return this.heartbeats.add({ identity, at: timestamp() });
+  }
+
+  /** Waits for heartbeats not yet written. */
+  flush(): Promise<void> {
+    return this.heartbeats.drain();
+  }
+
+  private async writeHeartbeats(beats: readonly Heartbeat[]): Promise<void> {
+    // One row per identity (the latest beat): an upsert may not touch a row twice in one statement.
+    const latest = new Map<string, string>();
+    for (const beat of beats) latest.set(beat.identity, beat.at);
+    const rows = [...latest].map(([identity, at]) => ({ identity, last_heartbeat_at: at, updated_at: at }));
     await this.db
       .insertInto('ocpp_stations')
-      .values({ identity, last_heartbeat_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('identity').doUpdateSet({ last_heartbeat_at: now, updated_at: now }))
+      .values(rows)
+      .onConflict((oc) =>
+        oc.column('identity').doUpdateSet((eb) => ({
+          last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
       .execute();
   }
 

@@ -21,4 +21,9 @@ export class OcppRepositories {
     this.transactions = new OcppTransactionsRepository(db);
     this.meterValues = new OcppMeterValuesRepository(db);
   }
+
+  /** Waits for group-committed writes still on their way to the database. */
+  async flush(): Promise<void> {
+    await Promise.all([this.stations.flush(), this.meterValues.flush()]);
+  }
 }

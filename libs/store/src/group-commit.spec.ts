@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { GroupCommit } from './group-commit.js';
+
+/** A writer that records each batch and settles it when the test says so. */
+function recordingWriter(fail: (item: number) => boolean = () => false) {
+  const batches: number[][] = [];
+  const write = async (items: readonly number[]): Promise<void> => {
+    batches.push([...items]);
+    await new Promise((resolve) => setImmediate(resolve));
+    if (items.some(fail)) throw new Error(`cannot write ${items.join(',')}`);
+  };
+  return { batches, write };
+}
+
+describe('GroupCommit', () => {
+  it('writes the items of one tick in one batch, and settles each only after the write', async () => {
+    const { batches, write } = recordingWriter();
+    const commit = new GroupCommit(write, 100);
+    const settled: number[] = [];
+    const all = [1, 2, 3].map((n) => commit.add(n).then(() => settled.push(n)));
+    assert.deepEqual(batches, [], 'nothing is written before the tick ends');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(batches, [[1, 2, 3]]);
+    assert.deepEqual(settled, [], 'nobody is answered before the write finishes');
+    await Promise.all(all);
+    assert.deepEqual(settled, [1, 2, 3]);
+  });
+
+  it('splits a burst into batches of at most maxBatch, and starts a new batch in the next tick', async () => {
+    const { batches, write } = recordingWriter();
+    const commit = new GroupCommit(write, 2);
+    await Promise.all([1, 2, 3, 4, 5].map((n) => commit.add(n)));
+    await commit.add(6);
+    assert.deepEqual(batches, [[1, 2], [3, 4], [5], [6]]);
+  });
+
+  it('retries a failed batch item by item: only the bad item fails', async () => {
+    const { batches, write } = recordingWriter((n) => n === 2);
+    const commit = new GroupCommit(write, 100);
+    const results = await Promise.allSettled([1, 2, 3].map((n) => commit.add(n)));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.match(String((results[1] as PromiseRejectedResult).reason), /cannot write 2/);
+    assert.deepEqual(batches, [[1, 2, 3], [1], [2], [3]]);
+  });
+
+  it('drain writes what is queued and waits for writes in flight', async () => {
+    const { batches, write } = recordingWriter();
+    const commit = new GroupCommit(write, 100);
+    let done = false;
+    void commit.add(7).then(() => (done = true));
+    await commit.drain();
+    assert.deepEqual(batches, [[7]]);
+    assert.equal(done, true);
+    await commit.drain();
+  });
+});
