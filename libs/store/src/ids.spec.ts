@@ -1,0 +1,21 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { newId } from './ids.js';
+
+describe('newId', () => {
+  it('is fixed-width, lists in creation order, and never repeats across refills of its random pool', () => {
+    const at = new Date('2026-01-01T00:00:00.000Z');
+    const ids = Array.from({ length: 5000 }, () => newId(at));
+    assert.ok(ids.every((id) => /^[0-9a-z]{13}[0-9a-f]{12}$/.test(id)));
+    assert.deepEqual([...ids].sort(), ids);
+    assert.equal(new Set(ids).size, ids.length);
+    const suffixes = new Set(ids.map((id) => id.slice(13)));
+    assert.equal(suffixes.size, ids.length, 'each id draws fresh random bytes');
+  });
+
+  it('a later time sorts after an earlier one', () => {
+    const early = newId(new Date('2027-01-01T00:00:00.000Z'));
+    const late = newId(new Date('2027-01-01T00:00:00.001Z'));
+    assert.ok(early < late);
+  });
+});
