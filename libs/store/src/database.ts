@@ -6,6 +6,7 @@ import pg from 'pg';
 import { type StoreConfig } from '#broker/config';
 import { migrationProvider } from './migrations.js';
 import { type Database } from './schema.js';
+import { withStatementCache } from './statement-cache.js';
 
 export type Backend = 'sqlite' | 'postgres';
 
@@ -39,7 +40,7 @@ function openSqlite(path: string): OpenDatabase {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('busy_timeout = 5000');
   return {
-    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
+    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }),
     backend: 'sqlite',
   };
 }
