@@ -225,6 +225,21 @@ describe('admin API', () => {
       problem(await api.delete('/admin/v1/credentials/nope').set(auth), 404);
     });
 
+    it('a stored token past its expiresAt gets 401 at the next handshake', async () => {
+      const expiresAt = new Date(Date.now() + 1500).toISOString();
+      const created = await api
+        .post('/admin/v1/credentials/tokens')
+        .set(auth)
+        .send({ name: 'brief', expiresAt })
+        .expect(201);
+      const token = created.body.token as string;
+      const ws = new WebSocket(`${broker.url}/secure?token=${token}`, 'echo.v1');
+      await opened(ws);
+      ws.close();
+      await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 100));
+      assert.equal(await refusedStatus(new WebSocket(`${broker.url}/secure?token=${token}`, 'echo.v1')), 401);
+    });
+
     it('a token scoped to one endpoint gets 403 on another', async () => {
       const created = await api
         .post('/admin/v1/credentials/tokens')
