@@ -13,14 +13,20 @@ describe('WAMP ids', () => {
   it('random ids are valid and spread over the range', () => {
     const seen = new Set<number>();
     let high = 0;
+    let odd = 0;
+    let middle = 0;
     for (let i = 0; i < 1000; i++) {
       const id = randomId();
       assert.equal(isId(id), true);
       seen.add(id);
       if (id > 2 ** 52) high++;
+      if (id % 2 === 1) odd++;
+      if (Math.floor(id / 2 ** 27) % 2 === 1) middle++;
     }
     assert.equal(seen.size, 1000);
     assert.ok(high > 300 && high < 700, `about half above 2^52, got ${high}`);
+    assert.ok(odd > 300 && odd < 700, `about half odd, got ${odd}`);
+    assert.ok(middle > 300 && middle < 700, `bit 27 set in about half, got ${middle}`);
   });
 
   it('sequential ids start at 1 and wrap after 2^53', () => {
