@@ -27,28 +27,45 @@ function connection() {
 }
 
 const nextTick = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('WsConnection', () => {
-  it('corks the socket once for the frames of one tick and uncorks after it', async () => {
+  it('corks the socket once for the frames of one turn of the event loop and uncorks after its I/O', async () => {
     const { conn, ws, calls } = connection();
     conn.send(Buffer.from([1]));
     conn.send(Buffer.from([2]));
-    conn.send('three');
-    assert.deepEqual(calls, ['cork']);
-    assert.equal(ws.sent.length, 3);
     await nextTick();
+    conn.send('three');
+    assert.deepEqual(calls, ['cork'], 'still corked after a tick: another read may add frames');
+    assert.equal(ws.sent.length, 3);
+    await nextTurn();
     assert.deepEqual(calls, ['cork', 'uncork']);
     conn.send(Buffer.from([4]));
     assert.deepEqual(calls, ['cork', 'uncork', 'cork']);
-    await nextTick();
+    await nextTurn();
     assert.deepEqual(calls, ['cork', 'uncork', 'cork', 'uncork']);
+  });
+
+  it('uncorks every connection corked in the turn', async () => {
+    const a = connection();
+    const b = connection();
+    a.conn.send('to a');
+    b.conn.send('to b');
+    await nextTurn();
+    assert.deepEqual(
+      [a.calls, b.calls],
+      [
+        ['cork', 'uncork'],
+        ['cork', 'uncork'],
+      ],
+    );
   });
 
   it('does not touch the socket when nothing is sent (closed connection)', async () => {
     const { conn, ws, calls } = connection();
     ws.readyState = ws.CLOSED;
     conn.send(Buffer.from([1]));
-    await nextTick();
+    await nextTurn();
     assert.deepEqual(calls, []);
     assert.equal(ws.sent.length, 0);
   });

@@ -1,6 +1,7 @@
 import { type WebSocket } from 'ws';
 import { closeReason } from './close-reason.js';
 import { type Connection } from './subprotocol.types.js';
+import { uncorkAfterIo } from './uncork-after-io.js';
 
 type MessageHandler = (data: Buffer, isBinary: boolean) => void;
 type CloseHandler = (code: number, reason: string) => void;
@@ -30,7 +31,7 @@ export class WsConnection implements Connection {
   private readonly messageHandlers: MessageHandler[] = [];
   private readonly closeHandlers: CloseHandler[] = [];
 
-  /** True while this tick's sends are held in the socket, to leave as one write (see send). */
+  /** True while this turn's sends are held in the socket, to leave as one write (see send). */
   private corked = false;
   private readonly uncork = (): void => {
     this.corked = false;
@@ -40,7 +41,7 @@ export class WsConnection implements Connection {
   constructor(
     readonly id: string,
     private readonly ws: WebSocket,
-    /** The TCP (or TLS) socket under `ws`: corked per tick so a burst of messages is one writev. */
+    /** The TCP (or TLS) socket under `ws`: corked per turn so a burst of messages is one writev. */
     private readonly socket: Corkable,
     private readonly outboundCap: number,
     private readonly observer: ConnectionObserver,
@@ -69,12 +70,12 @@ export class WsConnection implements Connection {
       setTimeout(() => this.ws.terminate(), TERMINATE_AFTER_MS).unref();
       return;
     }
-    // Fan-out sends many small messages per tick; one syscall per message was most of its cost.
-    // Writes made in this tick leave together when the tick ends: no added latency.
+    // Fan-out and fan-in send many small messages per turn of the event loop; one syscall per message
+    // was most of their cost. Writes made in this turn leave together once its I/O callbacks have run.
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
-      process.nextTick(this.uncork);
+      uncorkAfterIo(this.uncork);
     }
     this.ws.send(data, { binary: typeof data !== 'string' });
     this.observer.sent(size);
