@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ const ISSUER = 'https://issuer.example';
 const AUDIENCE = 'ws-broker';
 
 function config(fields: Partial<JwtConfig>): JwtConfig {
-  return { clockToleranceSec: 5, ...fields };
+  return { clockToleranceSec: 5, verifiedCacheSize: 16, ...fields };
 }
 
 function nowSec(): number {
@@ -283,6 +283,69 @@ describe('JwtVerifier issuer and audience', () => {
     const plain = await JwtVerifier.create(config({ secret: SECRET }));
     const token = await hs256({ sub: 'alice', iss: 'anyone', aud: 'anything' });
     assert.equal((await plain.verify(token)).subject, 'alice');
+  });
+});
+
+describe('JwtVerifier remembers verified tokens', () => {
+  after(() => mock.timers.reset());
+
+  it('refuses a remembered token once it expires: the claims are checked again at every use', async () => {
+    const verifier = await JwtVerifier.create(config({ secret: SECRET, clockToleranceSec: 0 }));
+    const token = await hs256({ sub: 'alice', exp: nowSec() + 60 });
+    mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    try {
+      assert.equal((await verifier.verify(token)).subject, 'alice');
+      assert.equal((await verifier.verify(token)).subject, 'alice');
+      mock.timers.tick(61_000);
+      await assertRefused(verifier, token, /expired/);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  it('does the same for a token verified by jose (RS256)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'jwt-cache-'));
+    try {
+      const { publicKey, privateKey } = await generateKeyPair('RS256');
+      const file = join(dir, 'rsa.pem');
+      writeFileSync(file, await exportSPKI(publicKey));
+      const verifier = await JwtVerifier.create(config({ publicKeyFile: file, clockToleranceSec: 0 }));
+      const token = await new SignJWT({ sub: 'carol', exp: nowSec() + 60 })
+        .setProtectedHeader({ alg: 'RS256' })
+        .sign(privateKey);
+      mock.timers.enable({ apis: ['Date'], now: Date.now() });
+      assert.equal((await verifier.verify(token)).subject, 'carol');
+      mock.timers.tick(61_000);
+      await assertRefused(verifier, token, /expired/);
+    } finally {
+      mock.timers.reset();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('serves only the exact token: a changed signature is checked, and refused', async () => {
+    const verifier = await JwtVerifier.create(config({ secret: SECRET }));
+    const token = await hs256({ sub: 'alice' });
+    await verifier.verify(token);
+    const last = token.at(-2) === 'A' ? 'B' : 'A';
+    const forged = `${token.slice(0, -2)}${last}${token.slice(-1)}`;
+    await assertRefused(verifier, forged, /signature|malformed/);
+    await assertRefused(verifier, `${token}x`, /signature|malformed/);
+  });
+
+  it('hands out claims that no connection can change for the others', async () => {
+    const verifier = await JwtVerifier.create(config({ secret: SECRET }));
+    const token = await hs256({ sub: 'alice', scope: ['read'] });
+    const first = await verifier.verify(token);
+    assert.throws(() => (first.claims['scope'] as string[]).push('admin'), TypeError);
+    assert.deepEqual((await verifier.verify(token)).claims['scope'], ['read']);
+  });
+
+  it('verifies every time with verifiedCacheSize 0, with the same answers', async () => {
+    const verifier = await JwtVerifier.create(config({ secret: SECRET, verifiedCacheSize: 0 }));
+    const token = await hs256({ sub: 'alice' });
+    assert.equal((await verifier.verify(token)).subject, 'alice');
+    assert.equal((await verifier.verify(token)).subject, 'alice');
   });
 });
 

@@ -5,6 +5,7 @@ import { CredentialError } from '#broker/handshake';
 import { type JwtConfig } from '#broker/config';
 import { checkClaims, REQUIRED_CLAIMS } from './check-claims.js';
 import { verifyHs256 } from './verify-hs256.js';
+import { VerifiedTokenCache } from './verified-token-cache.js';
 
 export interface VerifiedToken {
   readonly subject: string;
@@ -24,12 +25,16 @@ interface FastPath {
  * (expired, not yet valid, bad signature) and never contain the token.
  */
 export class JwtVerifier {
+  private readonly verified: VerifiedTokenCache<VerifiedToken>;
+
   private constructor(
     private readonly key: Key | null,
     private readonly config: JwtConfig | undefined,
     private readonly algorithms: string[],
     private readonly fast: FastPath | null = null,
-  ) {}
+  ) {
+    this.verified = new VerifiedTokenCache(config === undefined ? 0 : config.verifiedCacheSize);
+  }
 
   static async create(config: JwtConfig | undefined): Promise<JwtVerifier> {
     if (config === undefined) return new JwtVerifier(null, config, []);
@@ -62,17 +67,28 @@ export class JwtVerifier {
     if (this.key === null || this.config === undefined) {
       throw new CredentialError('no token verifier is configured');
     }
+    const nowSec = Math.floor(Date.now() / 1000);
+    const known = this.verified.get(token);
+    if (known !== undefined) {
+      // The signature was checked when it was kept; time moves on, so the claims are checked again.
+      checkClaims(known.claims, this.config, nowSec);
+      return known;
+    }
+    return this.verified.set(token, await this.verifySignedToken(token, this.config, nowSec));
+  }
+
+  private async verifySignedToken(token: string, config: JwtConfig, nowSec: number): Promise<VerifiedToken> {
     if (this.fast !== null) {
       const claims = verifyHs256(token, this.fast.hs256);
-      checkClaims(claims, this.config, Math.floor(Date.now() / 1000));
+      checkClaims(claims, config, nowSec);
       return withSubject(claims);
     }
     try {
       const { payload } = await jwtVerify(token, this.key as Parameters<typeof jwtVerify>[1], {
         algorithms: this.algorithms,
-        issuer: this.config.issuer,
-        audience: this.config.audience,
-        clockTolerance: this.config.clockToleranceSec,
+        issuer: config.issuer,
+        audience: config.audience,
+        clockTolerance: config.clockToleranceSec,
         requiredClaims: REQUIRED_CLAIMS,
       });
       return withSubject(payload);

@@ -54,6 +54,8 @@ const jwt = z
     issuer: z.string().optional(),
     audience: z.string().optional(),
     clockToleranceSec: z.number().int().nonnegative().default(5),
+    /** Verified tokens remembered, so a reconnect with the same token skips the signature check; 0 turns it off. */
+    verifiedCacheSize: z.number().int().nonnegative().max(1_000_000).default(4096),
   })
   .strict()
   .refine((j) => [j.secret, j.publicKeyFile, j.jwksFile].filter((v) => v !== undefined).length <= 1, {

@@ -24,6 +24,7 @@ import { redactSubprotocols, redactUrl } from './redact.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
+import { uncorkAfterIo } from './uncork-after-io.js';
 
 /** One handshake attempt, as read off the request before anything rewrites it. */
 interface Attempt {
@@ -227,6 +228,9 @@ export class UpgradeGateway {
     if (decision.deflate === null) delete req.headers['sec-websocket-extensions'];
     else req.headers['sec-websocket-extensions'] = decision.deflate.offer;
 
+    // The 101 and what the module sends on open (a welcome, a CONNACK) leave in one write, not two.
+    socket.cork();
+    uncorkAfterIo(() => socket.uncork());
     this.serverFor(decision).handleUpgrade(req, socket, head, (ws) => {
       this.metrics.handshakes.inc({ outcome: 'accepted', status: '101', endpoint: decision.endpoint.path });
       this.logDecision(

@@ -1,0 +1,47 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MAX_CACHED_TOKEN_LENGTH, VerifiedTokenCache } from './verified-token-cache.js';
+
+describe('VerifiedTokenCache', () => {
+  it('returns what was kept for exactly that token, and nothing for another', () => {
+    const cache = new VerifiedTokenCache<{ sub: string }>(4);
+    cache.set('a.b.c', { sub: 'alice' });
+    assert.deepEqual(cache.get('a.b.c'), { sub: 'alice' });
+    assert.equal(cache.get('a.b.C'), undefined);
+    assert.equal(cache.get('a.b.c '), undefined);
+  });
+
+  it('drops the least recently used entry at capacity', () => {
+    const cache = new VerifiedTokenCache<{ n: number }>(2);
+    cache.set('one', { n: 1 });
+    cache.set('two', { n: 2 });
+    cache.get('one');
+    cache.set('three', { n: 3 });
+    assert.equal(cache.size, 2);
+    assert.equal(cache.get('two'), undefined, 'two was the least recently used');
+    assert.deepEqual(cache.get('one'), { n: 1 });
+    assert.deepEqual(cache.get('three'), { n: 3 });
+  });
+
+  it('keeps nothing with capacity 0, and no token longer than the limit', () => {
+    const off = new VerifiedTokenCache<{ n: number }>(0);
+    off.set('one', { n: 1 });
+    assert.equal(off.get('one'), undefined);
+    const cache = new VerifiedTokenCache<{ n: number }>(4);
+    const long = 'x'.repeat(MAX_CACHED_TOKEN_LENGTH + 1);
+    cache.set(long, { n: 1 });
+    assert.equal(cache.get(long), undefined);
+    assert.equal(cache.size, 0);
+  });
+
+  it("freezes what it returns, nested values included, so no connection can change another one's claims", () => {
+    const cache = new VerifiedTokenCache<{ sub: string; scopes: string[]; ext: { tier: string } }>(4);
+    const kept = cache.set('t', { sub: 'alice', scopes: ['read'], ext: { tier: 'gold' } });
+    assert.ok(Object.isFrozen(kept));
+    assert.throws(() => kept.scopes.push('admin'), TypeError);
+    assert.throws(() => {
+      (kept.ext as { tier: string }).tier = 'platinum';
+    }, TypeError);
+    assert.deepEqual(cache.get('t')?.scopes, ['read']);
+  });
+});
