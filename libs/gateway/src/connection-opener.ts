@@ -68,7 +68,8 @@ export class ConnectionOpener {
       bytesOut: 0,
     };
     this.connections.add(tracked);
-    metrics.open.inc();
+    metrics.accepted++;
+    metrics.open++;
 
     const policy = module.options.messages ?? 'any';
     let gate: FirstMessageAuth | null = null;
@@ -82,7 +83,7 @@ export class ConnectionOpener {
       gate?.cancel();
       stopExpiry();
       this.connections.remove(tracked);
-      metrics.open.dec();
+      metrics.open--;
       this.logger.debug({ connection: id, code }, 'connection closed');
     });
     const receive = (data: Buffer, isBinary: boolean): void => {

@@ -9,15 +9,23 @@ export interface Traffic {
   bytesOut: number;
 }
 
+/**
+ * What the connections of one endpoint x subprotocol update, as plain numbers: prom-client hashes
+ * the labels on every inc(), which cost more than a fan-out message's own work and a measurable
+ * share of each handshake. The metrics read these when Prometheus scrapes.
+ */
 export interface ConnectionMetrics {
-  readonly open: Gauge.Internal<'endpoint' | 'subprotocol'>;
+  /** Connections open now. */
+  open: number;
+  /** Handshakes answered 101 since start. */
+  accepted: number;
   readonly traffic: Traffic;
 }
 
 interface TrafficEntry {
   readonly labels: { endpoint: string; subprotocol: string };
-  readonly now: Traffic;
-  readonly reported: Traffic;
+  readonly connection: ConnectionMetrics;
+  readonly reported: Traffic & { accepted: number };
 }
 
 /** The gateway's Prometheus metrics, on a registry of their own so several brokers can share a process. */
@@ -30,6 +38,7 @@ export class GatewayMetrics {
     help: 'Upgrade handshakes by outcome and HTTP status',
     labelNames: ['outcome', 'status', 'endpoint'] as const,
     registers: [this.registry],
+    collect: () => this.flushAccepted(),
   });
 
   readonly plainRequests = new Counter({
@@ -44,6 +53,9 @@ export class GatewayMetrics {
     help: 'Open WebSocket connections',
     labelNames: ['endpoint', 'subprotocol'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const { labels, connection } of this.traffic) this.connections.set(labels, connection.open);
+    },
   });
 
   /** Per endpoint x subprotocol; read by the two counters below when Prometheus scrapes. */
@@ -71,22 +83,29 @@ export class GatewayMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /**
-   * What a connection updates, resolved once per endpoint and subprotocol. Messages and bytes are
-   * plain additions: prom-client hashes the labels on every inc(), which cost more than a fan-out
-   * message's own work; the counters take the sums when they are scraped.
-   */
+  /** What a connection updates, resolved once per endpoint and subprotocol. */
   forConnection(endpoint: string, subprotocol: string): ConnectionMetrics {
     const key = `${endpoint}\n${subprotocol}`;
     let entry = this.perConnection.get(key);
     if (entry === undefined) {
-      const labels = { endpoint, subprotocol };
-      const traffic: TrafficEntry = { labels, now: zero(), reported: zero() };
-      this.traffic.push(traffic);
-      entry = { open: this.connections.labels(labels), traffic: traffic.now };
+      entry = { open: 0, accepted: 0, traffic: zero() };
+      this.traffic.push({
+        labels: { endpoint, subprotocol },
+        connection: entry,
+        reported: { ...zero(), accepted: 0 },
+      });
       this.perConnection.set(key, entry);
     }
     return entry;
+  }
+
+  private flushAccepted(): void {
+    for (const { labels, connection, reported } of this.traffic) {
+      const delta = connection.accepted - reported.accepted;
+      if (delta === 0) continue;
+      this.handshakes.inc({ outcome: 'accepted', status: '101', endpoint: labels.endpoint }, delta);
+      reported.accepted = connection.accepted;
+    }
   }
 
   private flush(
@@ -94,15 +113,15 @@ export class GatewayMetrics {
     inbound: keyof Traffic,
     outbound: keyof Traffic,
   ): void {
-    for (const { labels, now, reported } of this.traffic) {
+    for (const { labels, connection, reported } of this.traffic) {
       for (const [field, direction] of [
         [inbound, 'in'],
         [outbound, 'out'],
       ] as const) {
-        const delta = now[field] - reported[field];
+        const delta = connection.traffic[field] - reported[field];
         if (delta === 0) continue;
         counter.inc({ direction, ...labels }, delta);
-        reported[field] = now[field];
+        reported[field] = connection.traffic[field];
       }
     }
   }
