@@ -5,6 +5,8 @@ export interface BenchOptions {
   readonly warmupMs: number;
   readonly concurrency: number;
   readonly rounds: number;
+  /** Distinct tokens (and keys) cycled by the load loops. */
+  readonly tokens: number;
 }
 
 export const USAGE = `Usage: node dist/apps/bench/src/main.js [handshake] [options]
@@ -16,6 +18,8 @@ Other benchmarks: main.js graphql --help, main.js wamp --help.
   --warmup <s>       unmeasured seconds before each round (default 1)
   --concurrency <n>  concurrent connect/handshake/close loops (default 50)
   --rounds <n>       rounds per server (default 3)
+  --tokens <n>       distinct JWTs cycled by the clients (default 1024); more than the
+                     broker's jwt.verifiedCacheSize (4096) makes every signature check a miss
   --help             this text`;
 
 export class UsageError extends Error {
@@ -49,13 +53,20 @@ export function parseFlags<Name extends string>(
 
 /** Returns null when --help was asked for. */
 export function parseOptions(argv: readonly string[]): BenchOptions | null {
-  const values = parseFlags(argv, { duration: '5', warmup: '1', concurrency: '50', rounds: '3' });
+  const values = parseFlags(argv, {
+    duration: '5',
+    warmup: '1',
+    concurrency: '50',
+    rounds: '3',
+    tokens: '1024',
+  });
   if (values === null) return null;
   return {
     durationMs: seconds('--duration', values.duration, 0.1) * 1000,
     warmupMs: seconds('--warmup', values.warmup, 0) * 1000,
     concurrency: integer('--concurrency', values.concurrency, 1, 1000),
     rounds: integer('--rounds', values.rounds, 1, 50),
+    tokens: integer('--tokens', values.tokens, 1, 100_000),
   };
 }
 

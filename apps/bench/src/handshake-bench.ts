@@ -17,8 +17,6 @@ import { prepareUpgrades, type ServerTarget } from './upgrade-request.js';
 
 const ORIGIN = 'https://app.example.com';
 const SUBPROTOCOL = 'chat.v1';
-/** Distinct tokens and keys, cycled by the load loops. */
-const DISTINCT_REQUESTS = 1024;
 const CONNECTION_TIMEOUT_MS = 5_000;
 const TARGET_RATE_RATIO = 0.9;
 
@@ -32,7 +30,7 @@ export async function runHandshakeBench(argv: readonly string[]): Promise<void> 
   killChildrenOnExit();
 
   const secret = randomBytes(32).toString('hex');
-  const tokens = await signTokens(secret, DISTINCT_REQUESTS);
+  const tokens = await signTokens(secret, options.tokens);
   const token = tokens[0] as string;
   const servers: ServerProcess[] = [];
   try {
@@ -91,7 +89,7 @@ function printReport(
     comparisonReport({
       title: 'Handshake benchmark',
       setup:
-        `${machine()}; ${options.concurrency} concurrent loops, ` +
+        `${machine()}; ${options.concurrency} concurrent loops, ${options.tokens} distinct tokens, ` +
         `${options.warmupMs / 1000} s warm-up + ${options.durationMs / 1000} s measured per round, ` +
         `${options.rounds} rounds per server. Broker: origin + JWT checks on, info logging to /dev/null.`,
       results,
