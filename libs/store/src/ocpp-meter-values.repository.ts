@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable } from 'kysely';
+import { BatchInsert } from './batch-insert.js';
 import { GroupCommit } from './group-commit.js';
 import { newId } from './ids.js';
 import { type MeterValueInput, type MeterValueView } from './ocpp.types.js';
@@ -24,13 +25,37 @@ function view(row: Row): MeterValueView {
   };
 }
 
-/** Rows per insert statement: keeps each under both backends' bound-parameter limits. */
-const BATCH = 200;
+const COLUMNS = [
+  'id',
+  'identity',
+  'connector_id',
+  'transaction_id',
+  'sampled_at',
+  'value',
+  'measurand',
+  'unit',
+  'phase',
+  'context',
+  'location',
+  'format',
+] as const;
+
+function inColumnOrder(row: Row): Row {
+  return Object.fromEntries(COLUMNS.map((column) => [column, row[column]])) as Row;
+}
 
 /** Sampled values, one row each, in the order the charge point sent them. */
 export class OcppMeterValuesRepository {
   /** The rows of one tick's calls are committed in one transaction; each call's rows stay together. */
-  private readonly batches = new GroupCommit<readonly Row[]>((calls) => this.insert(calls.flat()), 200);
+  /** Every column, in COLUMNS order; one per repository, since the SQL text is the dialect's. */
+  private readonly inserts = new BatchInsert<Row>(
+    (db, rows) => db.insertInto('ocpp_meter_values').values(rows.map(inColumnOrder)),
+    (row) => COLUMNS.map((column) => row[column]),
+  );
+  private readonly batches = new GroupCommit<readonly Row[]>(
+    (calls) => this.db.transaction().execute((trx) => this.inserts.run(trx, calls.flat())),
+    200,
+  );
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -64,17 +89,6 @@ export class OcppMeterValuesRepository {
   /** Waits for rows not yet written. */
   flush(): Promise<void> {
     return this.batches.drain();
-  }
-
-  private async insert(rows: readonly Row[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < rows.length; i += BATCH) {
-        await trx
-          .insertInto('ocpp_meter_values')
-          .values(rows.slice(i, i + BATCH))
-          .execute();
-      }
-    });
   }
 
   /** Oldest first, by transaction or by charge point. */

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable } from 'kysely';
+import { BatchInsert } from './batch-insert.js';
 import { GroupCommit } from './group-commit.js';
 import { timestamp } from './ids.js';
 import { type OcppStationsTable, type Database } from './schema.js';
@@ -30,9 +31,29 @@ interface Heartbeat {
   readonly at: string;
 }
 
+interface HeartbeatRow {
+  readonly identity: string;
+  readonly last_heartbeat_at: string;
+  readonly updated_at: string;
+}
+
 /** Charge points as the central system saw them boot and beat; unknown charge points get a row too. */
 export class OcppStationsRepository {
   /** Heartbeats of one tick share one upsert (one statement: 3 parameters a row, far under both limits). */
+  /** A charge point's last beat; one that never booted gets its row here. One per repository: the SQL is the dialect's. */
+  private readonly heartbeatUpserts = new BatchInsert<HeartbeatRow>(
+    (db, rows) =>
+      db
+        .insertInto('ocpp_stations')
+        .values(rows.map((r) => ({ ...r })))
+        .onConflict((oc) =>
+          oc.column('identity').doUpdateSet((eb) => ({
+            last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        ),
+    (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
+  );
   private readonly heartbeats = new GroupCommit<Heartbeat>((beats) => this.writeHeartbeats(beats), 500);
 
   constructor(private readonly db: Kysely<Database>) {}
@@ -72,16 +93,7 @@ export class OcppStationsRepository {
     const latest = new Map<string, string>();
     for (const beat of beats) latest.set(beat.identity, beat.at);
     const rows = [...latest].map(([identity, at]) => ({ identity, last_heartbeat_at: at, updated_at: at }));
-    await this.db
-      .insertInto('ocpp_stations')
-      .values(rows)
-      .onConflict((oc) =>
-        oc.column('identity').doUpdateSet((eb) => ({
-          last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
-      .execute();
+    await this.db.transaction().execute((trx) => this.heartbeatUpserts.run(trx, rows));
   }
 
   async get(identity: string): Promise<StationView | null> {

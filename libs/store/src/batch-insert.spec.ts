@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { BatchInsert } from './batch-insert.js';
+import { type Database } from './schema.js';
+
+interface Row {
+  readonly identity: string;
+  readonly last_heartbeat_at: string;
+  readonly updated_at: string;
+}
+
+/** A real SQLite database with the one table these tests write. */
+async function database(): Promise<Kysely<Database>> {
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: new SqliteDatabase(':memory:') }),
+  });
+  await sql`create table ocpp_stations (identity text primary key, last_heartbeat_at text, updated_at text not null)`.execute(
+    db,
+  );
+  return db;
+}
+
+function rows(count: number, at: string): Row[] {
+  return Array.from({ length: count }, (_, i) => ({
+    identity: `CP-${i}`,
+    last_heartbeat_at: at,
+    updated_at: at,
+  }));
+}
+
+function upserts(onBuild: (rowCount: number) => void = () => undefined): BatchInsert<Row> {
+  return new BatchInsert<Row>(
+    (db, batch) => {
+      onBuild(batch.length);
+      return db
+        .insertInto('ocpp_stations')
+        .values(batch.map((r) => ({ ...r })))
+        .onConflict((oc) =>
+          oc.column('identity').doUpdateSet((eb) => ({
+            last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        );
+    },
+    (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
+  );
+}
+
+describe('BatchInsert', () => {
+  it('writes every row of batches of any size, the same as the query builder would', async () => {
+    const db = await database();
+    const insert = upserts();
+    for (const count of [0, 1, 3, 37, 300]) {
+      await insert.run(db, rows(count, `t${count}`));
+      const stored = await db.selectFrom('ocpp_stations').selectAll().orderBy('identity').execute();
+      assert.equal(stored.length, count, 'the batches grow, and each upserts the rows of the one before');
+      for (let i = 0; i < count; i++) {
+        const row = stored.find((r) => r.identity === `CP-${i}`);
+        assert.equal(row?.last_heartbeat_at, `t${count}`, `CP-${i} after a batch of ${count}`);
+      }
+    }
+    await db.destroy();
+  });
+
+  it('builds the SQL once per chunk size, whatever the batches', async () => {
+    const db = await database();
+    const built: number[] = [];
+    const insert = upserts((n) => built.push(n));
+    await insert.run(db, rows(171, 'a'));
+    await insert.run(db, rows(171, 'b'));
+    await insert.run(db, rows(5, 'c'));
+    assert.deepEqual(
+      built.sort((x, y) => y - x),
+      [128, 32, 8, 2, 1],
+      '171 = 128 + 32 + 8 + 2 + 1; 5 = 2 + 2 + 1 reuses those',
+    );
+    await db.destroy();
+  });
+
+  it('refuses an insert whose parameters are not exactly the row values', async () => {
+    const db = await database();
+    const sloppy = new BatchInsert<Row>(
+      (kysely, batch) =>
+        kysely
+          .insertInto('ocpp_stations')
+          .values(batch.map((r) => ({ ...r })))
+          .onConflict((oc) => oc.column('identity').doUpdateSet({ updated_at: 'fixed' })),
+      (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
+    );
+    await assert.rejects(sloppy.run(db, rows(1, 'x')), /parameters other than the row values/);
+    const reordered = new BatchInsert<Row>(
+      (kysely, batch) => kysely.insertInto('ocpp_stations').values(batch.map((r) => ({ ...r }))),
+      (row) => [row.updated_at, row.identity, row.last_heartbeat_at],
+    );
+    await assert.rejects(reordered.run(db, rows(1, 'y')), /parameters other than the row values/);
+    await db.destroy();
+  });
+});

@@ -1,0 +1,54 @@
+import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import { type Database } from './schema.js';
+
+/**
+ * Chunk sizes, largest first: any batch is cut into a few statements of these sizes, so a handful of
+ * SQL texts serve every batch and the prepared-statement cache keeps each of them.
+ */
+const CHUNKS = [128, 32, 8, 2, 1] as const;
+
+/**
+ * Multi-row inserts of one fixed shape, built by Kysely once per chunk size and then run with new
+ * parameters. Building a large insert through the query builder (an operation node per value, each
+ * frozen, then compiled) cost more than the database's own work on the OCPP hot path, while the SQL of
+ * a given row count never changes. The dialect still writes the SQL, so both backends keep working;
+ * that text is the dialect's, so an instance serves one database (and its transactions) only.
+ */
+export class BatchInsert<Row> {
+  private readonly sql = new Map<number, string>();
+
+  constructor(
+    /** The insert, as the query builder would write it for these rows (its only parameters: their values). */
+    private readonly build: (db: Kysely<Database>, rows: readonly Row[]) => Compilable,
+    /** Each row's values in the order the insert lists its columns. */
+    private readonly values: (row: Row) => readonly unknown[],
+  ) {}
+
+  /** Inserts the rows in order, a few statements at a time, in whatever transaction `db` is. */
+  async run(db: Kysely<Database>, rows: readonly Row[]): Promise<void> {
+    let offset = 0;
+    for (const size of CHUNKS) {
+      while (rows.length - offset >= size) {
+        const chunk = rows.slice(offset, offset + size);
+        const parameters = chunk.flatMap(this.values);
+        await db.executeQuery(CompiledQuery.raw(this.sqlFor(db, chunk, parameters), parameters));
+        offset += size;
+      }
+    }
+  }
+
+  private sqlFor(db: Kysely<Database>, chunk: readonly Row[], parameters: readonly unknown[]): string {
+    let sql = this.sql.get(chunk.length);
+    if (sql === undefined) {
+      const compiled = this.build(db, chunk).compile();
+      // The reuse is only sound if the builder's parameters are exactly the rows' values, in our order.
+      const same =
+        compiled.parameters.length === parameters.length &&
+        compiled.parameters.every((value, i) => value === parameters[i]);
+      if (!same) throw new Error('BatchInsert: the insert has parameters other than the row values');
+      sql = compiled.sql;
+      this.sql.set(chunk.length, sql);
+    }
+    return sql;
+  }
+}
