@@ -189,7 +189,17 @@ describe('connections after the 101', () => {
       value(after, 'broker_message_bytes_total', 'out') - value(middle, 'broker_message_bytes_total', 'out'),
       50,
     );
+    const accepted = (text: string): number =>
+      Number(
+        /broker_handshakes_total\{outcome="accepted",status="101",endpoint="\/bin"\} (\d+)/.exec(text)?.[1] ??
+          0,
+      );
+    assert.equal(accepted(middle) - accepted(before), 1, 'the handshake is counted once');
+    assert.equal(accepted(after), accepted(middle), 'and not again at the next scrape');
     ws.close();
+    await waitFor(async () =>
+      /broker_connections\{endpoint="\/bin",subprotocol="bin.v1"\} 0/.test(await scrape()),
+    );
   });
 
   it('health and readiness answer', async () => {

@@ -72,6 +72,22 @@ describe('ocpp1.6 central system, driven by a strict ocpp-rpc charge point', () 
     assert.notEqual(state.body.station.lastHeartbeatAt, null);
   });
 
+  it('counts each answered CALL by action in /metrics, once', async () => {
+    const heartbeats = async (): Promise<number> => {
+      const metrics = await (await fetch(`${broker.url.replace(/^ws/, 'http')}/metrics`)).text();
+      const line = /broker_ocpp_calls_total\{direction="in",action="Heartbeat",outcome="result"\} (\d+)/.exec(
+        metrics,
+      );
+      return Number(line?.[1] ?? 0);
+    };
+    const before = await heartbeats();
+    await cp.call('Heartbeat', {});
+    await cp.call('Heartbeat', {});
+    const middle = await heartbeats();
+    assert.equal(middle - before, 2);
+    assert.equal(await heartbeats(), middle, 'a second scrape adds nothing new');
+  });
+
   it('Authorize looks the id tag up: Accepted with its parent, Blocked, Expired, unknown Invalid', async () => {
     const status = async (idTag: string) =>
       ((await cp.call('Authorize', { idTag })) as { idTagInfo: Record<string, unknown> }).idTagInfo;

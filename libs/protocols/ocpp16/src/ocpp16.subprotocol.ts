@@ -97,7 +97,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
       now: () => new Date(),
     };
     const central = new CentralSystem(handlerContext, CORE_HANDLERS, (event) => {
-      this.metrics.calls.inc({ direction: 'in', action: event.action, outcome: 'result' });
+      this.metrics.callHandled(event.action);
       this.publish(callEventMessage(event));
     });
     const session = new OcppSession({
