@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectAsync } from 'mqtt';
 import WebSocket from 'ws';
+import { TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { MqttModule } from '#broker/protocols/mqtt';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { connect, Inbox, MQTT_ENDPOINT, nextEvent } from './support/mqtt-helpers.js';
@@ -49,6 +50,30 @@ describe('mqtt module: bus bridge, $SYS, TCP listener, shutdown', { timeout: 60_
     assert.equal(fromChat?.packet.properties?.contentType, 'application/json');
     chat.close();
     await Promise.all([sub.endAsync(), pub.endAsync()]);
+  });
+
+  it('a bus message no MQTT client subscribed to is not read: a lazy payload is never built', async () => {
+    const bus = broker.app.get<TopicBus>(TOPIC_BUS);
+    let reads = 0;
+    const message = {
+      topic: 'quiet/one',
+      origin: 'test',
+      get payload(): Uint8Array {
+        reads++;
+        return Buffer.from('built');
+      },
+    };
+    bus.publish(message);
+    assert.equal(reads, 0);
+
+    const sub = await connect(broker);
+    const inbox = new Inbox(sub);
+    await sub.subscribeAsync('quiet/+', { qos: 0 });
+    bus.publish(message);
+    const [got] = await inbox.wait(1);
+    assert.equal(got?.payload, 'built');
+    assert.ok(reads >= 1);
+    await sub.endAsync();
   });
 
   it('$SYS/broker statistics are retained and not matched by #', async () => {

@@ -7,6 +7,10 @@
 export interface BusMessage {
   /** MQTT-style topic name: '/'-separated levels, no wildcards. */
   readonly topic: string;
+  /**
+   * A publisher may build it on first read (a getter), so a message nobody reads costs no
+   * serialization: a handler that can tell it has nowhere to deliver should return before reading it.
+   */
   readonly payload: Uint8Array;
   /** MIME type of the payload when the publisher knows it, e.g. 'application/json'. */
   readonly contentType?: string;

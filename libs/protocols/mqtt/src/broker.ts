@@ -3,7 +3,7 @@ import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
 import { RetainedStore } from './retained-store.js';
 import { type Delivery, Session, type SessionOwner } from './session.js';
-import { type Subscription } from './subscription.js';
+import { type Subscription, type SubscriptionMatch } from './subscription.js';
 import { SubscriptionStore } from './subscription-store.js';
 
 export interface BrokerHooks {
@@ -46,10 +46,16 @@ export class MqttBroker {
   }
 
   route(message: MqttMessage): number {
-    const matches = this.subscriptions.match(
-      message.topic,
-      (id) => (this.sessions.get(id)?.owner ?? null) !== null,
-    );
+    return this.routeTo(this.subscribersOf(message.topic), message);
+  }
+
+  /** The subscriptions a message on `topic` would reach now; empty when nobody would get it. */
+  subscribersOf(topic: string): SubscriptionMatch[] {
+    return this.subscriptions.match(topic, (id) => (this.sessions.get(id)?.owner ?? null) !== null);
+  }
+
+  /** Routes a message to the subscriptions `subscribersOf(message.topic)` found. */
+  routeTo(matches: readonly SubscriptionMatch[], message: MqttMessage): number {
     const byClient = new Map<string, Subscription[]>();
     for (const { clientId, subscription } of matches) {
       if (subscription.noLocal && clientId === message.publisherId) continue;

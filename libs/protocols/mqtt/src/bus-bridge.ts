@@ -25,7 +25,10 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
   };
   return bus.subscribe('#', (message) => {
     if (message.origin === BUS_ORIGIN) return;
-    broker.route({
+    // Nobody subscribed over MQTT: the payload, which a publisher may build only when read, is left alone.
+    const subscribers = broker.subscribersOf(message.topic);
+    if (subscribers.length === 0) return;
+    broker.routeTo(subscribers, {
       topic: message.topic,
       payload: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength),
       qos: 0,

@@ -27,6 +27,7 @@ describe('bus events', () => {
     );
     const body = JSON.parse(Buffer.from(message.payload).toString()) as Record<string, unknown>;
     assert.deepEqual(body['request'], { connectorId: 1, status: 'Available', errorCode: 'NoError' });
+    assert.equal(message.payload, message.payload, 'the JSON is written once, at the first read');
   });
 
   it('connection events', () => {

@@ -24,10 +24,18 @@ export interface CallEvent {
   readonly at: string;
 }
 
+/**
+ * The JSON is written on the first read of `payload`, once: on a bus where no subscriber matches
+ * (no dashboard watching), a Heartbeat's event costs a topic, not a serialization.
+ */
 export function callEventMessage(event: CallEvent): BusMessage {
+  let payload: Buffer | null = null;
   return {
     topic: eventTopic(event.identity, event.action),
-    payload: Buffer.from(JSON.stringify(event)),
+    get payload(): Buffer {
+      payload ??= Buffer.from(JSON.stringify(event));
+      return payload;
+    },
     contentType: 'application/json',
     origin: BUS_ORIGIN,
     principal: event.identity,
