@@ -18,7 +18,7 @@ describe('bus events', () => {
       messageId: 'm1',
       request: { connectorId: 1, status: 'Available', errorCode: 'NoError' },
       response: {},
-      at: '2026-01-01T00:00:00.000Z',
+      at: new Date('2026-01-01T00:00:00.000Z'),
     });
     assert.equal(message.topic, 'ocpp/CP-1/StatusNotification');
     assert.deepEqual(
@@ -27,6 +27,7 @@ describe('bus events', () => {
     );
     const body = JSON.parse(Buffer.from(message.payload).toString()) as Record<string, unknown>;
     assert.deepEqual(body['request'], { connectorId: 1, status: 'Available', errorCode: 'NoError' });
+    assert.equal(body['at'], '2026-01-01T00:00:00.000Z');
     assert.equal(message.payload, message.payload, 'the JSON is written once, at the first read');
   });
 

@@ -21,7 +21,8 @@ export interface CallEvent {
   readonly messageId: string;
   readonly request: unknown;
   readonly response: unknown;
-  readonly at: string;
+  /** When it was handled; written as an ISO 8601 string, like every time on the bus. */
+  readonly at: Date;
 }
 
 /**

@@ -44,7 +44,7 @@ describe('CentralSystem', () => {
         messageId: 'm1',
         request: { chargePointVendor: 'A' },
         response: { status: 'Accepted' },
-        at: '1970-01-01T00:00:00.000Z',
+        at: new Date(0),
       },
     ]);
   });

@@ -39,7 +39,7 @@ export class CentralSystem implements CallDispatcher {
       messageId,
       request: payload,
       response,
-      at: this.context.now().toISOString(),
+      at: this.context.now(),
     });
     return response;
   }
