@@ -65,12 +65,11 @@ describe('ocpp1.6 central system, driven by a strict ocpp-rpc charge point', () 
     );
   });
 
-  it('Heartbeat answers the time and is recorded within a second', async () => {
+  it('Heartbeat answers the time and is recorded', async () => {
     const answer = (await cp.call('Heartbeat', {})) as { currentTime: string };
     assert.ok(Date.parse(answer.currentTime) > 0);
-    await waitFor(
-      async () => (await api.get('/admin/v1/charge-points/CP-1/state')).body.station.lastHeartbeatAt !== null,
-    );
+    const state = await api.get('/admin/v1/charge-points/CP-1/state');
+    assert.notEqual(state.body.station.lastHeartbeatAt, null);
   });
 
   it('counts each answered CALL by action in /metrics, once', async () => {

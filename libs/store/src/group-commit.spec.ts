@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it, mock } from 'node:test';
+import { describe, it } from 'node:test';
 import { GroupCommit } from './group-commit.js';
 
 /** A writer that records each batch and settles it when the test says so. */
@@ -56,29 +56,5 @@ describe('GroupCommit', () => {
     assert.deepEqual(batches, [[7]]);
     assert.equal(done, true);
     await commit.drain();
-  });
-
-  it('with a delay, gathers the items of that window into one write; drain does not wait for it', async () => {
-    const { batches, write } = recordingWriter();
-    mock.timers.enable({ apis: ['setTimeout'] });
-    try {
-      const commit = new GroupCommit(write, 100, 1000);
-      const first = commit.add(1);
-      await new Promise((resolve) => setImmediate(resolve));
-      const second = commit.add(2);
-      mock.timers.tick(999);
-      assert.deepEqual(batches, [], 'nothing before the delay');
-      mock.timers.tick(1);
-      assert.deepEqual(batches, [[1, 2]]);
-      await Promise.all([first, second]);
-      const third = commit.add(3);
-      await commit.drain();
-      await third;
-      assert.deepEqual(batches, [[1, 2], [3]], 'drain wrote at once');
-      mock.timers.tick(1000);
-      assert.deepEqual(batches, [[1, 2], [3]], 'and the cancelled timer wrote nothing more');
-    } finally {
-      mock.timers.reset();
-    }
   });
 });

@@ -15,16 +15,9 @@ export class GroupCommit<Item> {
   private scheduled = false;
   private readonly inFlight = new Set<Promise<void>>();
 
-  private timer: NodeJS.Timeout | null = null;
-
   constructor(
     private readonly write: (items: readonly Item[]) => Promise<void>,
     private readonly maxBatch: number,
-    /**
-     * 0: write at the end of the tick. More: write that long after the first item waiting, so
-     * writes that nobody waits for (last-seen times) are gathered over a longer window.
-     */
-    private readonly delayMs = 0,
   ) {}
 
   add(item: Item): Promise<void> {
@@ -32,15 +25,13 @@ export class GroupCommit<Item> {
       this.pending.push({ item, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        if (this.delayMs === 0) setImmediate(() => this.flush());
-        else this.timer = setTimeout(() => this.flush(), this.delayMs);
+        setImmediate(() => this.flush());
       }
     });
   }
 
   /** Resolves once everything added so far has been written (or has failed): call before closing. */
   async drain(): Promise<void> {
-    if (this.timer !== null) clearTimeout(this.timer);
     if (this.scheduled) this.flush();
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
@@ -48,7 +39,6 @@ export class GroupCommit<Item> {
   private flush(): void {
     if (!this.scheduled) return;
     this.scheduled = false;
-    this.timer = null;
     const batch = this.pending;
     this.pending = [];
     for (let i = 0; i < batch.length; i += this.maxBatch) {

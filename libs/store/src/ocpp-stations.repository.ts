@@ -31,16 +31,6 @@ interface Heartbeat {
   readonly at: string;
 }
 
-/**
- * Last-seen times are written behind, at most a second late: a charge point's Heartbeat is answered
- * without waiting for the database (its answer does not depend on it), and the beats of a second
- * share one write, the latest per charge point. A crash loses at most that second of last-seen times;
- * closing the store writes them first.
- */
-const HEARTBEAT_WRITE_DELAY_MS = 1000;
-/** Beats per write: a second of beats of 10,000 charge points at once, before keeping the latest each. */
-const HEARTBEAT_BATCH = 10_000;
-
 interface HeartbeatRow {
   readonly identity: string;
   readonly last_heartbeat_at: string;
@@ -64,11 +54,7 @@ export class OcppStationsRepository {
         ),
     (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
   );
-  private readonly heartbeats = new GroupCommit<Heartbeat>(
-    (beats) => this.writeHeartbeats(beats),
-    HEARTBEAT_BATCH,
-    HEARTBEAT_WRITE_DELAY_MS,
-  );
+  private readonly heartbeats = new GroupCommit<Heartbeat>((beats) => this.writeHeartbeats(beats), 500);
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -92,7 +78,7 @@ export class OcppStationsRepository {
     return this.get(identity) as Promise<StationView>;
   }
 
-  /** Resolves once the heartbeat is stored, within about a second (see HEARTBEAT_WRITE_DELAY_MS). */
+  /** Resolves once the heartbeat is stored (group-committed with the others of its tick). */
   recordHeartbeat(identity: string): Promise<void> {
     return this.heartbeats.add({ identity, at: timestamp() });
   }

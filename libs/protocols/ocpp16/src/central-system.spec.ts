@@ -12,7 +12,6 @@ function context(accepted: boolean): HandlerContext {
     isKnown: async () => false,
     accepted,
     now: () => new Date(0),
-    writeBehind: () => undefined,
   };
 }
 

@@ -95,9 +95,6 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
       accepted: false,
       isKnown: () => this.isKnown(identity),
       now: () => new Date(),
-      writeBehind: (what, write) => {
-        write.catch((err: Error) => log.warn({ err: err.message, what }, 'ocpp1.6: a store write failed'));
-      },
     };
     const central = new CentralSystem(handlerContext, CORE_HANDLERS, (event) => {
       this.metrics.callHandled(event.action);

@@ -12,8 +12,6 @@ export interface HandlerContext {
   /** Set by an Accepted BootNotification; until then every other CALL is refused with SecurityError. */
   accepted: boolean;
   now(): Date;
-  /** A store write the answer does not wait for (a last-seen time); its failure is logged, never thrown. */
-  writeBehind(what: string, write: Promise<unknown>): void;
 }
 
 /** `Req` is the action's request shape: a payload reaches its handler only after passing the schema. */

@@ -12,9 +12,6 @@ export const SETTINGS: OcppSettings = {
   maxQueuedCalls: 16,
 };
 
-/** Writes the handlers left behind: a test awaits them (they reject if the write failed). */
-export const pendingWrites: Promise<unknown>[] = [];
-
 /** A handler context over a real store in memory: handlers are tested against what they persist. */
 export function handlerContext(
   store: BrokerStore,
@@ -28,9 +25,6 @@ export function handlerContext(
     isKnown: async () => false,
     accepted: true,
     now: () => new Date('2026-06-01T12:00:00.000Z'),
-    writeBehind: (_what, write) => {
-      pendingWrites.push(write);
-    },
     ...overrides,
   };
 }

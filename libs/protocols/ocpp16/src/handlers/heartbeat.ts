@@ -1,7 +1,6 @@
 import { type ActionHandler } from './handler.types.js';
 
-/** The last-seen time is written behind (within a second): the answer does not depend on it. */
-export const heartbeat: ActionHandler<Record<string, never>> = (_req, ctx) => {
-  ctx.writeBehind('heartbeat', ctx.store.stations.recordHeartbeat(ctx.identity));
-  return Promise.resolve({ currentTime: ctx.now().toISOString() });
+export const heartbeat: ActionHandler<Record<string, never>> = async (_req, ctx) => {
+  await ctx.store.stations.recordHeartbeat(ctx.identity);
+  return { currentTime: ctx.now().toISOString() };
 };

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { type BrokerStore } from '#broker/store';
 import { authorize } from './authorize.js';
 import { dataTransfer } from './data-transfer.js';
-import { handlerContext, memoryStore, pendingWrites } from './handlers.spec-support.js';
+import { handlerContext, memoryStore } from './handlers.spec-support.js';
 import { heartbeat } from './heartbeat.js';
 import { meterValues } from './meter-values.js';
 import { statusNotification } from './status-notification.js';
@@ -13,11 +13,9 @@ describe('Heartbeat, StatusNotification, Authorize, MeterValues, DataTransfer', 
   before(async () => (store = await memoryStore()));
   after(() => store.close());
 
-  it('Heartbeat answers the time at once and records the beat behind it', async () => {
+  it('Heartbeat answers the time and records the beat', async () => {
     const ctx = handlerContext(store, 'CP-1');
     assert.deepEqual(await heartbeat({}, ctx), { currentTime: '2026-06-01T12:00:00.000Z' });
-    assert.equal(pendingWrites.length, 1, 'the write was handed to writeBehind');
-    await Promise.all(pendingWrites.splice(0));
     assert.notEqual((await store.ocpp.stations.get('CP-1'))?.lastHeartbeatAt, null);
   });
 
