@@ -81,7 +81,7 @@ describe('loadConfig defaults', () => {
       headersTimeoutMs: 2000,
       requestTimeoutMs: 30_000,
     });
-    assert.deepEqual(config.jwt, { secret: SECRET, clockToleranceSec: 5 });
+    assert.deepEqual(config.jwt, { secret: SECRET, clockToleranceSec: 5, verifiedCacheSize: 4096 });
     assert.equal(config.endpoints[0]?.auth.mode, 'required');
     assert.equal(config.endpoints[0]?.auth.firstMessageTimeoutMs, 5000);
   });
@@ -122,7 +122,12 @@ describe('loadConfig environment overrides', () => {
     assert.equal(config.port, 9001);
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.log.level, 'debug');
-    assert.deepEqual(config.jwt, { issuer: 'me', secret: SECRET, clockToleranceSec: 5 });
+    assert.deepEqual(config.jwt, {
+      issuer: 'me',
+      secret: SECRET,
+      clockToleranceSec: 5,
+      verifiedCacheSize: 4096,
+    });
   });
 
   it('DATABASE_URL selects PostgreSQL and ADMIN_TOKEN sets the admin token', () => {
@@ -179,6 +184,19 @@ describe('loadConfig environment overrides', () => {
       /32/,
     );
     assert.ok(!message.includes(short), 'the message echoes the secret');
+  });
+
+  it('refuses a negative or fractional jwt.verifiedCacheSize, naming it', () => {
+    for (const verifiedCacheSize of [-1, 1.5]) {
+      configError(
+        () =>
+          loadConfig({
+            env: { JWT_SECRET: SECRET },
+            defaults: { ...defaults(), jwt: { verifiedCacheSize } },
+          }),
+        /jwt\.verifiedCacheSize/,
+      );
+    }
   });
 
   it('refuses JWT_SECRET next to a configured publicKeyFile', () => {
