@@ -2,7 +2,7 @@ import { type MqttConfig } from '#broker/config';
 import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
 import { RetainedStore } from './retained-store.js';
-import { type Delivery, Session, type SessionOwner } from './session.js';
+import { type Delivery, type InFlight, Session, type SessionOwner } from './session.js';
 import { type Subscription, type SubscriptionMatch } from './subscription.js';
 import { SubscriptionStore } from './subscription-store.js';
 
@@ -68,9 +68,7 @@ export class MqttBroker {
     for (const [clientId, subs] of byClient) {
       const session = this.sessions.get(clientId);
       if (session === undefined) continue;
-      const delivery = deliveryFor(message, subs, false);
-      // Only QoS 0 shares encodings: a queued QoS 1/2 delivery must not keep them alive.
-      this.deliver(session, delivery.qos === 0 ? { ...delivery, encodings } : delivery);
+      this.deliver(session, deliveryFor(message, subs, false, encodings));
       delivered++;
     }
     return delivered;
@@ -111,7 +109,16 @@ export class MqttBroker {
 
   private launch(session: Session, owner: SessionOwner, delivery: Delivery): void {
     const packetId = session.nextPacketId();
-    const inflight = { ...delivery, packetId, state: 'publish' as const };
+    // Built field by field, not spread: a spread of this object was a fifth of a QoS 1 fan-in's time.
+    const inflight: InFlight = {
+      message: delivery.message,
+      qos: delivery.qos,
+      retain: delivery.retain,
+      subscriptionIds: delivery.subscriptionIds,
+      encodings: undefined,
+      packetId,
+      state: 'publish',
+    };
     session.inflight.set(packetId, inflight);
     // A publish too large for the client is discarded as if delivered (v5 3.1.2.11.4).
     if (owner.sendPublish(inflight, false)) this.stats.publishSent++;
@@ -157,10 +164,16 @@ export class MqttBroker {
 }
 
 /** One delivery per client: the highest granted QoS, every subscription id, retain as the rules say. */
+/**
+ * What one session gets of a message. Every Delivery has the same fields in the same order, so the
+ * hot paths that read and copy them stay monomorphic.
+ */
 export function deliveryFor(
   message: MqttMessage,
   subs: readonly Subscription[],
   fromRetained: boolean,
+  /** Shared by the QoS 0 deliveries of one routed message; a queued QoS 1/2 delivery must not keep them alive. */
+  encodings?: Map<string, Buffer>,
 ): Delivery {
   let qos = 0;
   let keepRetain = fromRetained;
@@ -170,5 +183,11 @@ export function deliveryFor(
     if (sub.retainAsPublished) keepRetain = true;
     if (sub.subscriptionId !== null) subscriptionIds.push(sub.subscriptionId);
   }
-  return { message, qos: qos as Delivery['qos'], retain: message.retain && keepRetain, subscriptionIds };
+  return {
+    message,
+    qos: qos as Delivery['qos'],
+    retain: message.retain && keepRetain,
+    subscriptionIds,
+    encodings: qos === 0 ? encodings : undefined,
+  };
 }
