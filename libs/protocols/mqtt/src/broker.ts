@@ -56,6 +56,7 @@ export class MqttBroker {
 
   /** Routes a message to the subscriptions `subscribersOf(message.topic)` found. */
   routeTo(matches: readonly SubscriptionMatch[], message: MqttMessage): number {
+    if (matches.length === 1) return this.routeToOne(matches[0] as SubscriptionMatch, message);
     const byClient = new Map<string, Subscription[]>();
     for (const { clientId, subscription } of matches) {
       if (subscription.noLocal && clientId === message.publisherId) continue;
@@ -72,6 +73,15 @@ export class MqttBroker {
       delivered++;
     }
     return delivered;
+  }
+
+  /** The common fan-in case, one matching subscription: nothing to group, no encoding to share. */
+  private routeToOne({ clientId, subscription }: SubscriptionMatch, message: MqttMessage): number {
+    if (subscription.noLocal && clientId === message.publisherId) return 0;
+    const session = this.sessions.get(clientId);
+    if (session === undefined) return 0;
+    this.deliver(session, deliveryFor(message, [subscription], false));
+    return 1;
   }
 
   /**
@@ -164,6 +174,9 @@ export class MqttBroker {
 }
 
 /** One delivery per client: the highest granted QoS, every subscription id, retain as the rules say. */
+/** Shared by the deliveries of subscriptions without identifiers (nearly all): never written to. */
+const NO_SUBSCRIPTION_IDS: readonly number[] = Object.freeze([]);
+
 /**
  * What one session gets of a message. Every Delivery has the same fields in the same order, so the
  * hot paths that read and copy them stay monomorphic.
@@ -177,11 +190,11 @@ export function deliveryFor(
 ): Delivery {
   let qos = 0;
   let keepRetain = fromRetained;
-  const subscriptionIds: number[] = [];
+  let subscriptionIds: readonly number[] = NO_SUBSCRIPTION_IDS;
   for (const sub of subs) {
     qos = Math.max(qos, Math.min(sub.qos, message.qos));
     if (sub.retainAsPublished) keepRetain = true;
-    if (sub.subscriptionId !== null) subscriptionIds.push(sub.subscriptionId);
+    if (sub.subscriptionId !== null) subscriptionIds = [...subscriptionIds, sub.subscriptionId];
   }
   return {
     message,

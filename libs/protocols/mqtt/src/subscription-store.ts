@@ -65,27 +65,32 @@ export class SubscriptionStore {
   match(topic: string, isOnline: (clientId: string) => boolean): SubscriptionMatch[] {
     const found: SubscriptionMatch[] = [];
     const groups: SharedGroup[] = [];
-    const levels = topic.split('/');
-    const dollar = topic.startsWith('$');
-    const collect = (at: TrieNode): void => {
-      for (const [clientId, subscription] of at.direct) found.push({ clientId, subscription });
-      for (const group of at.shared.values()) groups.push(group);
-    };
-    const walk = (at: TrieNode, i: number): void => {
-      const hash = i === 0 && dollar ? undefined : at.children.get('#');
-      if (hash !== undefined) collect(hash);
-      if (i === levels.length) return collect(at);
-      const exact = at.children.get(levels[i] as string);
-      if (exact !== undefined) walk(exact, i + 1);
-      const plus = i === 0 && dollar ? undefined : at.children.get('+');
-      if (plus !== undefined) walk(plus, i + 1);
-    };
-    walk(this.root, 0);
+    this.walk(this.root, topic.split('/'), 0, topic.charCodeAt(0) === DOLLAR, found, groups);
     for (const group of groups) {
       const pick = pickMember(group, isOnline);
       if (pick !== undefined) found.push(pick);
     }
     return found;
+  }
+
+  /** A method with its state in arguments, not closures made per call: this runs once per PUBLISH. */
+  private walk(
+    at: TrieNode,
+    levels: readonly string[],
+    i: number,
+    dollar: boolean,
+    found: SubscriptionMatch[],
+    groups: SharedGroup[],
+  ): void {
+    // MQTT 4.7.2: a filter starting with a wildcard does not match a topic starting with '$'.
+    const wildcards = i > 0 || !dollar;
+    const hash = wildcards ? at.children.get('#') : undefined;
+    if (hash !== undefined) collect(hash, found, groups);
+    if (i === levels.length) return collect(at, found, groups);
+    const exact = at.children.get(levels[i] as string);
+    if (exact !== undefined) this.walk(exact, levels, i + 1, dollar, found, groups);
+    const plus = wildcards ? at.children.get('+') : undefined;
+    if (plus !== undefined) this.walk(plus, levels, i + 1, dollar, found, groups);
   }
 
   private membersOf(at: TrieNode, group: string | null, create: true): Map<string, Subscription>;
@@ -100,6 +105,13 @@ export class SubscriptionStore {
     if (shared === undefined && create) at.shared.set(group, (shared = { members: new Map(), cursor: 0 }));
     return shared?.members;
   }
+}
+
+const DOLLAR = 0x24;
+
+function collect(at: TrieNode, found: SubscriptionMatch[], groups: SharedGroup[]): void {
+  for (const [clientId, subscription] of at.direct) found.push({ clientId, subscription });
+  for (const group of at.shared.values()) groups.push(group);
 }
 
 function pickMember(
