@@ -115,9 +115,8 @@ export async function decideHandshake(
   // connection is counted (or the socket dies first).
   const release = counts.reserve(endpoint, raw.remoteAddress);
   try {
-    const decision = await decideAfterLimits(req, ctx, endpoint, found.params, offeredRaw);
-    if (decision.kind === 'accept') return { ...decision, release };
-    release();
+    const decision = await decideAfterLimits(req, ctx, endpoint, found.params, offeredRaw, release);
+    if (decision.kind !== 'accept') release();
     return decision;
   } catch (err) {
     release();
@@ -131,6 +130,8 @@ async function decideAfterLimits(
   endpoint: EndpointSpec,
   params: Readonly<Record<string, string>>,
   offeredRaw: readonly string[],
+  /** Frees the held connection slot: the accept carries it, for the gateway to call. */
+  release: () => void,
 ): Promise<Reject | Accept> {
   // Version.
   const versions = req.values('sec-websocket-version');
@@ -221,11 +222,9 @@ async function decideAfterLimits(
     principal,
     awaitFirstMessageAuth,
     params,
-    release: noop,
+    release,
   };
 }
-
-function noop(): void {}
 
 /** The response framing is the gateway's: a module adds headers (WWW-Authenticate), never replaces those. */
 const FRAMING_HEADERS =
