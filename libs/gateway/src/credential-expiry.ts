@@ -30,20 +30,22 @@ export function onCredentialExpiry(principal: Principal | null, expired: () => v
     expired();
     return () => undefined;
   }
-  let bucket = buckets.get(second);
-  if (bucket === undefined) {
-    bucket = { due: new Set(), timer: null };
-    buckets.set(second, bucket);
-    arm(second, bucket);
-  }
   // A wrapper of its own, so that the same callback registered twice is cancelled once per registration.
   const entry = (): void => expired();
-  bucket.due.add(entry);
-  const registered = bucket;
+  let registered = buckets.get(second);
+  if (registered === undefined) {
+    registered = { due: new Set([entry]), timer: null };
+    buckets.set(second, registered);
+    // Armed with the entry already in: should the second pass meanwhile, arming fires it at once.
+    arm(second, registered);
+  } else {
+    registered.due.add(entry);
+  }
+  const bucket = registered;
   return () => {
-    registered.due.delete(entry);
-    if (registered.due.size === 0 && buckets.get(second) === registered) {
-      if (registered.timer !== null) clearTimeout(registered.timer);
+    bucket.due.delete(entry);
+    if (bucket.due.size === 0 && buckets.get(second) === bucket) {
+      if (bucket.timer !== null) clearTimeout(bucket.timer);
       buckets.delete(second);
     }
   };
