@@ -173,13 +173,13 @@ export class MqttBroker {
   }
 }
 
-/** One delivery per client: the highest granted QoS, every subscription id, retain as the rules say. */
 /** Shared by the deliveries of subscriptions without identifiers (nearly all): never written to. */
 const NO_SUBSCRIPTION_IDS: readonly number[] = Object.freeze([]);
 
 /**
- * What one session gets of a message. Every Delivery has the same fields in the same order, so the
- * hot paths that read and copy them stay monomorphic.
+ * One delivery per client: the highest granted QoS, every subscription id, retain as the rules say.
+ * Every Delivery has the same fields in the same order, so the hot paths that read and copy them stay
+ * monomorphic.
  */
 export function deliveryFor(
   message: MqttMessage,
