@@ -1,3 +1,4 @@
+import { type Socket } from 'node:net';
 import type WebSocket from 'ws';
 import { MessageInbox, openClient } from '../load/ws-client.js';
 import { expectType, hello, readMessage, WAMP, type Role } from './wamp-load-messages.js';
@@ -12,8 +13,13 @@ export interface WampSession {
 }
 
 /** A raw WAMP session on realm1, past HELLO/WELCOME, announcing the one role it plays. */
-export async function openSession(port: number, role: Role, timeoutMs: number): Promise<WampSession> {
-  const ws = await openClient({ port, path: '/ws', subprotocol: 'wamp.2.json' }, timeoutMs);
+export async function openSession(
+  port: number,
+  role: Role,
+  timeoutMs: number,
+  onSocket?: (socket: Socket) => void,
+): Promise<WampSession> {
+  const ws = await openClient({ port, path: '/ws', subprotocol: 'wamp.2.json', onSocket }, timeoutMs);
   const inbox = new MessageInbox(ws);
   const request = async (text: string, type: number, what: string): Promise<readonly unknown[]> => {
     ws.send(text);
