@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { type WebSocket } from 'ws';
-import { WsConnection } from './ws-connection.js';
+import { FLUSH_AFTER_FRAMES, WsConnection } from './ws-connection.js';
 
 /** The parts of a ws WebSocket that WsConnection uses, recording what is sent. */
 class FakeWs extends EventEmitter {
@@ -44,6 +44,32 @@ describe('WsConnection', () => {
     assert.deepEqual(calls, ['cork', 'uncork', 'cork']);
     await nextTurn();
     assert.deepEqual(calls, ['cork', 'uncork', 'cork', 'uncork']);
+  });
+
+  it('writes a full batch at once, so the peer starts on it while the turn goes on', async () => {
+    const { conn, ws, calls } = connection();
+    for (let i = 0; i < FLUSH_AFTER_FRAMES - 1; i++) conn.send(Buffer.from([i]));
+    assert.deepEqual(calls, ['cork'], 'a batch short of the limit waits for the turn to end');
+    conn.send('the last of the batch');
+    assert.deepEqual(
+      calls,
+      ['cork', 'uncork', 'cork'],
+      'written now, and corked again for the rest of the turn',
+    );
+    for (let i = 0; i < FLUSH_AFTER_FRAMES; i++) conn.send(Buffer.from([i]));
+    assert.deepEqual(calls, ['cork', 'uncork', 'cork', 'uncork', 'cork'], 'each full batch counts from zero');
+    conn.send('one more');
+    await nextTurn();
+    assert.deepEqual(
+      calls,
+      ['cork', 'uncork', 'cork', 'uncork', 'cork', 'uncork'],
+      'the rest at the end of the turn',
+    );
+    assert.equal(ws.sent.length, 2 * FLUSH_AFTER_FRAMES + 1);
+    conn.send('next turn');
+    for (let i = 0; i < FLUSH_AFTER_FRAMES - 2; i++) conn.send(Buffer.from([i]));
+    await nextTurn();
+    assert.equal(calls.slice(6).join(), 'cork,uncork', 'a new turn counts from zero');
   });
 
   it('uncorks every connection corked in the turn', async () => {

@@ -20,6 +20,13 @@ export interface Corkable {
   uncork(): void;
 }
 
+/**
+ * Frames held for one connection before they are written without waiting for the end of the turn:
+ * a subscriber that acknowledges QoS 1 in batches would otherwise get its next batch a whole turn
+ * later, and the two event loops would take turns instead of working at once (BENCHMARKS.md, MQTT).
+ */
+export const FLUSH_AFTER_FRAMES = 16;
+
 /** How long a connection closed for a full outbound buffer gets to finish its close handshake. */
 const TERMINATE_AFTER_MS = 1000;
 
@@ -33,6 +40,8 @@ export class WsConnection implements Connection {
 
   /** True while this turn's sends are held in the socket, to leave as one write (see send). */
   private corked = false;
+  /** Frames held since the last write. */
+  private held = 0;
   private readonly uncork = (): void => {
     this.corked = false;
     this.socket.uncork();
@@ -74,10 +83,16 @@ export class WsConnection implements Connection {
     // was most of their cost. Writes made in this turn leave together once its I/O callbacks have run.
     if (!this.corked) {
       this.corked = true;
+      this.held = 0;
       this.socket.cork();
       uncorkAfterIo(this.uncork);
     }
     this.ws.send(data, { binary: typeof data !== 'string' });
+    if (++this.held === FLUSH_AFTER_FRAMES) {
+      this.held = 0;
+      this.socket.uncork();
+      this.socket.cork();
+    }
     this.observer.sent(size);
   }
 
