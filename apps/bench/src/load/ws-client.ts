@@ -1,12 +1,12 @@
-import { createConnection, type NetConnectOpts, type Socket } from 'node:net';
 import WebSocket from 'ws';
+import { type TurnCork } from './turn-cork.js';
 
 export interface ClientTarget {
   readonly port: number;
   readonly path: string;
   readonly subprotocol: string;
-  /** Receives the TCP socket under the client (through ws's `createConnection` option), to cork it. */
-  readonly onSocket?: (socket: Socket) => void;
+  /** Set to hold the client's sends per turn of the event loop (it gets the client's socket). */
+  readonly cork?: TurnCork;
 }
 
 /**
@@ -18,14 +18,7 @@ export function openClient(target: ClientTarget, timeoutMs: number): Promise<Web
     const ws = new WebSocket(`ws://127.0.0.1:${target.port}${target.path}`, target.subprotocol, {
       perMessageDeflate: false,
       handshakeTimeout: timeoutMs,
-      // ws calls it as http does, with the request's options (the overloads of its type are net's).
-      ...(target.onSocket && {
-        createConnection: ((options: NetConnectOpts) => {
-          const socket = createConnection(options);
-          target.onSocket?.(socket);
-          return socket;
-        }) as typeof createConnection,
-      }),
+      ...(target.cork && { createConnection: target.cork.createConnection }),
     });
     const fail = (why: string): void => {
       ws.terminate();

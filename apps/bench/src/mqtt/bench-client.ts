@@ -9,6 +9,7 @@ import {
   subscribePacket,
   type ReceivedPublish,
 } from './mqtt-wire.js';
+import { TurnCork } from '../load/turn-cork.js';
 import { withTimeout } from '../protocol-bench/async-util.js';
 
 export interface ClientHandlers {
@@ -20,7 +21,8 @@ export interface ClientHandlers {
 
 /**
  * A raw `ws` MQTT 3.1.1 client: no MQTT.js, whose per-message cost would make the load generator
- * the bottleneck. QoS 1 PUBLISHes it receives are acknowledged at once.
+ * the bottleneck. QoS 1 PUBLISHes it receives are acknowledged at once; what it sends in one turn
+ * of the event loop (PUBACKs, a publisher's next PUBLISHes) leaves in one write.
  */
 export class BenchClient {
   private readonly splitter = new PacketSplitter();
@@ -29,6 +31,7 @@ export class BenchClient {
 
   private constructor(
     private readonly ws: WebSocket,
+    private readonly cork: TurnCork,
     private readonly handlers: ClientHandlers,
   ) {
     ws.on('message', (data: Buffer) => this.splitter.push(data, (packet) => this.onPacket(packet)));
@@ -45,8 +48,13 @@ export class BenchClient {
     handlers: ClientHandlers,
     timeoutMs: number,
   ): Promise<BenchClient> {
-    const ws = new WebSocket(url, 'mqtt', { perMessageDeflate: false, handshakeTimeout: timeoutMs });
-    const client = new BenchClient(ws, handlers);
+    const cork = new TurnCork();
+    const ws = new WebSocket(url, 'mqtt', {
+      perMessageDeflate: false,
+      handshakeTimeout: timeoutMs,
+      createConnection: cork.createConnection,
+    });
+    const client = new BenchClient(ws, cork, handlers);
     try {
       await withTimeout(
         new Promise<void>((resolve, reject) => {
@@ -73,6 +81,7 @@ export class BenchClient {
   }
 
   send(packet: Buffer): void {
+    this.cork.hold();
     this.ws.send(packet);
   }
 
@@ -110,7 +119,7 @@ export class BenchClient {
         this.handlers.onError('malformed PUBLISH');
         return;
       }
-      if (publish.qos === 1) this.ws.send(pubackPacket(publish.packetId));
+      if (publish.qos === 1) this.send(pubackPacket(publish.packetId));
       this.handlers.onPublish?.(publish);
     } else if (type === PACKET.PUBACK) {
       this.handlers.onPuback?.(packetIdOf(packet));

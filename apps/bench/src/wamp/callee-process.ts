@@ -1,5 +1,5 @@
-import { type Socket } from 'node:net';
 import { ErrorCounts } from '../load/error-counts.js';
+import { TurnCork } from '../load/turn-cork.js';
 import { type CalleeCommand, type CalleeReport } from './callee-ipc.js';
 import { expectType, readMessage, register, WAMP, yieldResult, ARGS_INDEX } from './wamp-load-messages.js';
 import { openSession } from './wamp-session.js';
@@ -18,32 +18,17 @@ const send = (report: CalleeReport): Promise<void> =>
 // The parent gone (killed, Ctrl-C): nothing left to answer for.
 process.on('disconnect', () => process.exit(0));
 
-/**
- * The YIELDs answering one turn's INVOCATIONs leave in one write, as the routers' own batched
- * INVOCATIONs arrive: a write per YIELD made the callee's syscalls most of the load side's CPU,
- * which the two routers share the machine with.
- */
-let socket: Socket | undefined;
-let corked = false;
-const uncork = (): void => {
-  corked = false;
-  socket?.uncork();
-};
-function corkForThisTurn(): void {
-  if (corked || socket === undefined) return;
-  corked = true;
-  socket.cork();
-  setImmediate(uncork);
-}
+/** The YIELDs answering one turn's INVOCATIONs leave in one write, as the routers batch those. */
+const cork = new TurnCork();
 
 try {
-  const session = await openSession(Number(port), 'callee', Number(timeoutMs), (s) => (socket = s));
+  const session = await openSession(Number(port), 'callee', Number(timeoutMs), cork);
   await session.request(register(1, procedure ?? ''), WAMP.REGISTERED, 'REGISTERED');
   session.inbox.forEach(
     (text) => {
       const invocation = expectType(readMessage(text), WAMP.INVOCATION);
       if (typeof invocation === 'string') return errors.add(`callee: ${invocation}`);
-      corkForThisTurn();
+      cork.hold();
       session.ws.send(
         yieldResult(invocation[1] as number, invocation[ARGS_INDEX[WAMP.INVOCATION]] as unknown[]),
       );

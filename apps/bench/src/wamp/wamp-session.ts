@@ -1,5 +1,5 @@
-import { type Socket } from 'node:net';
 import type WebSocket from 'ws';
+import { type TurnCork } from '../load/turn-cork.js';
 import { MessageInbox, openClient } from '../load/ws-client.js';
 import { expectType, hello, readMessage, WAMP, type Role } from './wamp-load-messages.js';
 
@@ -17,9 +17,9 @@ export async function openSession(
   port: number,
   role: Role,
   timeoutMs: number,
-  onSocket?: (socket: Socket) => void,
+  cork?: TurnCork,
 ): Promise<WampSession> {
-  const ws = await openClient({ port, path: '/ws', subprotocol: 'wamp.2.json', onSocket }, timeoutMs);
+  const ws = await openClient({ port, path: '/ws', subprotocol: 'wamp.2.json', cork }, timeoutMs);
   const inbox = new MessageInbox(ws);
   const request = async (text: string, type: number, what: string): Promise<readonly unknown[]> => {
     ws.send(text);
