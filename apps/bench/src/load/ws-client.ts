@@ -1,12 +1,12 @@
 import WebSocket from 'ws';
-import { type TurnCork } from './turn-cork.js';
+import { type TickCork } from './tick-cork.js';
 
 export interface ClientTarget {
   readonly port: number;
   readonly path: string;
   readonly subprotocol: string;
   /** Set to hold the client's sends per turn of the event loop (it gets the client's socket). */
-  readonly cork?: TurnCork;
+  readonly cork?: TickCork;
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   subscribePacket,
   type ReceivedPublish,
 } from './mqtt-wire.js';
-import { TurnCork } from '../load/turn-cork.js';
+import { TickCork } from '../load/tick-cork.js';
 import { withTimeout } from '../protocol-bench/async-util.js';
 
 export interface ClientHandlers {
@@ -21,8 +21,7 @@ export interface ClientHandlers {
 
 /**
  * A raw `ws` MQTT 3.1.1 client: no MQTT.js, whose per-message cost would make the load generator
- * the bottleneck. QoS 1 PUBLISHes it receives are acknowledged at once; what it sends in one turn
- * of the event loop (PUBACKs, a publisher's next PUBLISHes) leaves in one write.
+ * the bottleneck. QoS 1 PUBLISHes it receives are acknowledged at once.
  */
 export class BenchClient {
   private readonly splitter = new PacketSplitter();
@@ -31,7 +30,7 @@ export class BenchClient {
 
   private constructor(
     private readonly ws: WebSocket,
-    private readonly cork: TurnCork,
+    private readonly cork: TickCork | null,
     private readonly handlers: ClientHandlers,
   ) {
     ws.on('message', (data: Buffer) => this.splitter.push(data, (packet) => this.onPacket(packet)));
@@ -41,18 +40,22 @@ export class BenchClient {
     ws.on('error', (err) => handlers.onError(`socket error: ${err.message}`));
   }
 
-  /** Opens the WebSocket and completes CONNECT/CONNACK (return code 0), within timeoutMs. */
+  /**
+   * Opens the WebSocket and completes CONNECT/CONNACK (return code 0), within timeoutMs. With
+   * `batchWrites`, what the client sends in one tick leaves in one write (TickCork).
+   */
   static async connect(
     url: string,
     clientId: string,
     handlers: ClientHandlers,
     timeoutMs: number,
+    batchWrites = false,
   ): Promise<BenchClient> {
-    const cork = new TurnCork();
+    const cork = batchWrites ? new TickCork() : null;
     const ws = new WebSocket(url, 'mqtt', {
       perMessageDeflate: false,
       handshakeTimeout: timeoutMs,
-      createConnection: cork.createConnection,
+      ...(cork && { createConnection: cork.createConnection }),
     });
     const client = new BenchClient(ws, cork, handlers);
     try {
@@ -81,7 +84,7 @@ export class BenchClient {
   }
 
   send(packet: Buffer): void {
-    this.cork.hold();
+    this.cork?.hold();
     this.ws.send(packet);
   }
 

@@ -84,6 +84,7 @@ function printReport(
         `${options.warmupMs / 1000} s warm-up + ${options.durationMs / 1000} s measured per run; ` +
         `closed loop with ${options.window} messages under way per fan-in publisher and ` +
         `${options.fanoutWindow} for the fan-out publisher; 64-byte payloads, MQTT 3.1.1; ` +
+        `load clients writing ${options.clientWrites === 'tick' ? "each tick's sends at once" : 'each message at once'}; ` +
         `${options.idleConnections} idle connections for memory.`,
       '',
       throughputRoundsTable(throughput),

@@ -15,6 +15,7 @@ describe('parseMqttOptions', () => {
       fanoutWindow: 5,
       idleConnections: 2000,
       settleMs: 3000,
+      clientWrites: 'tick',
     });
   });
 
@@ -23,5 +24,7 @@ describe('parseMqttOptions', () => {
     assert.equal(parseMqttOptions(['--help']), null);
     assert.throws(() => parseMqttOptions(['--rounds', '0']), UsageError);
     assert.throws(() => parseMqttOptions(['--bogus']), UsageError);
+    assert.equal(parseMqttOptions(['--client-writes', 'message'])?.clientWrites, 'message');
+    assert.throws(() => parseMqttOptions(['--client-writes', 'turn']), UsageError);
   });
 });

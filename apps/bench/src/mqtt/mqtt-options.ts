@@ -1,4 +1,4 @@
-import { integer, seconds } from '../cli-options.js';
+import { integer, seconds, UsageError } from '../cli-options.js';
 import { parseFlags } from '../protocol-bench/cli.js';
 
 export interface MqttBenchOptions {
@@ -13,7 +13,11 @@ export interface MqttBenchOptions {
   readonly fanoutWindow: number;
   readonly idleConnections: number;
   readonly settleMs: number;
+  /** How the load clients write: what one tick produces in one write, or a write per message. */
+  readonly clientWrites: ClientWrites;
 }
+
+export type ClientWrites = 'tick' | 'message';
 
 export const MQTT_USAGE = `Usage: node dist/apps/bench/src/mqtt/main.js [options]
 
@@ -28,6 +32,8 @@ MQTT over WebSocket: this broker, Mosquitto 2.0.11 (/usr/sbin/mosquitto) and Aed
   --fanout-window <n>  messages under way for the fan-out publisher (default 5)
   --idle <n>           idle connections for the memory measurement (default 2000)
   --settle <s>         wait before each RSS reading (default 3)
+  --client-writes <w>  tick: a load client's sends of one tick leave in one write (default);
+                       message: a write per message, as MQTT.js over WebSocket does
   --help               this text`;
 
 /** Returns null when --help was asked for. */
@@ -42,6 +48,7 @@ export function parseMqttOptions(argv: readonly string[]): MqttBenchOptions | nu
     'fanout-window': '5',
     idle: '2000',
     settle: '3',
+    'client-writes': 'tick',
   });
   if (values === null) return null;
   return {
@@ -55,5 +62,11 @@ export function parseMqttOptions(argv: readonly string[]): MqttBenchOptions | nu
     fanoutWindow: integer('--fanout-window', values['fanout-window'], 1, 1000),
     idleConnections: integer('--idle', values.idle, 1, 15_000),
     settleMs: seconds('--settle', values.settle, 0) * 1000,
+    clientWrites: clientWrites(values['client-writes']),
   };
+}
+
+function clientWrites(text: string): ClientWrites {
+  if (text === 'tick' || text === 'message') return text;
+  throw new UsageError(`--client-writes: expected tick or message, got "${text}"`);
 }

@@ -61,6 +61,7 @@ export async function runServerRound(
     warmupMs: options.warmupMs,
     durationMs: options.durationMs,
     timeoutMs: TIMEOUT_MS,
+    batchWrites: options.clientWrites === 'tick',
   };
   for (const scenario of scenarios(options)) {
     const result = await runTraffic({

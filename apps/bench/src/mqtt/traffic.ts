@@ -24,6 +24,8 @@ export interface TrafficOptions {
   readonly warmupMs: number;
   readonly durationMs: number;
   readonly timeoutMs: number;
+  /** Each client's sends of one tick leave in one write (see TickCork), or a write per message. */
+  readonly batchWrites: boolean;
 }
 
 export interface TrafficResult {
@@ -84,6 +86,7 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
           onError,
         },
         options.timeoutMs,
+        options.batchWrites,
       );
       clients.push(client);
       await client.subscribe(options.topic, options.qos, options.timeoutMs);
@@ -94,6 +97,7 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
         `pub-${p}-${process.pid}`,
         { onPuback: () => (pubacks[p] = (pubacks[p] as number) + 1), onError },
         options.timeoutMs,
+        options.batchWrites,
       );
       clients.push(client);
       return client;

@@ -1,5 +1,5 @@
 import { ErrorCounts } from '../load/error-counts.js';
-import { TurnCork } from '../load/turn-cork.js';
+import { TickCork } from '../load/tick-cork.js';
 import { type CalleeCommand, type CalleeReport } from './callee-ipc.js';
 import { expectType, readMessage, register, WAMP, yieldResult, ARGS_INDEX } from './wamp-load-messages.js';
 import { openSession } from './wamp-session.js';
@@ -19,7 +19,7 @@ const send = (report: CalleeReport): Promise<void> =>
 process.on('disconnect', () => process.exit(0));
 
 /** The YIELDs answering one turn's INVOCATIONs leave in one write, as the routers batch those. */
-const cork = new TurnCork();
+const cork = new TickCork();
 
 try {
   const session = await openSession(Number(port), 'callee', Number(timeoutMs), cork);

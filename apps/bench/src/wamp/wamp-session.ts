@@ -1,5 +1,5 @@
 import type WebSocket from 'ws';
-import { type TurnCork } from '../load/turn-cork.js';
+import { type TickCork } from '../load/tick-cork.js';
 import { MessageInbox, openClient } from '../load/ws-client.js';
 import { expectType, hello, readMessage, WAMP, type Role } from './wamp-load-messages.js';
 
@@ -17,7 +17,7 @@ export async function openSession(
   port: number,
   role: Role,
   timeoutMs: number,
-  cork?: TurnCork,
+  cork?: TickCork,
 ): Promise<WampSession> {
   const ws = await openClient({ port, path: '/ws', subprotocol: 'wamp.2.json', cork }, timeoutMs);
   const inbox = new MessageInbox(ws);
