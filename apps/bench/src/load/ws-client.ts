@@ -1,12 +1,12 @@
 import WebSocket from 'ws';
-import { type TickCork } from './tick-cork.js';
+import { type WriteBatcher } from './write-batcher.js';
 
 export interface ClientTarget {
   readonly port: number;
   readonly path: string;
   readonly subprotocol: string;
   /** Set to hold the client's sends per turn of the event loop (it gets the client's socket). */
-  readonly cork?: TickCork;
+  readonly batcher?: WriteBatcher;
 }
 
 /**
@@ -18,7 +18,7 @@ export function openClient(target: ClientTarget, timeoutMs: number): Promise<Web
     const ws = new WebSocket(`ws://127.0.0.1:${target.port}${target.path}`, target.subprotocol, {
       perMessageDeflate: false,
       handshakeTimeout: timeoutMs,
-      ...(target.cork && { createConnection: target.cork.createConnection }),
+      ...(target.batcher && { createConnection: target.batcher.createConnection }),
     });
     const fail = (why: string): void => {
       ws.terminate();

@@ -9,7 +9,7 @@ import {
   subscribePacket,
   type ReceivedPublish,
 } from './mqtt-wire.js';
-import { TickCork } from '../load/tick-cork.js';
+import { WriteBatcher } from '../load/write-batcher.js';
 import { withTimeout } from '../protocol-bench/async-util.js';
 
 export interface ClientHandlers {
@@ -30,7 +30,7 @@ export class BenchClient {
 
   private constructor(
     private readonly ws: WebSocket,
-    private readonly cork: TickCork | null,
+    private readonly batcher: WriteBatcher | null,
     private readonly handlers: ClientHandlers,
   ) {
     ws.on('message', (data: Buffer) => this.splitter.push(data, (packet) => this.onPacket(packet)));
@@ -42,7 +42,7 @@ export class BenchClient {
 
   /**
    * Opens the WebSocket and completes CONNECT/CONNACK (return code 0), within timeoutMs. With
-   * `batchWrites`, what the client sends in one tick leaves in one write (TickCork).
+   * `batchWrites`, what the client sends in one tick leaves in one write (WriteBatcher).
    */
   static async connect(
     url: string,
@@ -51,13 +51,13 @@ export class BenchClient {
     timeoutMs: number,
     batchWrites = false,
   ): Promise<BenchClient> {
-    const cork = batchWrites ? new TickCork() : null;
+    const batcher = batchWrites ? new WriteBatcher('tick') : null;
     const ws = new WebSocket(url, 'mqtt', {
       perMessageDeflate: false,
       handshakeTimeout: timeoutMs,
-      ...(cork && { createConnection: cork.createConnection }),
+      ...(batcher && { createConnection: batcher.createConnection }),
     });
-    const client = new BenchClient(ws, cork, handlers);
+    const client = new BenchClient(ws, batcher, handlers);
     try {
       await withTimeout(
         new Promise<void>((resolve, reject) => {
@@ -84,7 +84,7 @@ export class BenchClient {
   }
 
   send(packet: Buffer): void {
-    this.cork?.hold();
+    this.batcher?.hold();
     this.ws.send(packet);
   }
 

@@ -24,7 +24,7 @@ export interface TrafficOptions {
   readonly warmupMs: number;
   readonly durationMs: number;
   readonly timeoutMs: number;
-  /** Each client's sends of one tick leave in one write (see TickCork), or a write per message. */
+  /** Each client's sends of one tick leave in one write (see WriteBatcher), or a write per message. */
   readonly batchWrites: boolean;
 }
 

@@ -1,5 +1,5 @@
 import { ErrorCounts } from '../load/error-counts.js';
-import { TickCork } from '../load/tick-cork.js';
+import { WriteBatcher } from '../load/write-batcher.js';
 import { type CalleeCommand, type CalleeReport } from './callee-ipc.js';
 import { expectType, readMessage, register, WAMP, yieldResult, ARGS_INDEX } from './wamp-load-messages.js';
 import { openSession } from './wamp-session.js';
@@ -19,16 +19,16 @@ const send = (report: CalleeReport): Promise<void> =>
 process.on('disconnect', () => process.exit(0));
 
 /** The YIELDs answering one turn's INVOCATIONs leave in one write, as the routers batch those. */
-const cork = new TickCork();
+const batcher = new WriteBatcher('turn');
 
 try {
-  const session = await openSession(Number(port), 'callee', Number(timeoutMs), cork);
+  const session = await openSession(Number(port), 'callee', Number(timeoutMs), batcher);
   await session.request(register(1, procedure ?? ''), WAMP.REGISTERED, 'REGISTERED');
   session.inbox.forEach(
     (text) => {
       const invocation = expectType(readMessage(text), WAMP.INVOCATION);
       if (typeof invocation === 'string') return errors.add(`callee: ${invocation}`);
-      cork.hold();
+      batcher.hold();
       session.ws.send(
         yieldResult(invocation[1] as number, invocation[ARGS_INDEX[WAMP.INVOCATION]] as unknown[]),
       );

@@ -1,5 +1,5 @@
 import type WebSocket from 'ws';
-import { type TickCork } from '../load/tick-cork.js';
+import { type WriteBatcher } from '../load/write-batcher.js';
 import { MessageInbox, openClient } from '../load/ws-client.js';
 import { expectType, hello, readMessage, WAMP, type Role } from './wamp-load-messages.js';
 
@@ -17,9 +17,9 @@ export async function openSession(
   port: number,
   role: Role,
   timeoutMs: number,
-  cork?: TickCork,
+  batcher?: WriteBatcher,
 ): Promise<WampSession> {
-  const ws = await openClient({ port, path: '/ws', subprotocol: 'wamp.2.json', cork }, timeoutMs);
+  const ws = await openClient({ port, path: '/ws', subprotocol: 'wamp.2.json', batcher }, timeoutMs);
   const inbox = new MessageInbox(ws);
   const request = async (text: string, type: number, what: string): Promise<readonly unknown[]> => {
     ws.send(text);
