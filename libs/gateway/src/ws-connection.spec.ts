@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { type WebSocket } from 'ws';
-import { FLUSH_AFTER_FRAMES, WsConnection } from './ws-connection.js';
+import { WsConnection } from './ws-connection.js';
 
 /** The parts of a ws WebSocket that WsConnection uses, recording what is sent. */
 class FakeWs extends EventEmitter {
@@ -46,30 +46,36 @@ describe('WsConnection', () => {
     assert.deepEqual(calls, ['cork', 'uncork', 'cork', 'uncork']);
   });
 
-  it('writes a full batch at once, so the peer starts on it while the turn goes on', async () => {
+  it("writes what it sends while handling the peer's own read when that read is handled", async () => {
     const { conn, ws, calls } = connection();
-    for (let i = 0; i < FLUSH_AFTER_FRAMES - 1; i++) conn.send(Buffer.from([i]));
-    assert.deepEqual(calls, ['cork'], 'a batch short of the limit waits for the turn to end');
-    conn.send('the last of the batch');
+    conn.onMessage(() => {
+      conn.send('answer one');
+      conn.send('answer two');
+    });
+    conn.deliver(Buffer.from('first'), false);
+    conn.deliver(Buffer.from('second'), false);
+    assert.deepEqual(calls, ['cork'], 'held while the read is being handled');
+    await nextTick();
     assert.deepEqual(
       calls,
       ['cork', 'uncork', 'cork'],
-      'written now, and corked again for the rest of the turn',
+      'written at the end of the tick, held again for the turn',
     );
-    for (let i = 0; i < FLUSH_AFTER_FRAMES; i++) conn.send(Buffer.from([i]));
-    assert.deepEqual(calls, ['cork', 'uncork', 'cork', 'uncork', 'cork'], 'each full batch counts from zero');
-    conn.send('one more');
     await nextTurn();
-    assert.deepEqual(
-      calls,
-      ['cork', 'uncork', 'cork', 'uncork', 'cork', 'uncork'],
-      'the rest at the end of the turn',
-    );
-    assert.equal(ws.sent.length, 2 * FLUSH_AFTER_FRAMES + 1);
-    conn.send('next turn');
-    for (let i = 0; i < FLUSH_AFTER_FRAMES - 2; i++) conn.send(Buffer.from([i]));
+    assert.deepEqual(calls, ['cork', 'uncork', 'cork', 'uncork']);
+    assert.equal(ws.sent.length, 4);
+  });
+
+  it('keeps sends caused by other connections for the end of the turn', async () => {
+    const a = connection();
+    const b = connection();
+    a.conn.onMessage(() => b.conn.send('routed to b'));
+    a.conn.deliver(Buffer.from('publish'), false);
+    await nextTick();
+    assert.deepEqual(b.calls, ['cork'], "b's frame waits: more may come for b in this turn");
+    assert.deepEqual(a.calls, [], 'nothing was sent to a, so its socket is not touched');
     await nextTurn();
-    assert.equal(calls.slice(6).join(), 'cork,uncork', 'a new turn counts from zero');
+    assert.deepEqual(b.calls, ['cork', 'uncork']);
   });
 
   it('uncorks every connection corked in the turn', async () => {

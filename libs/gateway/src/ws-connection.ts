@@ -20,13 +20,6 @@ export interface Corkable {
   uncork(): void;
 }
 
-/**
- * Frames held for one connection before they are written without waiting for the end of the turn:
- * a subscriber that acknowledges QoS 1 in batches would otherwise get its next batch a whole turn
- * later, and the two event loops would take turns instead of working at once (BENCHMARKS.md, MQTT).
- */
-export const FLUSH_AFTER_FRAMES = 16;
-
 /** How long a connection closed for a full outbound buffer gets to finish its close handshake. */
 const TERMINATE_AFTER_MS = 1000;
 
@@ -40,11 +33,17 @@ export class WsConnection implements Connection {
 
   /** True while this turn's sends are held in the socket, to leave as one write (see send). */
   private corked = false;
-  /** Frames held since the last write. */
-  private held = 0;
   private readonly uncork = (): void => {
     this.corked = false;
     this.socket.uncork();
+  };
+  /** A write of what is held is due when the current read's messages are handled (see deliver). */
+  private answerDue = false;
+  private readonly writeAnswers = (): void => {
+    this.answerDue = false;
+    if (!this.corked) return;
+    this.socket.uncork();
+    this.socket.cork();
   };
 
   constructor(
@@ -83,16 +82,10 @@ export class WsConnection implements Connection {
     // was most of their cost. Writes made in this turn leave together once its I/O callbacks have run.
     if (!this.corked) {
       this.corked = true;
-      this.held = 0;
       this.socket.cork();
       uncorkAfterIo(this.uncork);
     }
     this.ws.send(data, { binary: typeof data !== 'string' });
-    if (++this.held === FLUSH_AFTER_FRAMES) {
-      this.held = 0;
-      this.socket.uncork();
-      this.socket.cork();
-    }
     this.observer.sent(size);
   }
 
@@ -112,8 +105,18 @@ export class WsConnection implements Connection {
   /**
    * Hands one inbound message to the module, once the gateway has let it through. A module that
    * throws, or whose async handler rejects, loses this connection (1011), never the process.
+   *
+   * What the module sends this peer while handling the peer's own read (acknowledgements, answers,
+   * the next messages of a window the peer's PUBACKs opened) is written once that read is handled,
+   * on process.nextTick, instead of at the end of the turn: the peer can start on it while the turn
+   * goes on, where waiting made the two event loops take turns (BENCHMARKS.md, MQTT QoS 1 fan-in).
+   * Sends caused by other connections' reads still wait for the turn, and leave in one write.
    */
   deliver(data: Buffer, isBinary: boolean): void {
+    if (!this.answerDue) {
+      this.answerDue = true;
+      process.nextTick(this.writeAnswers);
+    }
     for (const handler of this.messageHandlers) {
       if (!this.contain(() => handler(data, isBinary), true)) return;
     }
