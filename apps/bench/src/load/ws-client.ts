@@ -5,7 +5,7 @@ export interface ClientTarget {
   readonly port: number;
   readonly path: string;
   readonly subprotocol: string;
-  /** Set to hold the client's sends per turn of the event loop (it gets the client's socket). */
+  /** Set to hold the client's sends for the tick or turn (see WriteBatcher); it gets the client's socket. */
   readonly batcher?: WriteBatcher;
 }
 

@@ -16,7 +16,7 @@ alternating rounds: events first, then calls.
 
   --subscribers <n>  subscriber sessions of the one publisher (default 1000)
   --in-flight <n>    publications not yet received by every subscriber (default 8: both routers
-                     saturated; fox-wamp's rate is the same from 1 to 16, the broker's grows to 8)
+                     saturated; fox-wamp's rate is the same from 1 to 16, the broker's rises with it)
   --callers <n>      caller sessions of the one callee (its own process), each in a closed loop (default 100)
   --duration <s>     measured seconds per round (default 5)
   --warmup <s>       unmeasured seconds before each round (default 1)
