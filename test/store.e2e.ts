@@ -433,3 +433,31 @@ for (const backend of backends) {
     });
   });
 }
+
+describe('store on PostgreSQL, one schema among several', () => {
+  it('migrates its own schema when another schema of the database already holds the broker tables', async () => {
+    const first = await createTestSchema();
+    const second = await createTestSchema();
+    const opened: BrokerStore[] = [];
+    const open = async (databaseUrl: string): Promise<BrokerStore> => {
+      const store = await BrokerStore.open({ sqlitePath: 'unused', databaseUrl });
+      opened.push(store);
+      return store;
+    };
+    try {
+      const neighbour = await open(first.url);
+      await neighbour.origins.add({ endpoint: null, origin: 'https://neighbour.example' }, 'tester');
+      const own = await open(second.url);
+      assert.deepEqual(await own.origins.list(), [], "the neighbour's rows are not ours");
+      await own.origins.add({ endpoint: null, origin: 'https://own.example' }, 'tester');
+      assert.deepEqual(
+        (await neighbour.origins.list()).map((e) => e.origin),
+        ['https://neighbour.example'],
+      );
+    } finally {
+      for (const store of opened) await store.close();
+      await first.drop();
+      await second.drop();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type StoreConfig } from '#broker/config';
 import { migrationProvider } from './migrations.js';
@@ -26,7 +26,7 @@ export async function openDatabase(
   const opened =
     config.databaseUrl !== undefined ? openPostgres(config.databaseUrl) : openSqlite(config.sqlitePath);
   try {
-    await migrate(opened.db);
+    await migrate(opened);
   } catch (err) {
     await opened.db.destroy();
     throw err;
@@ -50,8 +50,23 @@ function openPostgres(url: string): OpenDatabase {
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), backend: 'postgres' };
 }
 
-async function migrate(db: Kysely<Database>): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+/**
+ * On PostgreSQL the migration tables are named with the connection's own schema: left unnamed, Kysely
+ * looks for them in every schema of the database, and a neighbour's (another broker's, a test's) would
+ * make it skip creating ours and then fail on the missing table.
+ */
+async function migrate({ db, backend }: OpenDatabase): Promise<void> {
+  const migrationTableSchema =
+    backend === 'postgres'
+      ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)).rows[0]
+          ?.schema ?? undefined)
+      : undefined;
+  const migrator = new Migrator({
+    db,
+    provider: migrationProvider,
+    ...(migrationTableSchema !== undefined && { migrationTableSchema }),
+  });
+  const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`store: migration ${failed} failed: ${(error as Error).message}`, { cause: error });
