@@ -35,6 +35,31 @@ describe('GroupCommit', () => {
     assert.deepEqual(batches, [[1, 2], [3, 4], [5], [6]]);
   });
 
+  it('keeps one write in flight: what arrives meanwhile, over any number of ticks, is the next batch', async () => {
+    const batches: number[][] = [];
+    const releases: (() => void)[] = [];
+    const write = async (items: readonly number[]): Promise<void> => {
+      batches.push([...items]);
+      await new Promise<void>((resolve) => releases.push(resolve));
+    };
+    const commit = new GroupCommit(write, 100);
+    const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    const first = commit.add(1);
+    await turn();
+    const later = [commit.add(2)];
+    await turn();
+    later.push(commit.add(3));
+    await turn();
+    assert.deepEqual(batches, [[1]], 'no second write starts while the first is in flight');
+    releases.shift()?.();
+    await first;
+    await turn();
+    assert.deepEqual(batches, [[1], [2, 3]]);
+    releases.shift()?.();
+    await Promise.all(later);
+    await commit.drain();
+  });
+
   it('retries a failed batch item by item: only the bad item fails', async () => {
     const { batches, write } = recordingWriter((n) => n === 2);
     const commit = new GroupCommit(write, 100);

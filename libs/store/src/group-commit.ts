@@ -5,15 +5,17 @@ interface Entry<Item> {
 }
 
 /**
- * Group commit: items added in the same tick are written together, and each caller's promise settles
- * only once the write that carries its item has committed. Nothing is acknowledged before it is
- * stored, yet a burst of small writes (a thousand charge points' heartbeats) costs one commit instead
- * of one each. A batch that fails is retried item by item, so a bad item fails only its own caller.
+ * Group commit: items are written in batches, and each caller's promise settles only once the write
+ * that carries its item has committed. Nothing is acknowledged before it is stored, yet a burst of
+ * small writes (a thousand charge points' heartbeats) costs one commit instead of one each. One write
+ * is in flight at a time: the items of a tick are written at its end, and whatever arrives while a
+ * write is under way (over any number of ticks: PostgreSQL answers over the network) waits for it
+ * and goes in the next batch, so a slow commit makes batches larger, not more numerous. A batch that fails is retried item by item, so a bad item fails only its own caller.
  */
 export class GroupCommit<Item> {
-  private pending: Entry<Item>[] = [];
+  private readonly pending: Entry<Item>[] = [];
   private scheduled = false;
-  private readonly inFlight = new Set<Promise<void>>();
+  private writing: Promise<void> | null = null;
 
   constructor(
     private readonly write: (items: readonly Item[]) => Promise<void>,
@@ -23,7 +25,7 @@ export class GroupCommit<Item> {
   add(item: Item): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (!this.scheduled) {
+      if (!this.scheduled && this.writing === null) {
         this.scheduled = true;
         setImmediate(() => this.flush());
       }
@@ -32,20 +34,22 @@ export class GroupCommit<Item> {
 
   /** Resolves once everything added so far has been written (or has failed): call before closing. */
   async drain(): Promise<void> {
-    if (this.scheduled) this.flush();
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    for (;;) {
+      if (this.writing === null) this.flush();
+      if (this.writing === null) return;
+      await this.writing;
+    }
   }
 
+  /** Starts writing the next batch, unless a write is in flight (its end starts the next one). */
   private flush(): void {
-    if (!this.scheduled) return;
     this.scheduled = false;
-    const batch = this.pending;
-    this.pending = [];
-    for (let i = 0; i < batch.length; i += this.maxBatch) {
-      const commit = this.commit(batch.slice(i, i + this.maxBatch));
-      this.inFlight.add(commit);
-      void commit.finally(() => this.inFlight.delete(commit));
-    }
+    if (this.writing !== null || this.pending.length === 0) return;
+    const batch = this.pending.splice(0, this.maxBatch);
+    this.writing = this.commit(batch).then(() => {
+      this.writing = null;
+      this.flush();
+    });
   }
 
   private async commit(entries: readonly Entry<Item>[]): Promise<void> {
