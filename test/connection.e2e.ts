@@ -1,6 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { type IncomingMessage, type Server } from 'node:http';
 import { connect } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import WebSocket from 'ws';
 import { upgradeRequest, rawExchange } from './support/raw-http.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
@@ -59,6 +62,30 @@ describe('connections after the 101', () => {
     assert.equal(await nextMessage(reader), 'alive');
     reader.close();
     stalled.terminate();
+  });
+
+  it('an open connection does not keep its upgrade request (headers, token) reachable', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const server = broker.app.getHttpServer() as Server;
+    let request: WeakRef<IncomingMessage> | undefined;
+    const capture = (req: IncomingMessage): void => {
+      request = new WeakRef(req);
+    };
+    server.prependListener('upgrade', capture);
+    const ws = new WebSocket(`${broker.url}/echo`);
+    await opened(ws);
+    server.removeListener('upgrade', capture);
+    ws.send('still open');
+    assert.equal(await nextMessage(ws), 'still open');
+    for (let i = 0; i < 10 && request?.deref() !== undefined; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+    }
+    assert.ok(request !== undefined, 'the upgrade was seen');
+    assert.equal(request.deref(), undefined, 'the IncomingMessage of the upgrade is still reachable');
+    ws.close();
+    await closed(ws);
   });
 
   it('a peer that never answers pings is terminated by the heartbeat', async () => {

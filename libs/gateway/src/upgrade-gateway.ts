@@ -104,7 +104,7 @@ export class UpgradeGateway {
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(err, socket));
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       // Node hands the socket over without an error listener; a reset must not crash the process.
-      socket.on('error', () => socket.destroy());
+      socket.on('error', destroySocket);
       this.inOrder(socket, () => this.onUpgrade(server, req, socket, head));
     });
   }
@@ -323,6 +323,15 @@ export class UpgradeGateway {
       'handshake',
     );
   }
+}
+
+/**
+ * A socket's error listener for its whole life. Declared here, not as an arrow in the 'upgrade' handler,
+ * whose closures share one context with the request: the listener would keep the IncomingMessage (its
+ * headers, a token in its URL) and the first bytes reachable as long as the connection is open.
+ */
+function destroySocket(this: Duplex): void {
+  this.destroy();
 }
 
 /**
