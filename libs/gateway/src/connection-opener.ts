@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type Duplex } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { opensEndpoint } from '#broker/auth';
@@ -9,6 +8,7 @@ import { ConnectionRegistry, type TrackedConnection } from './connection-registr
 import { onCredentialExpiry } from './credential-expiry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { FirstMessageAuth } from './first-message-auth.js';
+import { flatUuid } from './flat-uuid.js';
 import { GatewayMetrics } from './metrics.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { type ConnectionContext } from './subprotocol.types.js';
@@ -37,7 +37,7 @@ export class ConnectionOpener {
     if (module === undefined) throw new Error(`module ${decision.module} vanished`);
     const endpointConfig = this.endpoints.configOf(decision.endpoint);
     const metrics = this.metrics.forConnection(decision.endpoint.path, decision.protocol ?? decision.module);
-    const id = randomUUID();
+    const id = flatUuid();
     // Created on first use: most connections never log after the handshake line.
     let logger: Logger | null = null;
     const log = (): Logger =>

@@ -9,3 +9,4 @@ export * from './endpoint-registry.js';
 export * from './subprotocol-registry.js';
 export * from './token-verifier.js';
 export * from './metrics.js';
+export * from './flat-uuid.js';

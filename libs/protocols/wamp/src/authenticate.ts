@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { type StoredCraKey } from '#broker/auth';
+import { flatUuid } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { E, ProtocolViolation } from './errors.js';
 import { type Dict } from './messages.js';
@@ -92,7 +92,7 @@ export function startAuthentication(
       return {
         kind: 'welcome',
         identity: {
-          authid: `anonymous-${randomUUID()}`,
+          authid: flatUuid('anonymous-'),
           authrole: realm.anonymousRole,
           authmethod: 'anonymous',
           authprovider: 'static',

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { flatUuid } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type IConnackPacket, type IConnectPacket } from 'mqtt-packet';
 import { authenticate } from '../authenticate.js';
@@ -67,7 +67,7 @@ function accept(client: MqttClient, packet: IConnectPacket, principal: Principal
   const config = broker.config;
   const props = packet.properties ?? {};
   const clean = packet.clean ?? true;
-  const assigned = packet.clientId.length === 0 ? `auto-${randomUUID()}` : null;
+  const assigned = packet.clientId.length === 0 ? flatUuid('auto-') : null;
   const clientId = assigned ?? packet.clientId;
   if (!broker.sessions.has(clientId) && broker.sessions.size >= config.maxSessions) {
     return refuse(client, RC.quotaExceeded, 'too many sessions');
