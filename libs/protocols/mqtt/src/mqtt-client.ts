@@ -47,12 +47,17 @@ export class MqttClient implements SessionOwner {
   clientReceiveMaximum = 65535;
   clientMaxPacketSize = Number.POSITIVE_INFINITY;
   problemInfo = true;
-  readonly inboundAliases = new Map<number, string>();
+  /** Topic aliases the client set (v5), made with the first: most clients never use one. */
+  private inboundAliasTable: Map<number, string> | null = null;
   readonly held: Packet[] = [];
   readonly outboundAliases = new OutboundAliases();
   private readonly reader: PacketReader;
   private keepAliveTimer: NodeJS.Timeout | null = null;
   private connectTimer: NodeJS.Timeout | null;
+
+  get inboundAliases(): Map<number, string> {
+    return (this.inboundAliasTable ??= new Map());
+  }
 
   constructor(
     readonly broker: MqttBroker,

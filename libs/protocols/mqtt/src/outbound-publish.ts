@@ -8,20 +8,23 @@ import { type Delivery, type InFlight } from './session.js';
  * `maximum` distinct topics get an alias, later sends of them carry the alias and an empty topic.
  */
 export class OutboundAliases {
-  private readonly byTopic = new Map<string, number>();
+  /** Made with the first alias: most connections never use one. */
+  private byTopic: Map<string, number> | null = null;
   maximum = 0;
 
   /** The alias to use, and whether it is new (the topic must then be sent with it). */
   lookup(topic: string): { alias: number; isNew: boolean } | undefined {
-    const known = this.byTopic.get(topic);
+    if (this.maximum === 0) return undefined;
+    const known = this.byTopic?.get(topic);
     if (known !== undefined) return { alias: known, isNew: false };
-    if (this.byTopic.size >= this.maximum) return undefined;
-    return { alias: this.byTopic.size + 1, isNew: true };
+    const used = this.byTopic?.size ?? 0;
+    if (used >= this.maximum) return undefined;
+    return { alias: used + 1, isNew: true };
   }
 
   /** Called once the packet carrying a new alias was actually sent. */
   remember(topic: string, alias: number): void {
-    this.byTopic.set(topic, alias);
+    (this.byTopic ??= new Map()).set(topic, alias);
   }
 }
 
