@@ -16,6 +16,9 @@ interface Bucket {
  */
 const buckets = new Map<number, Bucket>();
 
+/** Shared, not an arrow made per call: that would share the call's context and keep `expired` alive. */
+const NOTHING_TO_CANCEL = (): void => undefined;
+
 /**
  * Calls `expired` when the principal's credential expires (its `exp` claim, seconds since the epoch,
  * which JWTs and expiring stored tokens both carry), so a connection never outlives its credential.
@@ -24,11 +27,11 @@ const buckets = new Map<number, Bucket>();
  */
 export function onCredentialExpiry(principal: Principal | null, expired: () => void): () => void {
   const exp = principal?.claims['exp'];
-  if (typeof exp !== 'number' || !Number.isFinite(exp)) return () => undefined;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return NOTHING_TO_CANCEL;
   const second = Math.ceil(exp);
   if (second * 1000 <= Date.now()) {
     expired();
-    return () => undefined;
+    return NOTHING_TO_CANCEL;
   }
   // A wrapper of its own, so that the same callback registered twice is cancelled once per registration.
   const entry = (): void => expired();
