@@ -5,11 +5,49 @@ import {
   type ConnectionContext,
   type SubprotocolHandler,
 } from '#broker/gateway';
+import { type Principal } from '#broker/handshake';
+import { type ClientContext, type MqttTransport } from './client-context.js';
 import { type MqttClient } from './mqtt-client.js';
 import { MqttServer } from './mqtt-server.js';
 
 /** The largest WebSocket message accepted; packets may span messages, so this is not the packet limit. */
 const MAX_FRAME = 1024 * 1024;
+
+/**
+ * An MQTT client's WebSocket: whole packets out through the gateway's connection, and what the
+ * handshake established. One object with methods, not six closures, per connection.
+ */
+class WebSocketLink implements MqttTransport, ClientContext {
+  readonly transport = 'ws';
+  readonly remoteAddress: string;
+  readonly principal: Principal | null;
+  readonly authRequired: boolean;
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly context: ConnectionContext,
+  ) {
+    this.remoteAddress = context.remoteAddress;
+    this.principal = context.principal;
+    this.authRequired = context.authMode === 'required';
+  }
+
+  write(bytes: Buffer): void {
+    this.connection.send(bytes);
+  }
+
+  end(code: number, reason: string): void {
+    this.connection.close(code, reason);
+  }
+
+  verifyToken(token: string): Promise<Principal> {
+    return this.context.verifyToken(token);
+  }
+
+  identify(principal: Principal): void {
+    this.context.identify(principal);
+  }
+}
 
 /** MQTT over WebSocket (MQTT 5 section 6): binary frames, each outgoing packet in its own frame. */
 // Injectable here so both subclasses inherit the constructor's parameter metadata.
@@ -20,20 +58,8 @@ abstract class MqttOverWebSocket implements SubprotocolHandler {
   constructor(private readonly server: MqttServer) {}
 
   open(connection: Connection, context: ConnectionContext): void {
-    const client = this.server.open(
-      {
-        write: (bytes) => connection.send(bytes),
-        end: (code, reason) => connection.close(code, reason),
-      },
-      {
-        transport: 'ws',
-        remoteAddress: context.remoteAddress,
-        principal: context.principal,
-        authRequired: context.authMode === 'required',
-        verifyToken: (token) => context.verifyToken(token),
-        identify: (principal) => context.identify(principal),
-      },
-    );
+    const link = new WebSocketLink(connection, context);
+    const client = this.server.open(link, link);
     this.clients.set(connection.id, client);
     connection.onMessage((data) => client.receive(data));
     connection.onClose(() => {
