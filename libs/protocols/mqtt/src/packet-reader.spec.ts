@@ -1,5 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { encodePacket, PacketReader, packetSize } from './packet-reader.js';
 import { type MqttProtocolError } from './reason-codes.js';
@@ -59,6 +61,114 @@ describe('PacketReader', () => {
       errors.map((e) => e.reasonCode),
       [0x81],
     );
+  });
+
+  it('keeps readers apart: whole packets and partial ones of several connections, interleaved', () => {
+    const a = reader();
+    const b = reader();
+    const publish = (topic: string): Buffer =>
+      encodePacket(
+        { cmd: 'publish', topic, payload: Buffer.from(topic), qos: 0, retain: false, dup: false },
+        4,
+      );
+    const half = publish('a/split');
+    a.reader.push(Buffer.concat([connect, half.subarray(0, 5)]));
+    b.reader.push(Buffer.concat([connect, publish('b/1')]));
+    a.reader.push(half.subarray(5));
+    b.reader.push(publish('b/2'));
+    a.reader.push(publish('a/whole'));
+    const topics = (packets: Packet[]): string[] =>
+      packets.flatMap((p) => (p.cmd === 'publish' ? [p.topic] : []));
+    assert.deepEqual(topics(a.packets), ['a/split', 'a/whole']);
+    assert.deepEqual(topics(b.packets), ['b/1', 'b/2']);
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  });
+
+  it('a handler that throws half-way through a chunk leaves nothing behind for the next reader', () => {
+    const thrower = new PacketReader(
+      1024,
+      (p) => {
+        if (p.cmd === 'pingreq') throw new Error('handler bug');
+      },
+      () => undefined,
+    );
+    assert.throws(() => thrower.push(Buffer.concat([connect, ping, connect, connect])), /handler bug/);
+    const { reader: r, packets, errors } = reader();
+    r.push(ping);
+    assert.deepEqual(
+      packets.map((p) => p.cmd),
+      ['pingreq'],
+    );
+    assert.deepEqual(errors, []);
+  });
+
+  it('reads by each connection’s own protocol version', () => {
+    const v5 = reader();
+    const v4 = reader();
+    const connect5 = mqttPacket.generate({
+      cmd: 'connect',
+      clientId: 'five',
+      protocolVersion: 5,
+      keepalive: 0,
+      clean: true,
+    });
+    v5.reader.push(connect5);
+    v4.reader.push(connect);
+    // The same bytes mean different things: v5 reads a property block where v3.1.1 reads payload.
+    const publish5 = encodePacket(
+      {
+        cmd: 'publish',
+        topic: 't',
+        payload: Buffer.from('x'),
+        qos: 0,
+        retain: false,
+        dup: false,
+        properties: { contentType: 'text/plain' },
+      },
+      5,
+    );
+    v5.reader.push(publish5);
+    v4.reader.push(publish5);
+    const last = (packets: Packet[]): Packet | undefined => packets.at(-1);
+    const five = last(v5.packets);
+    const four = last(v4.packets);
+    assert.ok(five?.cmd === 'publish' && four?.cmd === 'publish');
+    assert.equal(five.properties?.contentType, 'text/plain');
+    assert.equal(five.payload.toString(), 'x');
+    assert.equal(four.properties, undefined);
+    assert.ok(four.payload.length > 1, 'v3.1.1 reads the property block as payload');
+    assert.deepEqual([...v5.errors, ...v4.errors], []);
+  });
+
+  it('does not keep the CONNECT packet (its password) once it is handled', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let seen: WeakRef<Packet> | undefined;
+    const r = new PacketReader(
+      1024,
+      (p) => {
+        if (p.cmd === 'connect') seen = new WeakRef(p);
+      },
+      () => undefined,
+    );
+    r.push(
+      mqttPacket.generate({
+        cmd: 'connect',
+        clientId: 'secretive',
+        protocolVersion: 4,
+        keepalive: 0,
+        clean: true,
+        username: 'u',
+        password: Buffer.from('hunter2'),
+      }),
+    );
+    for (let i = 0; i < 10 && seen?.deref() !== undefined; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+    }
+    assert.ok(seen !== undefined, 'the CONNECT was read');
+    assert.equal(seen.deref(), undefined, 'the reader still holds the CONNECT packet');
+    r.push(ping);
   });
 
   it('packetSize counts the fixed header', () => {
