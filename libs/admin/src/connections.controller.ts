@@ -23,7 +23,7 @@ function view(c: TrackedConnection): ConnectionView {
     subprotocol: c.module.options.name,
     principal: c.principal?.subject ?? null,
     address: c.remoteAddress,
-    openedAt: c.openedAt.toISOString(),
+    openedAt: new Date(c.openedAt).toISOString(),
     bytesIn: c.bytesIn,
     bytesOut: c.bytesOut,
   };

@@ -10,7 +10,8 @@ export interface TrackedConnection {
   readonly endpoint: EndpointSpec;
   readonly module: RegisteredSubprotocol;
   readonly remoteAddress: string;
-  readonly openedAt: Date;
+  /** Epoch milliseconds. */
+  readonly openedAt: number;
   principal: Principal | null;
   alive: boolean;
   /** Message payload bytes received and sent (what the admin API lists). */

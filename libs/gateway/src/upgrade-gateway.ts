@@ -237,8 +237,13 @@ export class UpgradeGateway {
 
     // The 101 and what the module sends on open (a welcome, a CONNACK) leave in one write, not two.
     socket.cork();
-    uncorkAfterIo(() => socket.uncork());
+    uncorkAfterIo(socket);
+    // ws never calls back for a socket that died on the way: the held slot must not leak.
+    socket.once('close', decision.release);
     this.serverFor(decision).handleUpgrade(req, socket, head, (ws) => {
+      // ws calls back synchronously, and its socket listeners now do what these two did.
+      socket.removeListener('close', decision.release);
+      socket.removeListener('error', destroySocket);
       this.logDecision(
         attempt,
         101,
@@ -249,8 +254,6 @@ export class UpgradeGateway {
       this.opener.open(ws, socket, decision, attempt.request.remoteAddress);
       decision.release();
     });
-    // ws never calls back for a socket that died on the way: the held slot must not leak.
-    socket.once('close', decision.release);
   }
 
   /** Reads what the decision and the log line need off the request, once (remoteAddress is a syscall). */
@@ -326,9 +329,9 @@ export class UpgradeGateway {
 }
 
 /**
- * A socket's error listener for its whole life. Declared here, not as an arrow in the 'upgrade' handler,
- * whose closures share one context with the request: the listener would keep the IncomingMessage (its
- * headers, a token in its URL) and the first bytes reachable as long as the connection is open.
+ * A socket's error listener until ws takes it over. Declared here, not as an arrow in the 'upgrade'
+ * handler, whose closures share one context with the request: a listener left on a socket refused
+ * with a slow close would keep the IncomingMessage (its headers, a token in its URL) reachable.
  */
 function destroySocket(this: Duplex): void {
   this.destroy();

@@ -21,7 +21,15 @@ function connection() {
   const ws = new FakeWs();
   const calls: string[] = [];
   const socket = { cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
-  const observer = { sent: () => undefined, overflowed: () => undefined, failed: () => undefined };
+  const observer = {
+    received: (data: Buffer) => calls.push(`received ${data.toString()}`),
+    ponged: () => calls.push('ponged'),
+    errored: (err: Error) => calls.push(`errored ${err.message}`),
+    closed: (code: number) => calls.push(`closed ${code}`),
+    sent: () => undefined,
+    overflowed: () => undefined,
+    failed: () => undefined,
+  };
   const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer);
   return { conn, ws, calls };
 }
@@ -100,5 +108,26 @@ describe('WsConnection', () => {
     await nextTurn();
     assert.deepEqual(calls, []);
     assert.equal(ws.sent.length, 0);
+  });
+
+  it("tells its observer of the socket's messages, pongs and errors, each connection its own", () => {
+    const a = connection();
+    const b = connection();
+    a.ws.emit('message', Buffer.from('to a'), false);
+    b.ws.emit('message', Buffer.from('to b'), false);
+    a.ws.emit('pong', Buffer.alloc(0));
+    b.ws.emit('error', new Error('bad frame'));
+    assert.deepEqual(a.calls, ['received to a', 'ponged']);
+    assert.deepEqual(b.calls, ['received to b', 'errored bad frame']);
+  });
+
+  it('runs every close handler, one that throws included, then tells the observer', () => {
+    const { conn, ws, calls } = connection();
+    conn.onClose(() => {
+      throw new Error('module bug');
+    });
+    conn.onClose((code, reason) => calls.push(`module saw ${code} ${reason}`));
+    ws.emit('close', 1001, Buffer.from('going away'));
+    assert.deepEqual(calls, ['module saw 1001 going away', 'closed 1001']);
   });
 });

@@ -6,7 +6,14 @@ import { uncorkAfterIo } from './uncork-after-io.js';
 type MessageHandler = (data: Buffer, isBinary: boolean) => void;
 type CloseHandler = (code: number, reason: string) => void;
 
+/** What the gateway learns of one connection: its socket's events, and what its module does with it. */
 export interface ConnectionObserver {
+  /** A message arrived (before the gateway's checks; WsConnection.deliver hands it to the module). */
+  received(data: Buffer, isBinary: boolean): void;
+  ponged(): void;
+  errored(err: Error): void;
+  /** The socket closed; the module's close handlers have run. */
+  closed(code: number): void;
   sent(bytes: number): void;
   /** The outbound cap was hit and the connection is being closed with 1008. */
   overflowed(buffered: number): void;
@@ -23,6 +30,32 @@ export interface Corkable {
 /** How long a connection closed for a full outbound buffer gets to finish its close handshake. */
 const TERMINATE_AFTER_MS = 1000;
 
+/** The WsConnection of a ws WebSocket, for the socket's listeners (ws marks its own sockets the same way). */
+const kConnection = Symbol('connection');
+type OwnedWebSocket = WebSocket & { [kConnection]: WsConnection };
+
+function connectionOf(ws: WebSocket): WsConnection {
+  return (ws as OwnedWebSocket)[kConnection];
+}
+
+// The socket's listeners are these four functions, shared by every connection, and not a closure
+// per connection and event: an idle broker holds one WsConnection per connection.
+function onSocketMessage(this: WebSocket, data: Buffer, isBinary: boolean): void {
+  connectionOf(this).observer.received(data, isBinary);
+}
+
+function onSocketPong(this: WebSocket): void {
+  connectionOf(this).observer.ponged();
+}
+
+function onSocketError(this: WebSocket, err: Error): void {
+  connectionOf(this).observer.errored(err);
+}
+
+function onSocketClose(this: WebSocket, code: number, reason: Buffer): void {
+  connectionOf(this).closedBy(code, reason.toString());
+}
+
 /**
  * The thin transport handed to modules. The outbound cap keeps a subscriber that stopped reading
  * from growing the broker's memory: past it the connection is closed with 1008.
@@ -33,18 +66,8 @@ export class WsConnection implements Connection {
 
   /** True while this turn's sends are held in the socket, to leave as one write (see send). */
   private corked = false;
-  private readonly uncork = (): void => {
-    this.corked = false;
-    this.socket.uncork();
-  };
   /** A write of what is held is due when the current read's messages are handled (see deliver). */
   private answerDue = false;
-  private readonly writeAnswers = (): void => {
-    this.answerDue = false;
-    if (!this.corked) return;
-    this.socket.uncork();
-    this.socket.cork();
-  };
 
   constructor(
     readonly id: string,
@@ -52,13 +75,35 @@ export class WsConnection implements Connection {
     /** The TCP (or TLS) socket under `ws`: corked per turn so a burst of messages is one writev. */
     private readonly socket: Corkable,
     private readonly outboundCap: number,
-    private readonly observer: ConnectionObserver,
+    readonly observer: ConnectionObserver,
   ) {
-    ws.once('close', (code, reason) => {
-      const text = reason.toString();
-      // Each close handler runs even if an earlier one fails; the failure is reported, never thrown.
-      for (const handler of this.closeHandlers) this.contain(() => handler(code, text), false);
-    });
+    (ws as OwnedWebSocket)[kConnection] = this;
+    ws.on('message', onSocketMessage);
+    ws.on('pong', onSocketPong);
+    ws.on('error', onSocketError);
+    // ws emits 'close' once, so `on` does what `once` would without a wrapper per connection.
+    ws.on('close', onSocketClose);
+  }
+
+  /** The socket closed: the module's close handlers run, then the observer hears of it. */
+  closedBy(code: number, reason: string): void {
+    // Each close handler runs even if an earlier one fails; the failure is reported, never thrown.
+    for (const handler of this.closeHandlers) this.contain(() => handler(code, reason), false);
+    this.observer.closed(code);
+  }
+
+  /** Called by uncorkAfterIo once this turn's I/O callbacks have run: what the turn sent leaves. */
+  uncork(): void {
+    this.corked = false;
+    this.socket.uncork();
+  }
+
+  /** On process.nextTick after a read (see deliver): what was sent while handling it leaves now. */
+  private static writeAnswers(connection: WsConnection): void {
+    connection.answerDue = false;
+    if (!connection.corked) return;
+    connection.socket.uncork();
+    connection.socket.cork();
   }
 
   get bufferedAmount(): number {
@@ -83,7 +128,7 @@ export class WsConnection implements Connection {
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
-      uncorkAfterIo(this.uncork);
+      uncorkAfterIo(this);
     }
     this.ws.send(data, { binary: typeof data !== 'string' });
     this.observer.sent(size);
@@ -115,7 +160,7 @@ export class WsConnection implements Connection {
   deliver(data: Buffer, isBinary: boolean): void {
     if (!this.answerDue) {
       this.answerDue = true;
-      process.nextTick(this.writeAnswers);
+      process.nextTick(WsConnection.writeAnswers, this);
     }
     for (const handler of this.messageHandlers) {
       if (!this.contain(() => handler(data, isBinary), true)) return;
