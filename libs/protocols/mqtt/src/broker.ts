@@ -95,7 +95,7 @@ export class MqttBroker {
       if (owner !== null && owner.sendPublish(delivery, false)) this.stats.publishSent++;
       return;
     }
-    if (owner !== null && session.queue.length === 0 && session.inflight.size < owner.sendWindow) {
+    if (owner !== null && session.queuedCount === 0 && session.inflightCount < owner.sendWindow) {
       return this.launch(session, owner, delivery);
     }
     const { maxQueuedMessages, maxQueuedBytes } = this.config;
@@ -111,7 +111,7 @@ export class MqttBroker {
     const owner = session.owner;
     if (owner === null) return;
     const now = Date.now();
-    while (session.queue.length > 0 && session.inflight.size < owner.sendWindow) {
+    while (session.queuedCount > 0 && session.inflightCount < owner.sendWindow) {
       const delivery = session.queue.shift() as Delivery;
       if (!isExpired(delivery.message, now)) this.launch(session, owner, delivery);
     }
@@ -139,9 +139,11 @@ export class MqttBroker {
   resume(session: Session): void {
     const owner = session.owner;
     if (owner === null) return;
-    for (const inflight of session.inflight.values()) {
-      if (inflight.state === 'pubrel') owner.sendPubrel(inflight.packetId);
-      else if (!owner.sendPublish(inflight, true)) session.inflight.delete(inflight.packetId);
+    if (session.inflightCount > 0) {
+      for (const inflight of session.inflight.values()) {
+        if (inflight.state === 'pubrel') owner.sendPubrel(inflight.packetId);
+        else if (!owner.sendPublish(inflight, true)) session.inflight.delete(inflight.packetId);
+      }
     }
     this.pump(session);
   }

@@ -6,7 +6,7 @@ import { CLOSE, type ClientContext, type MqttTransport } from './client-context.
 import { dispatch } from './handlers/dispatch.js';
 import { type MqttMessage } from './message.js';
 import { encodePublish, OutboundAliases } from './outbound-publish.js';
-import { encodePacket, PacketReader } from './packet-reader.js';
+import { encodePacket, type PacketHandler, PacketReader } from './packet-reader.js';
 import { Permissions } from './permissions.js';
 import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
 import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
@@ -31,11 +31,16 @@ const MAX_HELD_PACKETS = 64;
 /** Packets that may carry a reason string and user properties only when the client asked for them. */
 const PROBLEM_INFO_FREE = new Set(['publish', 'connack', 'disconnect']);
 
+/** The keep-alive timer's callback, shared by every client (a closure each would stay for the connection's life). */
+function keepAliveExpired(client: MqttClient): void {
+  client.disconnect(RC.keepAliveTimeout, 'keep alive timeout');
+}
+
 /**
  * One MQTT network connection, sans-IO: bytes in through `receive`, packets out through the
  * transport, one handler per packet type (handlers/). It owns its session while connected.
  */
-export class MqttClient implements SessionOwner {
+export class MqttClient implements SessionOwner, PacketHandler {
   state: 'connecting' | 'authenticating' | 'connected' | 'closed' = 'connecting';
   version = 4;
   clientId = '';
@@ -66,11 +71,7 @@ export class MqttClient implements SessionOwner {
     readonly passwords: PasswordCheck | null,
     readonly log: MqttLogger,
   ) {
-    this.reader = new PacketReader(
-      broker.config.maxPacketSize,
-      (packet) => this.onPacket(packet),
-      (error) => this.fail(error),
-    );
+    this.reader = new PacketReader(broker.config.maxPacketSize, this);
     this.connectTimer = setTimeout(
       () => this.close(CLOSE.policy, 'no CONNECT in time', false),
       broker.config.connectTimeoutMs,
@@ -88,7 +89,11 @@ export class MqttClient implements SessionOwner {
     this.reader.push(data);
   }
 
-  private onPacket(packet: Packet): void {
+  onMalformed(error: MqttProtocolError): void {
+    this.fail(error);
+  }
+
+  onPacket(packet: Packet): void {
     if (this.state === 'closed') return;
     this.broker.stats.messagesReceived++;
     this.keepAliveTimer?.refresh();
@@ -177,10 +182,7 @@ export class MqttClient implements SessionOwner {
     this.connectTimer = null;
     if (keepAliveSec > 0) {
       // 1.5 times the keep-alive without a packet ends the connection (3.1.2.10).
-      this.keepAliveTimer = setTimeout(
-        () => this.disconnect(RC.keepAliveTimeout, 'keep alive timeout'),
-        keepAliveSec * 1500,
-      );
+      this.keepAliveTimer = setTimeout(keepAliveExpired, keepAliveSec * 1500, this);
       this.keepAliveTimer.unref();
     }
   }

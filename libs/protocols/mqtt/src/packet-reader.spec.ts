@@ -10,11 +10,10 @@ function reader(max = 1024): { reader: PacketReader; packets: Packet[]; errors: 
   const packets: Packet[] = [];
   const errors: MqttProtocolError[] = [];
   return {
-    reader: new PacketReader(
-      max,
-      (p) => packets.push(p),
-      (e) => errors.push(e),
-    ),
+    reader: new PacketReader(max, {
+      onPacket: (p) => packets.push(p),
+      onMalformed: (e) => errors.push(e),
+    }),
     packets,
     errors,
   };
@@ -85,13 +84,12 @@ describe('PacketReader', () => {
   });
 
   it('a handler that throws half-way through a chunk leaves nothing behind for the next reader', () => {
-    const thrower = new PacketReader(
-      1024,
-      (p) => {
+    const thrower = new PacketReader(1024, {
+      onPacket: (p) => {
         if (p.cmd === 'pingreq') throw new Error('handler bug');
       },
-      () => undefined,
-    );
+      onMalformed: () => undefined,
+    });
     assert.throws(() => thrower.push(Buffer.concat([connect, ping, connect, connect])), /handler bug/);
     const { reader: r, packets, errors } = reader();
     r.push(ping);
@@ -144,13 +142,12 @@ describe('PacketReader', () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     let seen: WeakRef<Packet> | undefined;
-    const r = new PacketReader(
-      1024,
-      (p) => {
+    const r = new PacketReader(1024, {
+      onPacket: (p) => {
         if (p.cmd === 'connect') seen = new WeakRef(p);
       },
-      () => undefined,
-    );
+      onMalformed: () => undefined,
+    });
     r.push(
       mqttPacket.generate({
         cmd: 'connect',

@@ -86,6 +86,12 @@ class SharedParser {
 
 const shared = new SharedParser();
 
+/** Where a reader's packets go, and its failure: after one, it reads nothing more. */
+export interface PacketHandler {
+  onPacket(packet: Packet): void;
+  onMalformed(error: MqttProtocolError): void;
+}
+
 /**
  * Turns a byte stream (WebSocket frames or TCP chunks: packets may span chunks and a chunk may hold
  * several) into packets. A packet whose header announces more than `maxPacketSize` fails as soon as
@@ -99,8 +105,8 @@ export class PacketReader {
 
   constructor(
     private readonly maxPacketSize: number,
-    private readonly onPacket: (packet: Packet) => void,
-    private readonly onError: (error: MqttProtocolError) => void,
+    /** An object with methods, not two closures: a broker holds a reader per connection. */
+    private readonly handler: PacketHandler,
   ) {}
 
   push(data: Buffer): void {
@@ -121,7 +127,7 @@ export class PacketReader {
   accept(packet: Packet): void {
     if (this.failed) return;
     if (packetSize(packet.length ?? 0) > this.maxPacketSize) return this.fail(tooLarge(this.maxPacketSize));
-    this.onPacket(packet);
+    this.handler.onPacket(packet);
   }
 
   /** The parser refused this reader's bytes. */
@@ -151,7 +157,7 @@ export class PacketReader {
     if (this.failed) return;
     this.failed = true;
     this.own = null;
-    this.onError(error);
+    this.handler.onMalformed(error);
   }
 }
 

@@ -69,6 +69,16 @@ export class Session {
     return (this.deliveryQueue ??= new DeliveryQueue());
   }
 
+  /** Deliveries queued; reading it does not make the queue. */
+  get queuedCount(): number {
+    return this.deliveryQueue?.length ?? 0;
+  }
+
+  /** Deliveries in flight; reading it does not make the table. */
+  get inflightCount(): number {
+    return this.inflightTable?.size ?? 0;
+  }
+
   /** QoS 2 packet ids received and not yet released (PUBREL), so a resent PUBLISH is not routed twice. */
   get awaitingRelease(): Set<number> {
     return (this.releaseSet ??= new Set());
