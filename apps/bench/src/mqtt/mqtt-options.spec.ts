@@ -13,7 +13,7 @@ describe('parseMqttOptions', () => {
       fanout: 1000,
       window: 50,
       fanoutWindow: 5,
-      idleConnections: 2000,
+      idleConnections: 10000,
       settleMs: 3000,
       clientWrites: 'tick',
     });
