@@ -331,6 +331,7 @@ describe('admin API', () => {
   describe('connections', () => {
     it('lists open connections with filters and closes one with the given code and reason', async () => {
       const token = await signToken({ sub: 'erin' });
+      const before = Date.now();
       const ws = new WebSocket(`${broker.url}/secure?token=${token}`, 'echo.v1');
       await opened(ws);
       ws.send('hello');
@@ -342,8 +343,15 @@ describe('admin API', () => {
         subprotocol: string;
         bytesIn: number;
         bytesOut: number;
+        openedAt: string;
       }[];
       assert.equal(listed.body.length, 1);
+      const openedAt = Date.parse(mine?.openedAt ?? '');
+      assert.ok(
+        openedAt >= before && openedAt <= Date.now(),
+        `openedAt ${mine?.openedAt} is the time of the upgrade`,
+      );
+      assert.equal(new Date(openedAt).toISOString(), mine?.openedAt);
       assert.deepEqual([mine?.endpoint, mine?.subprotocol, mine?.bytesIn], ['/secure', 'echo.v1', 5]);
       assert.ok((mine?.bytesOut ?? 0) >= 5);
       assert.deepEqual(
