@@ -10,7 +10,8 @@ interface Entry<Item> {
  * small writes (a thousand charge points' heartbeats) costs one commit instead of one each. One write
  * is in flight at a time: the items of a tick are written at its end, and whatever arrives while a
  * write is under way (over any number of ticks: PostgreSQL answers over the network) waits for it
- * and goes in the next batch, so a slow commit makes batches larger, not more numerous. A batch that fails is retried item by item, so a bad item fails only its own caller.
+ * and goes in the next batch, so a slow commit makes batches larger, not more numerous. A batch that
+ * fails is retried item by item, so a bad item fails only its own caller.
  */
 export class GroupCommit<Item> {
   private readonly pending: Entry<Item>[] = [];

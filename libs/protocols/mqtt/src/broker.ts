@@ -166,11 +166,7 @@ export class MqttBroker {
   /** Forgets a session: its subscriptions leave the trie and its queue is discarded. */
   endSession(session: Session): void {
     session.clearTimers();
-    for (const subscription of session.subscriptions.values()) {
-      this.subscriptions.remove(session.clientId, subscription);
-    }
-    session.subscriptions.clear();
-    session.queue.clear();
+    for (const subscription of session.discard()) this.subscriptions.remove(session.clientId, subscription);
     if (this.sessions.get(session.clientId) === session) this.sessions.delete(session.clientId);
   }
 }

@@ -40,9 +40,4 @@ export class DeliveryQueue {
     if (delivery !== undefined) this.totalBytes -= costOf(delivery);
     return delivery;
   }
-
-  clear(): void {
-    this.items.length = 0;
-    this.totalBytes = 0;
-  }
 }

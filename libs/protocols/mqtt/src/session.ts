@@ -84,6 +84,14 @@ export class Session {
     return (this.releaseSet ??= new Set());
   }
 
+  /** Drops the subscriptions and the queued deliveries, returning the subscriptions; makes neither table. */
+  discard(): Subscription[] {
+    const subscriptions = this.subscriptionTable === null ? [] : [...this.subscriptionTable.values()];
+    this.subscriptionTable = null;
+    this.deliveryQueue = null;
+    return subscriptions;
+  }
+
   /**
    * The next packet id not in flight. Callers keep fewer than 65535 deliveries in flight (the send
    * window is at most that), so one is always free.
