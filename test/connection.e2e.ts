@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import WebSocket from 'ws';
+import { ConnectionRegistry } from '#broker/gateway';
 import { upgradeRequest, rawExchange } from './support/raw-http.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { closed, nextMessage, opened, waitFor } from './support/ws-helpers.js';
@@ -160,6 +161,36 @@ describe('connections after the 101', () => {
     assert.equal(outcomes.filter((o) => o === 'open').length, 3, outcomes.join(','));
     assert.equal(outcomes.filter((o) => o === '503').length, 9, outcomes.join(','));
     for (const ws of sockets) ws.terminate();
+  });
+
+  it('slots come back when connections close and when clients leave during the handshake', async () => {
+    const registry = broker.app.get(ConnectionRegistry);
+    const openAll = (n: number): Promise<WebSocket[]> =>
+      Promise.all(
+        Array.from({ length: n }, async () => {
+          const ws = new WebSocket(`${broker.url}/limited`);
+          await opened(ws);
+          return ws;
+        }),
+      );
+    for (const ws of await openAll(3)) {
+      ws.close();
+      await closed(ws);
+    }
+    // Each client leaves while its slot is held for the module's slow check: reset, or half-closed.
+    for (const leave of ['reset', 'end', 'reset', 'end']) {
+      await waitFor(() => registry.total() === 0);
+      const socket = connect(broker.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      const gone = new Promise((resolve) => socket.once('close', resolve));
+      socket.write(upgradeRequest('/limited'));
+      await waitFor(() => registry.total() === 1);
+      if (leave === 'reset') socket.resetAndDestroy();
+      else socket.end();
+      await gone;
+    }
+    await waitFor(() => registry.total() === 0);
+    for (const ws of await openAll(3)) ws.terminate();
   });
 
   it('a ws client (which answers pings) survives several heartbeat intervals', async () => {
