@@ -16,6 +16,14 @@ import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { closed } from './support/ws-helpers.js';
 
 const HEARTBEAT = (id: string) => JSON.stringify([2, id, 'Heartbeat', {}]);
+/** A CALL answered only after the store has written it. */
+const STATUS = (id: string) =>
+  JSON.stringify([
+    2,
+    id,
+    'StatusNotification',
+    { connectorId: 1, errorCode: 'NoError', status: 'Available' },
+  ]);
 
 /** The CALLERROR for `id`, checked to be one, as [code, description]. */
 function callError(frame: unknown[], id: string): [string, string] {
@@ -190,10 +198,10 @@ describe('ocpp1.6: a failure of ours answers InternalError and keeps the connect
       const ws = await rawChargePoint(broker.url, 'CP-internal');
       await rawBoot(ws);
       await broker.app.get(BrokerStore).close();
-      const [code, description] = callError(await exchange(ws, HEARTBEAT('after-db')), 'after-db');
+      const [code, description] = callError(await exchange(ws, STATUS('after-db')), 'after-db');
       assert.equal(code, 'InternalError');
       assert.doesNotMatch(description, /destroy|pool|sqlite/i, 'no internals leak');
-      assert.equal(callError(await exchange(ws, HEARTBEAT('again')), 'again')[0], 'InternalError');
+      assert.equal(callError(await exchange(ws, STATUS('again')), 'again')[0], 'InternalError');
       ws.close();
     } finally {
       await broker.close().catch(() => undefined);

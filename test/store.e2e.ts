@@ -231,7 +231,7 @@ for (const backend of backends) {
 
     it('OCPP: records boots and heartbeats of known and unknown charge points', async () => {
       assert.equal(await store.ocpp.stations.get('CP-boot'), null);
-      await store.ocpp.stations.recordHeartbeat('CP-beat');
+      store.ocpp.stations.recordHeartbeat('CP-beat');
       const booted = await store.ocpp.stations.recordBoot(
         'CP-boot',
         { vendor: 'Acme', model: 'Volt', firmwareVersion: '1.2' },
@@ -241,7 +241,7 @@ for (const backend of backends) {
         [booted.vendor, booted.model, booted.serialNumber, booted.firmwareVersion, booted.bootStatus],
         ['Acme', 'Volt', null, '1.2', 'Accepted'],
       );
-      await store.ocpp.stations.recordHeartbeat('CP-boot');
+      store.ocpp.stations.recordHeartbeat('CP-boot');
       const again = await store.ocpp.stations.recordBoot(
         'CP-boot',
         { vendor: 'Acme', model: 'Volt' },
@@ -255,17 +255,37 @@ for (const backend of backends) {
       );
     });
 
-    it('OCPP: heartbeats and meter values of one tick are group-committed; a bad call fails alone', async () => {
+    it('OCPP: last-seen times are seen at once and written behind, by flush or by closing the store', async () => {
       const identities = Array.from({ length: 30 }, (_, i) => `CP-group-${i}`);
-      await Promise.all([
-        ...identities.map((identity) => store.ocpp.stations.recordHeartbeat(identity)),
-        store.ocpp.stations.recordHeartbeat('CP-group-0'),
-      ]);
-      const stations = await store.ocpp.stations.list();
+      for (const identity of identities) store.ocpp.stations.recordHeartbeat(identity);
+      store.ocpp.stations.recordHeartbeat('CP-group-0');
+      const seen = await store.ocpp.stations.list();
       for (const identity of identities) {
-        const station = stations.find((s) => s.identity === identity);
+        const station = seen.find((s) => s.identity === identity);
         assert.notEqual(station?.lastHeartbeatAt ?? null, null, identity);
       }
+      assert.deepEqual(
+        seen.map((s) => s.identity),
+        [...seen.map((s) => s.identity)].sort(),
+        'listed in identity order, unwritten ones among them',
+      );
+      await store.ocpp.stations.flush();
+      const other = await BrokerStore.open(config);
+      try {
+        const written = await other.ocpp.stations.get('CP-group-7');
+        assert.equal(
+          written?.lastHeartbeatAt,
+          seen.find((s) => s.identity === 'CP-group-7')?.lastHeartbeatAt,
+        );
+        assert.equal(written?.bootStatus, null, 'a charge point that only beat has a row of its own');
+        other.ocpp.stations.recordHeartbeat('CP-closing');
+      } finally {
+        await other.close();
+      }
+      assert.notEqual((await store.ocpp.stations.get('CP-closing'))?.lastHeartbeatAt ?? null, null);
+    });
+
+    it('OCPP: meter values of one tick are group-committed; a bad call fails alone', async () => {
       const sample = (value: string) => [{ timestamp: later(0), sampledValue: [{ value }] }];
       const results = await Promise.allSettled([
         store.ocpp.meterValues.add('CP-group-1', 1, null, sample('1')),

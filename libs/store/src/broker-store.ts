@@ -43,8 +43,11 @@ export class BrokerStore {
   }
 
   async close(): Promise<void> {
-    await this.ocpp.flush();
-    await this.db.destroy();
+    try {
+      await this.ocpp.flush();
+    } finally {
+      await this.db.destroy();
+    }
   }
 }
 

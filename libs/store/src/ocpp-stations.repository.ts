@@ -1,11 +1,11 @@
 import { type Kysely, type Selectable } from 'kysely';
 import { BatchInsert } from './batch-insert.js';
-import { GroupCommit } from './group-commit.js';
 import { timestamp } from './ids.js';
 import { type OcppStationsTable, type Database } from './schema.js';
 import { type StationView } from './ocpp.types.js';
 
-function view(row: Selectable<OcppStationsTable>): StationView {
+/** A row as stored, with a last-seen time not written yet (the later, then, of the two). */
+function view(row: Selectable<OcppStationsTable>, lastSeen: string | undefined): StationView {
   return {
     identity: row.identity,
     vendor: row.vendor,
@@ -14,8 +14,8 @@ function view(row: Selectable<OcppStationsTable>): StationView {
     firmwareVersion: row.firmware_version,
     bootStatus: row.boot_status,
     lastBootAt: row.last_boot_at,
-    lastHeartbeatAt: row.last_heartbeat_at,
-    updatedAt: row.updated_at,
+    lastHeartbeatAt: lastSeen ?? row.last_heartbeat_at,
+    updatedAt: lastSeen !== undefined && lastSeen > row.updated_at ? lastSeen : row.updated_at,
   };
 }
 
@@ -26,9 +26,27 @@ export interface BootInput {
   readonly firmwareVersion?: string | undefined;
 }
 
-interface Heartbeat {
-  readonly identity: string;
-  readonly at: string;
+/**
+ * Last-seen times are written behind, at most this late. A Heartbeat's answer does not depend on the
+ * database, and each one costs a Map entry instead of a durable commit: the beats of a second share
+ * one upsert, the latest per charge point. A crash loses at most that second of last-seen times (a
+ * charge point's liveness, not its data); closing the store writes them first.
+ */
+const LAST_SEEN_WRITE_DELAY_MS = 1000;
+
+/** The row a Heartbeat makes for a charge point that never booted, before it is written. */
+function unbootedRow(identity: string, at: string): Selectable<OcppStationsTable> {
+  return {
+    identity,
+    vendor: null,
+    model: null,
+    serial_number: null,
+    firmware_version: null,
+    boot_status: null,
+    last_boot_at: null,
+    last_heartbeat_at: at,
+    updated_at: at,
+  };
 }
 
 interface HeartbeatRow {
@@ -39,7 +57,6 @@ interface HeartbeatRow {
 
 /** Charge points as the central system saw them boot and beat; unknown charge points get a row too. */
 export class OcppStationsRepository {
-  /** Heartbeats of one tick share one upsert (one statement: 3 parameters a row, far under both limits). */
   /** A charge point's last beat; one that never booted gets its row here. One per repository: the SQL is the dialect's. */
   private readonly heartbeatUpserts = new BatchInsert<HeartbeatRow>(
     (db, rows) =>
@@ -54,7 +71,11 @@ export class OcppStationsRepository {
         ),
     (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
   );
-  private readonly heartbeats = new GroupCommit<Heartbeat>((beats) => this.writeHeartbeats(beats), 500);
+  /** Last-seen times not written yet, then the ones being written; reads see both. */
+  private lastSeen = new Map<string, string>();
+  private writingLastSeen = new Map<string, string>();
+  private lastSeenTimer: NodeJS.Timeout | null = null;
+  private lastSeenWrite: Promise<void> | null = null;
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -78,22 +99,50 @@ export class OcppStationsRepository {
     return this.get(identity) as Promise<StationView>;
   }
 
-  /** Resolves once the heartbeat is stored (group-committed with the others of its tick). */
-  recordHeartbeat(identity: string): Promise<void> {
-    return this.heartbeats.add({ identity, at: timestamp() });
+  /** Seen by get() and list() at once; written within LAST_SEEN_WRITE_DELAY_MS. */
+  recordHeartbeat(identity: string): void {
+    this.lastSeen.set(identity, timestamp());
+    this.lastSeenTimer ??= setTimeout(() => {
+      this.lastSeenTimer = null;
+      // A failed write keeps its times for the next one (see writeLastSeen); nothing to report here.
+      this.writeLastSeen().catch(() => undefined);
+    }, LAST_SEEN_WRITE_DELAY_MS).unref();
   }
 
-  /** Waits for heartbeats not yet written. */
-  flush(): Promise<void> {
-    return this.heartbeats.drain();
+  /** Writes the last-seen times not yet written, and rejects if that write fails. */
+  async flush(): Promise<void> {
+    if (this.lastSeenTimer !== null) clearTimeout(this.lastSeenTimer);
+    this.lastSeenTimer = null;
+    await this.writeLastSeen();
   }
 
-  private async writeHeartbeats(beats: readonly Heartbeat[]): Promise<void> {
-    // One row per identity (the latest beat): an upsert may not touch a row twice in one statement.
-    const latest = new Map<string, string>();
-    for (const beat of beats) latest.set(beat.identity, beat.at);
-    const rows = [...latest].map(([identity, at]) => ({ identity, last_heartbeat_at: at, updated_at: at }));
-    await this.db.transaction().execute((trx) => this.heartbeatUpserts.run(trx, rows));
+  private async writeLastSeen(): Promise<void> {
+    while (this.lastSeenWrite !== null) await this.lastSeenWrite.catch(() => undefined);
+    if (this.lastSeen.size === 0) return;
+    this.writingLastSeen = this.lastSeen;
+    this.lastSeen = new Map();
+    const rows = [...this.writingLastSeen].map(([identity, at]) => ({
+      identity,
+      last_heartbeat_at: at,
+      updated_at: at,
+    }));
+    this.lastSeenWrite = this.db.transaction().execute((trx) => this.heartbeatUpserts.run(trx, rows));
+    try {
+      await this.lastSeenWrite;
+    } catch (err) {
+      // Kept for the next write, unless a newer beat came meanwhile.
+      for (const [identity, at] of this.writingLastSeen) {
+        if (!this.lastSeen.has(identity)) this.lastSeen.set(identity, at);
+      }
+      throw err;
+    } finally {
+      this.writingLastSeen = new Map();
+      this.lastSeenWrite = null;
+    }
+  }
+
+  private seen(identity: string): string | undefined {
+    return this.lastSeen.get(identity) ?? this.writingLastSeen.get(identity);
   }
 
   async get(identity: string): Promise<StationView | null> {
@@ -102,10 +151,19 @@ export class OcppStationsRepository {
       .selectAll()
       .where('identity', '=', identity)
       .executeTakeFirst();
-    return row === undefined ? null : view(row);
+    const seen = this.seen(identity);
+    if (row !== undefined) return view(row, seen);
+    return seen === undefined ? null : view(unbootedRow(identity, seen), undefined);
   }
 
   async list(): Promise<StationView[]> {
-    return (await this.db.selectFrom('ocpp_stations').selectAll().orderBy('identity').execute()).map(view);
+    const rows = await this.db.selectFrom('ocpp_stations').selectAll().orderBy('identity').execute();
+    const stored = new Set(rows.map((row) => row.identity));
+    const unwritten = [...this.lastSeen, ...this.writingLastSeen]
+      .filter(([identity]) => !stored.has(identity))
+      .map(([identity, at]) => unbootedRow(identity, at));
+    const all = [...rows, ...unwritten].map((row) => view(row, this.seen(row.identity)));
+    // By identity, in code-unit order, the unwritten ones among them.
+    return all.sort((a, b) => (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0));
   }
 }
