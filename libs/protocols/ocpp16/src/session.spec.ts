@@ -131,6 +131,74 @@ describe('OcppSession: inbound CALLs', () => {
     );
   });
 
+  it('an id still in progress is a ProtocolError; once answered or refused, the id may come again', async () => {
+    let finish: () => void = () => undefined;
+    const { s, sent, bad } = session(
+      dispatcher({
+        Authorize: () =>
+          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
+        Heartbeat: heartbeat,
+      }),
+    );
+    s.receive('[2,"a","Authorize",{"idTag":"x"}]');
+    s.receive('[2,"a","Heartbeat",{}]');
+    await tick();
+    assert.deepEqual(sent, [[4, 'a', 'ProtocolError', 'A CALL with id a is already in progress.', {}]]);
+    assert.deepEqual(bad, ['duplicate-id']);
+    finish();
+    await tick();
+    // Each on an idle queue, where a CALL starts (and a refusal ends) within receive().
+    s.receive('[2,"a","Heartbeat",{}]');
+    await tick();
+    s.receive('[2,"b","Heartbeat",{"x":1}]');
+    await tick();
+    s.receive('[2,"b","Heartbeat",{}]');
+    await tick();
+    assert.deepEqual(
+      sent.slice(1).map((f) => [f[0], f[1], typeof f[2] === 'string' ? f[2] : 'result']),
+      [
+        [3, 'a', 'result'],
+        [3, 'a', 'result'],
+        [4, 'b', 'FormationViolation'],
+        [3, 'b', 'result'],
+      ],
+    );
+  });
+
+  it('past the queue bound a CALL gets GenericError and the queued ones are still answered', async () => {
+    let finish: () => void = () => undefined;
+    const { s, sent, bad } = session(
+      dispatcher({
+        Authorize: () =>
+          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
+        Heartbeat: heartbeat,
+      }),
+    );
+    s.receive('[2,"slow","Authorize",{"idTag":"x"}]');
+    for (let i = 1; i <= 5; i++) s.receive(`[2,"q${i}","Heartbeat",{}]`);
+    await tick();
+    assert.deepEqual(
+      sent.map((f) => f.slice(0, 3)),
+      [[4, 'q5', 'GenericError']],
+    );
+    assert.deepEqual(bad, ['busy']);
+    finish();
+    await tick();
+    s.receive('[2,"q5","Heartbeat",{}]');
+    await tick();
+    assert.deepEqual(
+      sent.slice(1).map((f) => [f[0], f[1]]),
+      [
+        [3, 'slow'],
+        [3, 'q1'],
+        [3, 'q2'],
+        [3, 'q3'],
+        [3, 'q4'],
+        [3, 'q5'],
+      ],
+    );
+  });
+
   it('CALLs wait for `ready` and run one at a time in arrival order', async () => {
     let open: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => (open = resolve));

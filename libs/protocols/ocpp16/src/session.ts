@@ -41,6 +41,7 @@ export interface SessionOptions {
   /** Bounds our CALLs' wait for an answer, and our handlers' time to answer a CALL. */
   readonly callTimeoutMs: number;
   readonly maxQueuedCalls: number;
+  /** The clock of our own CALLs' timeouts (a test's); the inbound deadline always uses Node's timers. */
   readonly timers?: Timers;
   /** Resolves once the dispatcher can judge CALLs; inbound CALLs wait for it, in order. */
   readonly ready?: Promise<void>;
@@ -78,6 +79,15 @@ export class OcppSession {
   private readonly inboundIds = new Set<string>();
   private readonly outbound: CallTracker;
   private readonly timers: Timers;
+  /**
+   * The inbound CALL being handled (the queue runs one at a time) and its deadline: one timer per
+   * connection, moved by refresh() as each CALL starts, instead of a timer and two closures per CALL.
+   * It fires `callTimeoutMs` after the latest start, so a CALL still in progress then is late.
+   */
+  private handlingId: string | null = null;
+  private handlingAction = '';
+  private late = false;
+  private deadline: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: SessionOptions) {
     this.timers = options.timers ?? realTimers;
@@ -129,6 +139,7 @@ export class OcppSession {
   /** The transport closed: our pending CALLs fail, inbound answers are dropped. */
   closed(): void {
     this.outbound.close(new ConnectionClosedError('the charge point disconnected'));
+    if (this.deadline !== null) clearTimeout(this.deadline);
   }
 
   private onCall(id: string, action: string, payload: unknown): void {
@@ -146,7 +157,10 @@ export class OcppSession {
         new OcppError('NotImplemented', `${action} is not an OCPP 1.6 action.`),
       );
     }
+    // Added first: the queue may start the CALL at once, and its end removes the id.
+    this.inboundIds.add(id);
     if (!this.inbound.push(() => this.handle(id, action, payload))) {
+      this.inboundIds.delete(id);
       return this.refuse(
         id,
         'busy',
@@ -156,7 +170,6 @@ export class OcppSession {
         ),
       );
     }
-    this.inboundIds.add(id);
   }
 
   private refuse(id: string, reason: BadMessageReason, err: OcppError): void {
@@ -187,15 +200,7 @@ export class OcppSession {
     }
     // A handler stuck on the store still gets the charge point an answer in time; the queue waits
     // for the handler itself, so later CALLs never overtake it.
-    let late = false;
-    const cancel = this.timers.start(() => {
-      late = true;
-      this.options.observer.internalError(
-        action,
-        new Error(`no result within ${this.options.callTimeoutMs} ms`),
-      );
-      this.options.send(encodeError(id, 'InternalError', `${action} could not be processed in time.`));
-    }, this.options.callTimeoutMs);
+    this.startDeadline(id, action);
     let answer: string;
     try {
       const result = await dispatcher.handle(action, payload as Payload, id);
@@ -209,11 +214,34 @@ export class OcppSession {
         answer = encodeError(id, 'InternalError', `${action} could not be processed.`);
       }
     } finally {
-      cancel();
+      this.handlingId = null;
       this.inboundIds.delete(id);
     }
-    if (!late) this.options.send(answer);
+    if (!this.late) this.options.send(answer);
   }
+
+  private startDeadline(id: string, action: string): void {
+    this.handlingId = id;
+    this.handlingAction = action;
+    this.late = false;
+    if (this.deadline === null) {
+      this.deadline = setTimeout(this.onDeadline, this.options.callTimeoutMs).unref();
+    } else {
+      this.deadline.refresh();
+    }
+  }
+
+  private readonly onDeadline = (): void => {
+    const id = this.handlingId;
+    if (id === null) return;
+    const action = this.handlingAction;
+    this.late = true;
+    this.options.observer.internalError(
+      action,
+      new Error(`no result within ${this.options.callTimeoutMs} ms`),
+    );
+    this.options.send(encodeError(id, 'InternalError', `${action} could not be processed in time.`));
+  };
 
   /** Our answer must fit its schema too; when it does not, the fault is ours, not the peer's. */
   private ownAnswer(action: string, result: Payload): Payload {
