@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { assertTopicName } from '#broker/bus';
-import { callEventMessage, connectionEventMessage, eventTopic, identityLevel } from './bus-events.js';
+import { CallEventMessage, connectionEventMessage, eventTopic, identityLevel } from './bus-events.js';
 
 describe('bus events', () => {
   it('an identity is one topic level: %, + and # are percent-encoded', () => {
@@ -12,7 +12,7 @@ describe('bus events', () => {
   });
 
   it('call events carry identity, action, request and response as JSON', () => {
-    const message = callEventMessage({
+    const message = new CallEventMessage({
       identity: 'CP-1',
       action: 'StatusNotification',
       messageId: 'm1',

@@ -10,9 +10,14 @@ export function identityLevel(identity: string): string {
   return identity.replace(/[%+#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
+/** `ocpp/<identity>/`: what every topic of one charge point's events starts with. */
+export function eventTopicPrefix(identity: string): string {
+  return `ocpp/${identityLevel(identity)}/`;
+}
+
 /** `ocpp/<identity>/<Action>`: a dashboard subscribes to `ocpp/+/StatusNotification` or `ocpp/CP-1/#`. */
 export function eventTopic(identity: string, event: string): string {
-  return `ocpp/${identityLevel(identity)}/${event}`;
+  return eventTopicPrefix(identity) + event;
 }
 
 export interface CallEvent {
@@ -26,21 +31,31 @@ export interface CallEvent {
 }
 
 /**
- * The JSON is written on the first read of `payload`, once: on a bus where no subscriber matches
- * (no dashboard watching), a Heartbeat's event costs a topic, not a serialization.
+ * A handled CALL on the bus. The JSON is written on the first read of `payload`, once: on a bus where
+ * no subscriber matches (no dashboard watching), a Heartbeat's event costs a topic, not a
+ * serialization. A class, not an object literal with a getter: a literal defines its accessor anew
+ * for every message, on the path of every CALL.
  */
-export function callEventMessage(event: CallEvent): BusMessage {
-  let payload: Buffer | null = null;
-  return {
-    topic: eventTopic(event.identity, event.action),
-    get payload(): Buffer {
-      payload ??= Buffer.from(JSON.stringify(event));
-      return payload;
-    },
-    contentType: 'application/json',
-    origin: BUS_ORIGIN,
-    principal: event.identity,
-  };
+export class CallEventMessage implements BusMessage {
+  readonly topic: string;
+  readonly contentType = 'application/json';
+  readonly origin = BUS_ORIGIN;
+  readonly principal: string;
+  private json: Buffer | null = null;
+
+  /** `topicPrefix`: the charge point's `eventTopicPrefix`, which a connection works out once. */
+  constructor(
+    private readonly event: CallEvent,
+    topicPrefix: string = eventTopicPrefix(event.identity),
+  ) {
+    this.topic = topicPrefix + event.action;
+    this.principal = event.identity;
+  }
+
+  get payload(): Buffer {
+    this.json ??= Buffer.from(JSON.stringify(this.event));
+    return this.json;
+  }
 }
 
 /** `ocpp/<identity>/Connected` and `.../Disconnected` (names no 1.6 action has). */
