@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { assertTopicName } from '#broker/bus';
-import { CallEventMessage, connectionEventMessage, eventTopic, identityLevel } from './bus-events.js';
+import {
+  CallEventMessage,
+  connectionEventMessage,
+  eventTopic,
+  eventTopicPrefix,
+  identityLevel,
+} from './bus-events.js';
 
 describe('bus events', () => {
   it('an identity is one topic level: %, + and # are percent-encoded', () => {
@@ -12,14 +18,15 @@ describe('bus events', () => {
   });
 
   it('call events carry identity, action, request and response as JSON', () => {
-    const message = new CallEventMessage({
+    const event = {
       identity: 'CP-1',
       action: 'StatusNotification',
       messageId: 'm1',
       request: { connectorId: 1, status: 'Available', errorCode: 'NoError' },
       response: {},
       at: new Date('2026-01-01T00:00:00.000Z'),
-    });
+    };
+    const message = new CallEventMessage(event);
     assert.equal(message.topic, 'ocpp/CP-1/StatusNotification');
     assert.deepEqual(
       [message.origin, message.principal, message.contentType],
@@ -29,6 +36,9 @@ describe('bus events', () => {
     assert.deepEqual(body['request'], { connectorId: 1, status: 'Available', errorCode: 'NoError' });
     assert.equal(body['at'], '2026-01-01T00:00:00.000Z');
     assert.equal(message.payload, message.payload, 'the JSON is written once, at the first read');
+    const escaped = new CallEventMessage({ ...event, identity: 'a+b#c' }, eventTopicPrefix('a+b#c'));
+    assert.equal(escaped.topic, 'ocpp/a%2Bb%23c/StatusNotification');
+    assert.equal(escaped.topic, new CallEventMessage({ ...event, identity: 'a+b#c' }).topic);
   });
 
   it('connection events', () => {

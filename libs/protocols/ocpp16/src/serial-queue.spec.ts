@@ -40,6 +40,22 @@ describe('SerialQueue', () => {
     assert.ok(queue.push(async () => undefined));
   });
 
+  it('a task that throws before returning its promise is reported too, and the queue goes on', async () => {
+    const errors: unknown[] = [];
+    const queue = new SerialQueue(5, (err) => errors.push(err));
+    queue.push(() => {
+      throw new Error('at once');
+    });
+    const ran = new Promise<boolean>((resolve) => queue.push(async () => resolve(true)));
+    assert.equal(await ran, true);
+    assert.deepEqual(
+      errors.map((err) => (err as Error).message),
+      ['at once'],
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(queue.size, 0);
+  });
+
   it('a failing task is reported and does not stop the ones behind it', async () => {
     const errors: unknown[] = [];
     const queue = new SerialQueue(5, (err) => errors.push(err));
