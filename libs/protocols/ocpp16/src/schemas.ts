@@ -59,7 +59,11 @@ export type Direction = 'req' | 'conf';
 
 /** Validates payloads of both directions against the 1.6 schemas. */
 export class OcppSchemas {
-  private readonly validators = new Map<string, ValidateFunction>();
+  /** By direction, then action: no `urn:<Action>.<dir>` key is built per payload on the call path. */
+  private readonly validators = {
+    req: new Map<string, ValidateFunction>(),
+    conf: new Map<string, ValidateFunction>(),
+  };
   readonly actions: ReadonlySet<string>;
 
   constructor() {
@@ -69,9 +73,11 @@ export class OcppSchemas {
     const actions = new Set<string>();
     for (const { $id, ...schema } of loadSchemas()) {
       // Compiled without their `urn:Action.req` ids: ajv's URI library refuses URNs without a namespace id.
-      this.validators.set($id, ajv.compile(schema));
-      const match = /^urn:(.+)\.req$/.exec($id);
-      if (match) actions.add(match[1] as string);
+      const match = /^urn:(.+)\.(req|conf)$/.exec($id);
+      if (match === null) throw new Error(`ocpp-rpc's OCPP 1.6 schema ${$id} is not urn:<Action>.req|conf`);
+      const [, action, direction] = match as unknown as [string, string, Direction];
+      this.validators[direction].set(action, ajv.compile(schema));
+      if (direction === 'req') actions.add(action);
     }
     this.actions = actions;
   }
@@ -83,7 +89,7 @@ export class OcppSchemas {
 
   /** Throws an OcppError with the mapped code when the payload does not fit the action's schema. */
   validate(action: string, direction: Direction, payload: unknown): void {
-    const validate = this.validators.get(`urn:${action}.${direction}`);
+    const validate = this.validators[direction].get(action);
     if (validate === undefined) throw new OcppError('NotImplemented', `Unknown action ${action}.`);
     if (validate(payload)) return;
     const first = (validate.errors ?? [])[0];
