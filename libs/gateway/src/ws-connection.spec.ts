@@ -15,6 +15,10 @@ class FakeWs extends EventEmitter {
   send(data: unknown): void {
     this.sent.push(data);
   }
+  close(code: number, reason: string): void {
+    this.sent.push(`close ${code} ${reason}`);
+    this.readyState = this.CLOSING;
+  }
 }
 
 function connection() {
@@ -28,7 +32,7 @@ function connection() {
     closed: (code: number) => calls.push(`closed ${code}`),
     sent: () => undefined,
     overflowed: () => undefined,
-    failed: () => undefined,
+    failed: (err: Error) => calls.push(`failed ${err.message}`),
   };
   const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer);
   return { conn, ws, calls };
@@ -121,6 +125,26 @@ describe('WsConnection', () => {
     assert.deepEqual(b.calls, ['received to b', 'errored bad frame']);
   });
 
+  it('a message handler that throws: reported, 1011, and the handlers after it do not run', () => {
+    const { conn, ws, calls } = connection();
+    conn.onMessage((data) => {
+      throw new Error(`bad ${data.toString()}`);
+    });
+    conn.onMessage(() => calls.push('second handler'));
+    conn.deliver(Buffer.from('x'), false);
+    assert.deepEqual(calls, ['failed bad x']);
+    assert.deepEqual(ws.sent, ['close 1011 internal error']);
+  });
+
+  it('an async message handler that rejects: reported, 1011; a value that is not an Error is wrapped', async () => {
+    const { conn, ws, calls } = connection();
+    conn.onMessage(() => Promise.reject('plain string'));
+    conn.deliver(Buffer.from('x'), false);
+    await nextTurn();
+    assert.deepEqual(calls, ['failed plain string']);
+    assert.deepEqual(ws.sent, ['close 1011 internal error']);
+  });
+
   it('runs every close handler, one that throws included, then tells the observer', () => {
     const { conn, ws, calls } = connection();
     conn.onClose(() => {
@@ -128,6 +152,6 @@ describe('WsConnection', () => {
     });
     conn.onClose((code, reason) => calls.push(`module saw ${code} ${reason}`));
     ws.emit('close', 1001, Buffer.from('going away'));
-    assert.deepEqual(calls, ['module saw 1001 going away', 'closed 1001']);
+    assert.deepEqual(calls, ['failed module bug', 'module saw 1001 going away', 'closed 1001']);
   });
 });

@@ -88,7 +88,7 @@ export class WsConnection implements Connection {
   /** The socket closed: the module's close handlers run, then the observer hears of it. */
   closedBy(code: number, reason: string): void {
     // Each close handler runs even if an earlier one fails; the failure is reported, never thrown.
-    for (const handler of this.closeHandlers) this.contain(() => handler(code, reason), false);
+    for (const handler of this.closeHandlers) this.contain(handler, code, reason, false);
     this.observer.closed(code);
   }
 
@@ -163,23 +163,29 @@ export class WsConnection implements Connection {
       process.nextTick(WsConnection.writeAnswers, this);
     }
     for (const handler of this.messageHandlers) {
-      if (!this.contain(() => handler(data, isBinary), true)) return;
+      if (!this.contain(handler, data, isBinary, true)) return;
     }
   }
 
-  /** Runs module code; false when it threw synchronously. A returned promise's rejection is caught too. */
-  private contain(run: () => unknown, closeOnFailure: boolean): boolean {
-    const fail = (err: unknown): void => {
-      this.observer.failed(err instanceof Error ? err : new Error(String(err)));
-      if (closeOnFailure) this.close(1011, 'internal error');
-    };
+  /**
+   * Runs a module's handler; false when it threw synchronously. A returned promise's rejection is
+   * caught too. The handler and its arguments are passed, not wrapped: this runs for every message,
+   * and a closure per call (two, with the failure callback) was garbage on every protocol's path.
+   */
+  private contain<A, B>(handler: (a: A, b: B) => unknown, a: A, b: B, closeOnFailure: boolean): boolean {
+    let result: unknown;
     try {
-      const result = run();
-      if (result instanceof Promise) result.catch(fail);
-      return true;
+      result = handler(a, b);
     } catch (err) {
-      fail(err);
+      this.fail(err, closeOnFailure);
       return false;
     }
+    if (result instanceof Promise) result.catch((err: unknown) => this.fail(err, closeOnFailure));
+    return true;
+  }
+
+  private fail(err: unknown, closeOnFailure: boolean): void {
+    this.observer.failed(err instanceof Error ? err : new Error(String(err)));
+    if (closeOnFailure) this.close(1011, 'internal error');
   }
 }
