@@ -285,6 +285,40 @@ for (const backend of backends) {
       assert.notEqual((await store.ocpp.stations.get('CP-closing'))?.lastHeartbeatAt ?? null, null);
     });
 
+    it('OCPP: a last-seen time written behind never replaces a later one', async () => {
+      const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+      store.ocpp.stations.recordHeartbeat('CP-late');
+      await tick();
+      const booted = await store.ocpp.stations.recordBoot(
+        'CP-late',
+        { vendor: 'Acme', model: 'Volt' },
+        'Accepted',
+      );
+      await store.ocpp.stations.flush();
+      const afterBoot = await store.ocpp.stations.get('CP-late');
+      assert.equal(
+        afterBoot?.updatedAt,
+        booted.updatedAt,
+        'the boot is later than the beat written after it',
+      );
+      // Another node (here a second store on the same database) writes a later beat first.
+      store.ocpp.stations.recordHeartbeat('CP-late');
+      const beatenHere = (await store.ocpp.stations.get('CP-late'))?.lastHeartbeatAt;
+      await tick();
+      const other = await BrokerStore.open(config);
+      try {
+        other.ocpp.stations.recordHeartbeat('CP-late');
+        await other.ocpp.stations.flush();
+        const later = (await other.ocpp.stations.get('CP-late'))?.lastHeartbeatAt;
+        assert.ok(later !== undefined && later !== null && beatenHere !== undefined && beatenHere !== null);
+        assert.ok(later > beatenHere);
+        await store.ocpp.stations.flush();
+        assert.equal((await other.ocpp.stations.get('CP-late'))?.lastHeartbeatAt, later);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('OCPP: meter values of one tick are group-committed; a bad call fails alone', async () => {
       const sample = (value: string) => [{ timestamp: later(0), sampledValue: [{ value }] }];
       const results = await Promise.allSettled([

@@ -44,7 +44,7 @@ export class BrokerStore {
 
   async close(): Promise<void> {
     try {
-      await this.ocpp.flush();
+      await this.ocpp.close();
     } finally {
       await this.db.destroy();
     }

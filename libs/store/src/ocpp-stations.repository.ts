@@ -1,8 +1,14 @@
-import { type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { BatchInsert } from './batch-insert.js';
 import { timestamp } from './ids.js';
+import { WriteBehindMap } from './write-behind-map.js';
 import { type OcppStationsTable, type Database } from './schema.js';
 import { type StationView } from './ocpp.types.js';
+
+/** The later of two ISO times, either possibly missing. */
+function later<T extends string | null>(a: T, b: string | undefined): T | string {
+  return b !== undefined && (a === null || b > a) ? b : a;
+}
 
 /** A row as stored, with a last-seen time not written yet (the later, then, of the two). */
 function view(row: Selectable<OcppStationsTable>, lastSeen: string | undefined): StationView {
@@ -14,8 +20,8 @@ function view(row: Selectable<OcppStationsTable>, lastSeen: string | undefined):
     firmwareVersion: row.firmware_version,
     bootStatus: row.boot_status,
     lastBootAt: row.last_boot_at,
-    lastHeartbeatAt: lastSeen ?? row.last_heartbeat_at,
-    updatedAt: lastSeen !== undefined && lastSeen > row.updated_at ? lastSeen : row.updated_at,
+    lastHeartbeatAt: later(row.last_heartbeat_at, lastSeen),
+    updatedAt: later(row.updated_at, lastSeen),
   };
 }
 
@@ -57,7 +63,11 @@ interface HeartbeatRow {
 
 /** Charge points as the central system saw them boot and beat; unknown charge points get a row too. */
 export class OcppStationsRepository {
-  /** A charge point's last beat; one that never booted gets its row here. One per repository: the SQL is the dialect's. */
+  /**
+   * A charge point's last beat; one that never booted gets its row here. A time written behind never
+   * replaces a later one (a boot's `updated_at` since, another node's beat on a shared database). One
+   * per repository: the SQL is the dialect's.
+   */
   private readonly heartbeatUpserts = new BatchInsert<HeartbeatRow>(
     (db, rows) =>
       db
@@ -65,17 +75,35 @@ export class OcppStationsRepository {
         .values(rows.map((r) => ({ ...r })))
         .onConflict((oc) =>
           oc.column('identity').doUpdateSet((eb) => ({
-            last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
-            updated_at: eb.ref('excluded.updated_at'),
+            last_heartbeat_at: eb
+              .case()
+              .when(
+                'excluded.last_heartbeat_at',
+                '>',
+                eb.fn.coalesce('ocpp_stations.last_heartbeat_at', sql.lit('')),
+              )
+              .then(eb.ref('excluded.last_heartbeat_at'))
+              .else(eb.ref('ocpp_stations.last_heartbeat_at'))
+              .end(),
+            updated_at: eb
+              .case()
+              .when('excluded.updated_at', '>', eb.ref('ocpp_stations.updated_at'))
+              .then(eb.ref('excluded.updated_at'))
+              .else(eb.ref('ocpp_stations.updated_at'))
+              .end(),
           })),
         ),
     (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
   );
-  /** Last-seen times not written yet, then the ones being written; reads see both. */
-  private lastSeen = new Map<string, string>();
-  private writingLastSeen = new Map<string, string>();
-  private lastSeenTimer: NodeJS.Timeout | null = null;
-  private lastSeenWrite: Promise<void> | null = null;
+  private readonly lastSeen = new WriteBehindMap<string>(
+    (beats) => this.writeHeartbeats(beats),
+    LAST_SEEN_WRITE_DELAY_MS,
+    (err) => this.onWriteError(err as Error),
+  );
+
+  /** Told when a write of last-seen times fails (it is retried); the OCPP module logs it. */
+  onWriteError: (err: Error) => void = (err) =>
+    process.emitWarning(`writing OCPP last-seen times failed, retried in a second: ${err.message}`);
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -102,68 +130,45 @@ export class OcppStationsRepository {
   /** Seen by get() and list() at once; written within LAST_SEEN_WRITE_DELAY_MS. */
   recordHeartbeat(identity: string): void {
     this.lastSeen.set(identity, timestamp());
-    this.lastSeenTimer ??= setTimeout(() => {
-      this.lastSeenTimer = null;
-      // A failed write keeps its times for the next one (see writeLastSeen); nothing to report here.
-      this.writeLastSeen().catch(() => undefined);
-    }, LAST_SEEN_WRITE_DELAY_MS).unref();
   }
 
   /** Writes the last-seen times not yet written, and rejects if that write fails. */
-  async flush(): Promise<void> {
-    if (this.lastSeenTimer !== null) clearTimeout(this.lastSeenTimer);
-    this.lastSeenTimer = null;
-    await this.writeLastSeen();
+  flush(): Promise<void> {
+    return this.lastSeen.flush();
   }
 
-  private async writeLastSeen(): Promise<void> {
-    while (this.lastSeenWrite !== null) await this.lastSeenWrite.catch(() => undefined);
-    if (this.lastSeen.size === 0) return;
-    this.writingLastSeen = this.lastSeen;
-    this.lastSeen = new Map();
-    const rows = [...this.writingLastSeen].map(([identity, at]) => ({
-      identity,
-      last_heartbeat_at: at,
-      updated_at: at,
-    }));
-    this.lastSeenWrite = this.db.transaction().execute((trx) => this.heartbeatUpserts.run(trx, rows));
-    try {
-      await this.lastSeenWrite;
-    } catch (err) {
-      // Kept for the next write, unless a newer beat came meanwhile.
-      for (const [identity, at] of this.writingLastSeen) {
-        if (!this.lastSeen.has(identity)) this.lastSeen.set(identity, at);
-      }
-      throw err;
-    } finally {
-      this.writingLastSeen = new Map();
-      this.lastSeenWrite = null;
-    }
+  /** Writes the last-seen times not yet written and takes no more (the store is closing). */
+  close(): Promise<void> {
+    return this.lastSeen.close();
   }
 
-  private seen(identity: string): string | undefined {
-    return this.lastSeen.get(identity) ?? this.writingLastSeen.get(identity);
+  private async writeHeartbeats(beats: ReadonlyMap<string, string>): Promise<void> {
+    const rows = [...beats].map(([identity, at]) => ({ identity, last_heartbeat_at: at, updated_at: at }));
+    await this.db.transaction().execute((trx) => this.heartbeatUpserts.run(trx, rows));
   }
 
   async get(identity: string): Promise<StationView | null> {
+    // Taken before the query: a write that commits meanwhile is then in the row, or still here.
+    const seen = this.lastSeen.get(identity);
     const row = await this.db
       .selectFrom('ocpp_stations')
       .selectAll()
       .where('identity', '=', identity)
       .executeTakeFirst();
-    const seen = this.seen(identity);
     if (row !== undefined) return view(row, seen);
     return seen === undefined ? null : view(unbootedRow(identity, seen), undefined);
   }
 
   async list(): Promise<StationView[]> {
-    const rows = await this.db.selectFrom('ocpp_stations').selectAll().orderBy('identity').execute();
+    // Taken before the query: a write that commits meanwhile is then in the rows, or still here.
+    const unwritten = this.lastSeen.unwritten();
+    const rows = await this.db.selectFrom('ocpp_stations').selectAll().execute();
     const stored = new Set(rows.map((row) => row.identity));
-    const unwritten = [...this.lastSeen, ...this.writingLastSeen]
+    const unbooted = [...unwritten]
       .filter(([identity]) => !stored.has(identity))
       .map(([identity, at]) => unbootedRow(identity, at));
-    const all = [...rows, ...unwritten].map((row) => view(row, this.seen(row.identity)));
-    // By identity, in code-unit order, the unwritten ones among them.
+    const all = [...rows, ...unbooted].map((row) => view(row, unwritten.get(row.identity)));
+    // By identity, in code-unit order (the same on both backends), the unwritten ones among them.
     return all.sort((a, b) => (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0));
   }
 }

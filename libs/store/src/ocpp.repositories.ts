@@ -22,8 +22,13 @@ export class OcppRepositories {
     this.meterValues = new OcppMeterValuesRepository(db);
   }
 
-  /** Waits for group-committed writes still on their way to the database. */
-  async flush(): Promise<void> {
-    await Promise.all([this.stations.flush(), this.meterValues.flush()]);
+  /**
+   * Writes what is still on its way to the database (meter values being group-committed, last-seen
+   * times written behind), each to its end even if the other fails, and takes no more last-seen
+   * times: the store is closing. Rejects with the first failure.
+   */
+  async close(): Promise<void> {
+    const results = await Promise.allSettled([this.stations.close(), this.meterValues.flush()]);
+    for (const result of results) if (result.status === 'rejected') throw result.reason;
   }
 }

@@ -46,6 +46,8 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   ) {}
 
   onApplicationBootstrap(): void {
+    this.store.ocpp.stations.onWriteError = (err) =>
+      this.logger.error({ err: err.message }, 'ocpp: writing last-seen times failed; retried in a second');
     this.config.ocpp.endpoints.forEach(({ path }, index) => {
       const hosted = this.config.endpoints.some((e) => e.path === path && e.subprotocols.includes(OCPP16));
       if (!hosted) throw new Error(`ocpp.endpoints.${index}.path: no endpoint ${path} hosts ${OCPP16}`);

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { WriteBehindMap } from './write-behind-map.js';
+
+/** A writer that records each write and fails while `failing` is set. */
+function recordingWriter() {
+  const writes: [string, number][][] = [];
+  const state = { failing: false };
+  const write = async (entries: ReadonlyMap<string, number>): Promise<void> => {
+    writes.push([...entries]);
+    await new Promise((resolve) => setImmediate(resolve));
+    if (state.failing) throw new Error('database is down');
+  };
+  return { writes, state, write };
+}
+
+/** For maps whose writes must not fail: a failure becomes an unhandled rejection, failing the run. */
+const noError = (err: unknown): never => assert.fail(`unexpected write failure: ${String(err)}`);
+
+/** Waits, a turn at a time and at most 2000 turns, until `condition` holds. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 2000 && !condition(); turn++) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  assert.ok(condition(), 'the condition never held');
+}
+
+describe('WriteBehindMap', () => {
+  it('keeps the latest value of each key, visible at once, and writes them together', async () => {
+    const { writes, write } = recordingWriter();
+    const map = new WriteBehindMap(write, 60_000, noError);
+    map.set('a', 1);
+    map.set('b', 2);
+    map.set('a', 3);
+    assert.equal(map.get('a'), 3);
+    assert.deepEqual(
+      [...map.unwritten()],
+      [
+        ['a', 3],
+        ['b', 2],
+      ],
+    );
+    assert.deepEqual(writes, [], 'nothing is written before the delay or a flush');
+    await map.flush();
+    assert.deepEqual(writes, [
+      [
+        ['a', 3],
+        ['b', 2],
+      ],
+    ]);
+    assert.equal(map.get('a'), undefined);
+    assert.equal(map.unwritten().size, 0);
+  });
+
+  it('writes on its own after the delay', async () => {
+    const { writes, write } = recordingWriter();
+    const map = new WriteBehindMap(write, 1, noError);
+    map.set('a', 1);
+    await until(() => writes.length === 1 && map.unwritten().size === 0);
+    assert.deepEqual(writes, [[['a', 1]]]);
+  });
+
+  it('a failed write is reported, keeps its values unless newer ones came, and is retried', async () => {
+    const { writes, state, write } = recordingWriter();
+    const errors: string[] = [];
+    const map = new WriteBehindMap(write, 1, (err) => errors.push((err as Error).message));
+    state.failing = true;
+    map.set('a', 1);
+    map.set('b', 1);
+    await until(() => writes.length === 1);
+    map.set('b', 2);
+    await until(() => errors.length === 1);
+    assert.deepEqual(
+      [...map.unwritten()].sort(),
+      [
+        ['a', 1],
+        ['b', 2],
+      ],
+      'b keeps its newer value',
+    );
+    state.failing = false;
+    await until(() => map.unwritten().size === 0);
+    assert.deepEqual(writes.at(-1)?.sort(), [
+      ['a', 1],
+      ['b', 2],
+    ]);
+    assert.deepEqual(errors, ['database is down']);
+  });
+
+  it('a flush during a timed write waits for it, then writes what came meanwhile: nothing is lost', async () => {
+    const { writes, write } = recordingWriter();
+    const map = new WriteBehindMap(write, 1, noError);
+    map.set('a', 1);
+    await until(() => writes.length === 1);
+    map.set('b', 2);
+    assert.equal(map.get('a'), 1, 'still readable while it is being written');
+    await map.flush();
+    assert.deepEqual(writes, [[['a', 1]], [['b', 2]]]);
+  });
+
+  it('close writes what is left, takes no more, and rejects when that write fails', async () => {
+    const { writes, state, write } = recordingWriter();
+    const map = new WriteBehindMap(write, 60_000, noError);
+    map.set('a', 1);
+    state.failing = true;
+    await assert.rejects(map.close(), /database is down/);
+    map.set('b', 2);
+    assert.equal(map.get('b'), undefined);
+    assert.deepEqual(writes, [[['a', 1]]]);
+  });
+});
