@@ -11,8 +11,11 @@ export class SerialQueue {
     this.runNext();
   };
   private readonly failed = (err: unknown): void => {
-    this.onError(err);
-    this.next();
+    try {
+      this.onError(err);
+    } finally {
+      this.next();
+    }
   };
 
   constructor(

@@ -88,6 +88,7 @@ export class OcppSession {
   private handlingAction = '';
   private late = false;
   private deadline: NodeJS.Timeout | null = null;
+  private isClosed = false;
 
   constructor(private readonly options: SessionOptions) {
     this.timers = options.timers ?? realTimers;
@@ -139,6 +140,7 @@ export class OcppSession {
   /** The transport closed: our pending CALLs fail, inbound answers are dropped. */
   closed(): void {
     this.outbound.close(new ConnectionClosedError('the charge point disconnected'));
+    this.isClosed = true;
     if (this.deadline !== null) clearTimeout(this.deadline);
   }
 
@@ -224,6 +226,8 @@ export class OcppSession {
     this.handlingId = id;
     this.handlingAction = action;
     this.late = false;
+    // A CALL still queued when the charge point left runs to its end; no answer can reach anyone.
+    if (this.isClosed) return;
     if (this.deadline === null) {
       this.deadline = setTimeout(this.onDeadline, this.options.callTimeoutMs).unref();
     } else {
