@@ -60,26 +60,6 @@ describe('GroupCommit', () => {
     await commit.drain();
   });
 
-  it('with a commit delay: the next write waits for it, unless its batch is full or the commit drains', async () => {
-    const { batches, write } = recordingWriter();
-    const commit = new GroupCommit(write, 3, 60_000);
-    const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-    await commit.add(1);
-    assert.deepEqual(batches, [[1]], 'after a quiet spell, at once');
-    const second = commit.add(2);
-    await turn();
-    await turn();
-    assert.deepEqual(batches, [[1]], 'the next write waits for the delay');
-    await Promise.all([second, commit.add(3), commit.add(4)]);
-    assert.deepEqual(batches, [[1], [2, 3, 4]], 'a full batch does not wait');
-    const last = commit.add(5);
-    await turn();
-    assert.equal(batches.length, 2);
-    await commit.drain();
-    await last;
-    assert.deepEqual(batches, [[1], [2, 3, 4], [5]], 'drain does not wait');
-  });
-
   it('retries a failed batch item by item: only the bad item fails', async () => {
     const { batches, write } = recordingWriter((n) => n === 2);
     const commit = new GroupCommit(write, 100);

@@ -44,28 +44,17 @@ function inColumnOrder(row: Row): Row {
   return Object.fromEntries(COLUMNS.map((column) => [column, row[column]])) as Row;
 }
 
-/**
- * Commits of meter values start at least this far apart while calls keep coming (GroupCommit's commit
- * delay): under load a commit carries hundreds of calls instead of one tick's few dozen, and a SQLite
- * commit costs per page written and per flush of the log, not per row. A MeterValues answer waits at
- * most this much longer; the first after a quiet spell is written at once.
- */
-const COMMIT_DELAY_MS = 20;
-/** Calls per commit; a full batch does not wait for the delay. */
-const MAX_BATCH = 1000;
-
 /** Sampled values, one row each, in the order the charge point sent them. */
 export class OcppMeterValuesRepository {
+  /** The rows of one tick's calls are committed in one transaction; each call's rows stay together. */
   /** Every column, in COLUMNS order; one per repository, since the SQL text is the dialect's. */
   private readonly inserts = new BatchInsert<Row>(
     (db, rows) => db.insertInto('ocpp_meter_values').values(rows.map(inColumnOrder)),
     (row) => COLUMNS.map((column) => row[column]),
   );
-  /** The rows of a batch of calls are committed in one transaction; each call's rows stay together. */
   private readonly batches = new GroupCommit<readonly Row[]>(
     (calls) => this.db.transaction().execute((trx) => this.inserts.run(trx, calls.flat())),
-    MAX_BATCH,
-    COMMIT_DELAY_MS,
+    200,
   );
 
   constructor(private readonly db: Kysely<Database>) {}
