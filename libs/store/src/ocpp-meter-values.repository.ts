@@ -46,12 +46,12 @@ function inColumnOrder(row: Row): Row {
 
 /** Sampled values, one row each, in the order the charge point sent them. */
 export class OcppMeterValuesRepository {
-  /** The rows of one tick's calls are committed in one transaction; each call's rows stay together. */
   /** Every column, in COLUMNS order; one per repository, since the SQL text is the dialect's. */
   private readonly inserts = new BatchInsert<Row>(
     (db, rows) => db.insertInto('ocpp_meter_values').values(rows.map(inColumnOrder)),
     (row) => COLUMNS.map((column) => row[column]),
   );
+  /** The rows of one tick's calls are committed in one transaction; each call's rows stay together. */
   private readonly batches = new GroupCommit<readonly Row[]>(
     (calls) => this.db.transaction().execute((trx) => this.inserts.run(trx, calls.flat())),
     200,
