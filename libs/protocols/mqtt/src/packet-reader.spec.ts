@@ -168,6 +168,52 @@ describe('PacketReader', () => {
     r.push(ping);
   });
 
+  it('a bare PUBACK read by the fast path is the packet mqtt-packet reads, in 3.1.1 and 5.0', () => {
+    /** What mqtt-packet alone makes of `bytes`, for a parser of `version`. */
+    const byLibrary = (bytes: Buffer, version: number): Packet[] => {
+      const found: Packet[] = [];
+      const parser = mqttPacket.parser({ protocolVersion: version });
+      parser.on('packet', (p: Packet) => found.push(p));
+      parser.parse(bytes);
+      return found;
+    };
+    const connect5 = mqttPacket.generate({
+      cmd: 'connect',
+      clientId: 'c',
+      protocolVersion: 5,
+      keepalive: 0,
+      clean: true,
+    });
+    for (const [version, hello] of [
+      [4, connect],
+      [5, connect5],
+    ] as const) {
+      const r = reader();
+      r.reader.push(hello);
+      for (const id of [1, 0x1234, 0xffff, 0]) {
+        const bytes = Buffer.from([0x40, 2, id >> 8, id & 0xff]);
+        r.reader.push(bytes);
+        assert.deepEqual(
+          { ...r.packets.at(-1) },
+          { ...byLibrary(bytes, version)[0] },
+          `v${version} id ${id}`,
+        );
+      }
+      // Not bare: a reason code, flags, two in one chunk. These go to mqtt-packet, and read the same.
+      const withCode = Buffer.from([0x40, 3, 0, 7, 0x10]);
+      const flagged = Buffer.from([0x42, 2, 0, 8]);
+      const two = Buffer.from([0x40, 2, 0, 9, 0x40, 2, 0, 10]);
+      const before = r.packets.length;
+      for (const bytes of [withCode, two]) r.reader.push(bytes);
+      assert.deepEqual(
+        r.packets.slice(before).map((p) => ({ ...p })),
+        [...byLibrary(withCode, version), ...byLibrary(two, version)].map((p) => ({ ...p })),
+      );
+      r.reader.push(flagged);
+      assert.equal(r.errors.length, 1, `v${version}: reserved flags set are malformed, as mqtt-packet says`);
+    }
+  });
+
   it('packetSize counts the fixed header', () => {
     assert.equal(packetSize(0), 2);
     assert.equal(packetSize(127), 129);
