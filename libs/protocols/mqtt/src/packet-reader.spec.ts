@@ -214,6 +214,26 @@ describe('PacketReader', () => {
     }
   });
 
+  it('encodes a PUBACK to the bytes mqtt-packet writes, whatever its reason code and properties', () => {
+    const pubacks = [1, 0x1234, 0xffff].flatMap((messageId) => [
+      { cmd: 'puback' as const, messageId },
+      { cmd: 'puback' as const, messageId, reasonCode: 0 },
+      { cmd: 'puback' as const, messageId, reasonCode: 0, properties: undefined },
+      { cmd: 'puback' as const, messageId, reasonCode: 0x10 },
+      { cmd: 'puback' as const, messageId, reasonCode: 0, properties: {} },
+      { cmd: 'puback' as const, messageId, reasonCode: 0x87, properties: { reasonString: 'no' } },
+    ]);
+    for (const version of [3, 4, 5]) {
+      for (const packet of pubacks) {
+        assert.deepEqual(
+          encodePacket(packet, version),
+          mqttPacket.generate(packet, { protocolVersion: version }),
+          `v${version} ${JSON.stringify(packet)}`,
+        );
+      }
+    }
+  });
+
   it('packetSize counts the fixed header', () => {
     assert.equal(packetSize(0), 2);
     assert.equal(packetSize(127), 129);

@@ -198,5 +198,20 @@ function tooLarge(max: number): MqttProtocolError {
 
 /** One packet's bytes for the connection's protocol version. */
 export function encodePacket(packet: Packet, protocolVersion: number): Buffer {
+  if (packet.cmd === 'puback' && isBare(packet, protocolVersion)) {
+    const id = packet.messageId as number;
+    return Buffer.from([PUBACK, 2, id >> 8, id & 0xff]);
+  }
   return mqttPacket.generate(packet, { protocolVersion });
+}
+
+/**
+ * Whether mqtt-packet would write this PUBACK as four bytes: always before 5.0, and in 5.0 for a
+ * Success with no properties. Written here, like the reading side: mqtt-packet's generate makes an
+ * event emitter and a buffer list for each packet, and a QoS 1 publisher gets a PUBACK per message.
+ */
+function isBare(packet: Packet & { cmd: 'puback' }, version: number): boolean {
+  const id = packet.messageId;
+  if (id === undefined || !Number.isInteger(id) || id < 1 || id > 0xffff) return false;
+  return version < 5 || (packet.reasonCode === 0 && packet.properties === undefined);
 }
