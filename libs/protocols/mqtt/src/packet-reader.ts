@@ -1,4 +1,5 @@
 import mqttPacket, { type Packet } from 'mqtt-packet';
+import { quickRead, quickWrite } from './quick-codec.js';
 import { MqttProtocolError, RC } from './reason-codes.js';
 
 type Parser = ReturnType<typeof mqttPacket.parser>;
@@ -111,7 +112,8 @@ export class PacketReader {
 
   push(data: Buffer): void {
     if (this.failed) return;
-    if (this.own === null && isBarePuback(data)) return this.accept(barePuback(data, this.version));
+    const quick = this.own === null ? quickRead(data, this.version) : null;
+    if (quick !== null) return this.accept(quick);
     try {
       if (this.own === null && !shared.busy && holdsWholePackets(data)) {
         this.version = shared.parse(this, this.version, data);
@@ -162,56 +164,11 @@ export class PacketReader {
   }
 }
 
-/** The PUBACK byte: type 4, no flags (section 3.4.1). */
-const PUBACK = 0x40;
-
-/**
- * A PUBACK of remaining length 2 (packet id only; in 5.0, reason code Success), alone in its chunk:
- * what a QoS 1 subscriber answers to every message, so half of a QoS 1 flow's packets. Parsed here
- * because mqtt-packet's parser, for these four bytes, makes a dozen calls to its disabled `debug`
- * logger (each an argument array and an `enabled` getter: 6.6 % of the broker's thread in QoS 1
- * fan-in) and walks its state machine. Every other packet, and a PUBACK with flags, a reason code or
- * properties, goes to mqtt-packet. The object is the one mqtt-packet would emit.
- */
-function isBarePuback(data: Buffer): boolean {
-  return data.length === 4 && data[0] === PUBACK && data[1] === 2;
-}
-
-function barePuback(data: Buffer, version: number): Packet {
-  const messageId = ((data[2] as number) << 8) | (data[3] as number);
-  const packet = {
-    cmd: 'puback',
-    retain: false,
-    qos: 0,
-    dup: false,
-    length: 2,
-    topic: null,
-    payload: null,
-    messageId,
-  };
-  return (version === 5 ? { ...packet, reasonCode: 0 } : packet) as Packet;
-}
-
 function tooLarge(max: number): MqttProtocolError {
   return new MqttProtocolError(RC.packetTooLarge, `packet larger than the maximum packet size ${max}`);
 }
 
 /** One packet's bytes for the connection's protocol version. */
 export function encodePacket(packet: Packet, protocolVersion: number): Buffer {
-  if (packet.cmd === 'puback' && isBare(packet, protocolVersion)) {
-    const id = packet.messageId as number;
-    return Buffer.from([PUBACK, 2, id >> 8, id & 0xff]);
-  }
-  return mqttPacket.generate(packet, { protocolVersion });
-}
-
-/**
- * Whether mqtt-packet would write this PUBACK as four bytes: always before 5.0, and in 5.0 for a
- * Success with no properties. Written here, like the reading side: mqtt-packet's generate makes an
- * event emitter and a buffer list for each packet, and a QoS 1 publisher gets a PUBACK per message.
- */
-function isBare(packet: Packet & { cmd: 'puback' }, version: number): boolean {
-  const id = packet.messageId;
-  if (id === undefined || !Number.isInteger(id) || id < 1 || id > 0xffff) return false;
-  return version < 5 || (packet.reasonCode === 0 && packet.properties === undefined);
+  return quickWrite(packet, protocolVersion) ?? mqttPacket.generate(packet, { protocolVersion });
 }
