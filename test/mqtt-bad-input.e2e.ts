@@ -91,6 +91,25 @@ describe('mqtt module: bad input gets the protocol answer, others are untouched'
     await expectDisconnect(raw, 0x82, 1002);
   });
 
+  it('DUP set on a QoS 0 PUBLISH (MQTT-3.3.1-2): v5 DISCONNECT 0x81, v3.1.1 closes; nothing is routed', async () => {
+    // Routed, it would reach the bystander before the after hook's check message, and fail that check.
+    const dupQos0 = {
+      cmd: 'publish',
+      topic: 'bystander/dup',
+      payload: Buffer.from('x'),
+      qos: 0,
+      retain: false,
+      dup: true,
+    } as const;
+    const v5 = await RawMqtt.connected(url);
+    v5.send(dupQos0);
+    await expectDisconnect(v5, 0x81, 1002);
+    const v4 = await RawMqtt.connected(url, { protocolVersion: 4 });
+    v4.send(dupQos0);
+    assert.equal((await v4.closed()).code, 1002);
+    assert.deepEqual(v4.received(), []);
+  });
+
   it('a packet before CONNECT: closed with nothing sent', async () => {
     const raw = await RawMqtt.open(url, 5);
     raw.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'a', qos: 0 }] });

@@ -59,6 +59,10 @@ export function messageFromPublish(client: MqttClient, input: PublishInput): Mqt
 /** Inbound PUBLISH: resolve the topic alias, validate, authorize, route, acknowledge. */
 export function handlePublish(client: MqttClient, packet: IPublishPacket): void {
   const session = client.session as Session;
+  // mqtt-packet reads the flag as sent; Mosquitto treats a QoS 0 retransmission as malformed too.
+  if (packet.dup && packet.qos === 0) {
+    throw new MqttProtocolError(RC.malformed, 'DUP must be 0 on a QoS 0 PUBLISH (MQTT-3.3.1-2)');
+  }
   const { topicAlias, subscriptionIdentifier, ...properties } = packet.properties ?? {};
   const topic = resolveTopic(client, packet.topic, topicAlias);
   assertTopic(topic);
