@@ -110,6 +110,19 @@ describe('mqtt module: bad input gets the protocol answer, others are untouched'
     assert.deepEqual(v4.received(), []);
   });
 
+  it('ill-formed UTF-8 in a topic (MQTT 1.5.4): v5 DISCONNECT 0x81, v3.1.1 closes; nothing is routed', async () => {
+    // "bystander/" then 0xff: routed, it would reach the bystander ahead of the after hook's check message.
+    const topic = [...Buffer.from('bystander/'), 0xff];
+    const body = (version: 4 | 5) => [0, topic.length, ...topic, ...(version === 5 ? [0] : []), 0x78];
+    const v5 = await RawMqtt.connected(url);
+    v5.sendBytes([0x30, body(5).length, ...body(5)]);
+    await expectDisconnect(v5, 0x81, 1002);
+    const v4 = await RawMqtt.connected(url, { protocolVersion: 4 });
+    v4.sendBytes([0x30, body(4).length, ...body(4)]);
+    assert.equal((await v4.closed()).code, 1002);
+    assert.deepEqual(v4.received(), []);
+  });
+
   it('a packet before CONNECT: closed with nothing sent', async () => {
     const raw = await RawMqtt.open(url, 5);
     raw.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'a', qos: 0 }] });

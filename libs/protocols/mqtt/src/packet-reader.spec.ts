@@ -234,6 +234,70 @@ describe('PacketReader', () => {
     }
   });
 
+  it('fails with 0x81 on ill-formed UTF-8 in a string (MQTT 1.5.3, 1.5.4), on every path; well-formed text passes', () => {
+    /** A PUBLISH whose topic is `topic` as raw bytes: QoS 1 (id 7) or 0, in 3.1.1 or 5.0 (no properties). */
+    const publish = (topic: readonly number[], version: 4 | 5, qos: 0 | 1 = 0): Buffer => {
+      const body = [0, topic.length, ...topic, ...(qos ? [0, 7] : []), ...(version === 5 ? [0] : []), 0x78];
+      return Buffer.from([0x30 | (qos << 1), body.length, ...body]);
+    };
+    const illFormed = [
+      [0x61, 0xff, 0x62], // a byte that never occurs in UTF-8
+      [0xc3], // a lead byte without its continuation
+      [0xed, 0xa0, 0x80], // an encoded surrogate (U+D800)
+      [0xc0, 0xaf], // an over-long '/'
+    ];
+    const v5connect = mqttPacket.generate({
+      cmd: 'connect',
+      clientId: 'c',
+      protocolVersion: 5,
+      keepalive: 0,
+      clean: true,
+    });
+    for (const topic of illFormed) {
+      for (const [version, prefix] of [
+        [4, connect],
+        [5, v5connect],
+      ] as const) {
+        for (const qos of [0, 1] as const) {
+          const bytes = publish(topic, version, qos);
+          const whole = reader();
+          whole.reader.push(prefix);
+          whole.reader.push(bytes);
+          assert.deepEqual(
+            whole.errors.map((e) => e.reasonCode),
+            [0x81],
+            `whole ${version} ${qos} ${topic}`,
+          );
+          assert.equal(whole.packets.length, 1, 'only the CONNECT was read');
+          const split = reader();
+          split.reader.push(prefix);
+          for (const byte of bytes) split.reader.push(Buffer.from([byte]));
+          assert.deepEqual(
+            split.errors.map((e) => e.reasonCode),
+            [0x81],
+            `split ${version} ${qos} ${topic}`,
+          );
+        }
+      }
+    }
+    const badClientId = Buffer.from(connect);
+    badClientId[badClientId.length - 1] = 0xff;
+    const c = reader();
+    c.reader.push(badClientId);
+    assert.deepEqual(
+      c.errors.map((e) => e.reasonCode),
+      [0x81],
+      'a CONNECT with an ill-formed client id',
+    );
+
+    const text = 'é/€/😀/\ufffd';
+    const ok = reader();
+    ok.reader.push(connect);
+    ok.reader.push(publish([...Buffer.from(text)], 4));
+    assert.deepEqual(ok.errors, []);
+    assert.equal((ok.packets[1] as { topic?: string }).topic, text);
+  });
+
   it('packetSize counts the fixed header', () => {
     assert.equal(packetSize(0), 2);
     assert.equal(packetSize(127), 129);

@@ -1,6 +1,7 @@
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { quickRead, quickWrite } from './quick-codec.js';
 import { MqttProtocolError, RC } from './reason-codes.js';
+import { strictParser } from './strict-strings.js';
 
 type Parser = ReturnType<typeof mqttPacket.parser>;
 
@@ -78,7 +79,7 @@ class SharedParser {
   }
 
   private create(): Parser {
-    const parser = mqttPacket.parser(this.settings);
+    const parser = strictParser(this.settings);
     parser.on('packet', (packet: Packet) => this.reader?.accept(packet));
     parser.on('error', (err: Error) => this.reader?.malformed(err));
     return parser;
@@ -141,7 +142,7 @@ export class PacketReader {
   private parseOwn(data: Buffer): void {
     let own = this.own;
     if (own === null) {
-      own = this.own = mqttPacket.parser({ protocolVersion: this.version });
+      own = this.own = strictParser({ protocolVersion: this.version });
       own.on('packet', (packet: Packet) => this.accept(packet));
       own.on('error', (err: Error) => this.malformed(err));
     }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { type Packet } from 'mqtt-packet';
 
 /**
@@ -67,7 +68,8 @@ function publishBefore5(data: Buffer): Packet | null {
   if (at + remaining !== data.length || remaining < 2) return null;
   const topicEnd = at + 2 + data.readUInt16BE(at);
   const idEnd = qos > 0 ? topicEnd + 2 : topicEnd;
-  if (idEnd > data.length) return null;
+  // Ill-formed UTF-8 in the topic: the strict parser (strict-strings.ts) says so.
+  if (idEnd > data.length || !isUtf8(data.subarray(at + 2, topicEnd))) return null;
   const packet: Record<string, unknown> = {
     cmd: 'publish',
     retain: (first & 1) !== 0,

@@ -1,0 +1,37 @@
+import { isUtf8 } from 'node:buffer';
+import mqttPacket from 'mqtt-packet';
+
+type Parser = ReturnType<typeof mqttPacket.parser>;
+
+/** What the override reads of mqtt-packet's parser beyond its typed API. */
+interface StringParsing {
+  _pos: number;
+  readonly _list: { slice(start: number, end: number): Buffer };
+  _parseString(): string | null;
+  _emitError(err: Error): void;
+}
+
+/** mqtt-packet's own string reader, taken before any parser is changed. */
+const parseString = (Object.getPrototypeOf(mqttPacket.parser()) as StringParsing)._parseString;
+
+/**
+ * A parser of mqtt-packet whose every UTF-8 string (protocol name, client id, username, topics, filters,
+ * string properties) must be well-formed: MQTT 3.1.1 section 1.5.3 and 5.0 section 1.5.4 make ill-formed
+ * UTF-8 a malformed packet, on which the server closes the connection. mqtt-packet decodes strings with
+ * Buffer#toString, which turns bad bytes into U+FFFD and lets them through; it has no strict option, so
+ * this parser's string reader checks the bytes first (node:buffer's isUtf8) and fails the parse.
+ */
+export function strictParser(settings: { protocolVersion?: number }): Parser {
+  const parser = mqttPacket.parser(settings);
+  (parser as unknown as StringParsing)._parseString = strictString;
+  return parser;
+}
+
+function strictString(this: StringParsing): string | null {
+  // The two length bytes come first; the string's bytes run from there to where the reader stops.
+  const start = this._pos + 2;
+  const text = parseString.call(this);
+  if (text === null || isUtf8(this._list.slice(start, this._pos))) return text;
+  this._emitError(new Error('ill-formed UTF-8 in a string'));
+  return null;
+}
