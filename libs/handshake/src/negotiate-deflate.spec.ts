@@ -59,9 +59,16 @@ const table: readonly Row[] = [
     offer: `${PMD}; client_max_window_bits=12`,
   },
   {
-    name: 'leading zero',
+    name: 'leading zero (ws takes it; RFC 7692 section 7.1.2.1 does not)',
     values: [`${PMD}; server_max_window_bits=09`],
-    offer: `${PMD}; server_max_window_bits=9`,
+    offer: null,
+    stricterThanWs: true,
+  },
+  {
+    name: 'leading zero, client side',
+    values: [`${PMD}; client_max_window_bits=010`],
+    offer: null,
+    stricterThanWs: true,
   },
   {
     name: 'hex value (ws takes it; RFC 7692 does not)',

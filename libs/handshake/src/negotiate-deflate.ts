@@ -32,9 +32,12 @@ function isWindowBits(n: unknown): boolean {
   return typeof n === 'number' && Number.isInteger(n) && n >= 8 && n <= 15;
 }
 
-/** RFC 7692 §7.1.2: 1*DIGIT in 8..15. Stricter than ws's `+value`, which also takes '0xf', '1e1', '+9'. */
+/**
+ * RFC 7692 §7.1.2: a decimal integer without leading zeroes, 8..15. Stricter than ws's `+value`, which
+ * also takes '0xf', '1e1', '+9' and '09'.
+ */
 function parseWindowBits(value: string): number {
-  if (value.length === 0) return 0;
+  if (value.length === 0 || value.charCodeAt(0) === 0x30) return 0;
   let n = 0;
   for (let i = 0; i < value.length; i++) {
     const d = value.charCodeAt(i) - 0x30;
