@@ -103,7 +103,16 @@ describe('handshake over real sockets', () => {
       assert.equal(res.status, 426, res.raw);
       assert.equal(res.headers['sec-websocket-version'], '13');
       assert.equal(res.headers['upgrade'], 'websocket');
+      // RFC 9110 section 7.8: whoever sends Upgrade lists it in Connection.
+      assert.equal(res.headers['connection'], 'Upgrade, close');
     }
+  });
+
+  it('absolute-form request target -> 101 (RFC 9112 section 3.2.2); a Host that is not host[:port] -> 400', async () => {
+    const absolute = await rawExchange(broker.port, upgradeRequest('http://127.0.0.1/echo'), 300);
+    assert.equal(absolute.status, 101, absolute.raw);
+    const badHost = await rawExchange(broker.port, upgradeRequest('/echo', { Host: 'evil@127.0.0.1' }));
+    assert.equal(badHost.status, 400, badHost.raw);
   });
 
   it('the default "reject" answer lists the supported subprotocols', async () => {

@@ -14,12 +14,20 @@ export function writeRejection(socket: Duplex, reject: Reject): void {
   const body = problemBody(reject);
   let head =
     `HTTP/1.1 ${reject.status} ${STATUS_CODES[reject.status] ?? 'Error'}\r\n` +
-    'Connection: close\r\n' +
+    `Connection: ${rejectionConnection(reject)}\r\n` +
     'Content-Type: application/problem+json\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\n`;
   for (const [name, value] of Object.entries(reject.headers)) head += `${name}: ${value}\r\n`;
   socket.once('finish', () => socket.destroy());
   socket.end(`${head}\r\n${body}`);
+}
+
+/**
+ * A rejection always closes; one that names a protocol to upgrade to (the 426's `Upgrade: websocket`)
+ * also lists `Upgrade` in Connection, as RFC 9110 section 7.8 requires of whoever sends Upgrade.
+ */
+export function rejectionConnection(reject: Reject): string {
+  return 'Upgrade' in reject.headers ? 'Upgrade, close' : 'close';
 }
 
 export function plainPage(endpoint: EndpointSpec, html: boolean): { type: string; body: string } {

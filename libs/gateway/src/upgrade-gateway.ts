@@ -18,7 +18,7 @@ import { WebSocketServer } from 'ws';
 import { ConnectionOpener } from './connection-opener.js';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
-import { plainPage, problemBody, writeRejection } from './handshake-responses.js';
+import { plainPage, problemBody, rejectionConnection, writeRejection } from './handshake-responses.js';
 import { GatewayMetrics } from './metrics.js';
 import { redactSubprotocols, redactUrl } from './redact.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
@@ -133,7 +133,7 @@ export class UpgradeGateway {
       res
         .writeHead(decision.status, {
           ...decision.headers,
-          Connection: 'close',
+          Connection: rejectionConnection(decision),
           'Content-Type': 'application/problem+json',
           'Content-Length': Buffer.byteLength(body),
         })

@@ -191,6 +191,40 @@ describe('decideHandshake: the contract, row by row', () => {
     await rejected({ headers: { Host: ['a.example', 'b.example'] } }, 400);
   });
 
+  it('Host that is not host[:port] (RFC 9112 section 3.2) -> 400', async () => {
+    for (const host of [
+      'a b',
+      'evil@broker.example.com',
+      'broker.example.com/chat',
+      'broker.example.com:8o',
+      '[::1',
+      ':80',
+    ]) {
+      await rejected({ headers: { Host: host } }, 400);
+    }
+    for (const host of [
+      'broker.example.com:8080',
+      '127.0.0.1',
+      '[::1]:8080',
+      '[fe80::1]',
+      'xn--bcher-kva.example',
+      'a_b.local:',
+    ]) {
+      await accepted({ headers: { Host: host } });
+    }
+  });
+
+  it('absolute-form request target (RFC 9112 section 3.2.2): its path and query are used', async () => {
+    const d = await accepted({
+      url: 'http://broker.example.com/chat?x=1',
+      headers: { 'Sec-WebSocket-Protocol': 'chat.v1' },
+    });
+    assert.equal(d.endpoint.path, '/chat');
+    await accepted({ url: 'WS://broker.example.com:8080/chat' });
+    await rejected({ url: 'https://broker.example.com/nowhere' }, 404);
+    await rejected({ url: 'http://broker.example.com' }, 404);
+  });
+
   it('Connection has upgrade but Upgrade is missing or not websocket -> 400', async () => {
     await rejected({ headers: { Upgrade: null } }, 400);
     await rejected({ headers: { Upgrade: 'h2c' } }, 400);

@@ -16,6 +16,7 @@ import {
   type Accept,
   type Reject,
 } from './types.js';
+import { isValidHost } from './valid-host.js';
 import { isValidWebSocketKey } from './validate-key.js';
 
 const VERSION_HEADERS = { 'Sec-WebSocket-Version': '13', Upgrade: 'websocket' } as const;
@@ -58,6 +59,13 @@ export async function decideHandshake(
   }
   if (req.values('host').length !== 1 || (req.values('host')[0] as string).trim() === '') {
     return reject(400, 'Bad Host header', 'Exactly one non-empty Host header is required.');
+  }
+  if (!isValidHost((req.values('host')[0] as string).trim())) {
+    return reject(
+      400,
+      'Bad Host header',
+      'The Host header must be a host name or address, with an optional port.',
+    );
   }
   if (upgrade.length !== 1 || (upgrade[0] as string).trim().toLowerCase() !== 'websocket') {
     return reject(400, 'Bad Upgrade header', 'The Upgrade header must be "websocket".');
