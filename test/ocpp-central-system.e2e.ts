@@ -221,6 +221,61 @@ describe('ocpp1.6 central system, driven by a strict ocpp-rpc charge point', () 
     assert.equal((started?.body.response as { transactionId: number }).transactionId, start.transactionId);
   });
 
+  it('a resent StartTransaction (its answer lost) gets its transaction again; a resent StopTransaction keeps its data once', async () => {
+    type Started = { transactionId: number; idTagInfo: { status: string } };
+    const start = {
+      connectorId: 1,
+      idTag: 'TAG-SECOND',
+      meterStart: 3000,
+      timestamp: new Date().toISOString(),
+    };
+    const first = (await cp.call('StartTransaction', start)) as Started;
+    const resent = (await cp.call('StartTransaction', start)) as Started;
+    assert.deepEqual(
+      resent,
+      first,
+      'the same transaction and answer, not a second one refused as ConcurrentTx',
+    );
+    assert.equal(first.idTagInfo.status, 'Accepted');
+
+    // Refused at its start, this one does not hold the tag once the real one has stopped.
+    const refused = (await cp.call('StartTransaction', {
+      ...start,
+      connectorId: 2,
+      meterStart: 0,
+    })) as Started;
+    assert.equal(refused.idTagInfo.status, 'ConcurrentTx');
+
+    const stop = {
+      transactionId: first.transactionId,
+      meterStop: 3100,
+      timestamp: new Date().toISOString(),
+      transactionData: [
+        { timestamp: new Date().toISOString(), sampledValue: [{ value: '3100', unit: 'Wh' }] },
+      ],
+    };
+    await cp.call('StopTransaction', stop);
+    await cp.call('StopTransaction', stop);
+    const kept = await api.get(`/admin/v1/transactions/${first.transactionId}`);
+    assert.deepEqual(
+      kept.body.meterValues.map((v: { value: string }) => v.value),
+      ['3100'],
+    );
+    const next = (await cp.call('StartTransaction', {
+      ...start,
+      meterStart: 3100,
+      timestamp: new Date().toISOString(),
+    })) as Started;
+    assert.equal(next.idTagInfo.status, 'Accepted', 'the tag is free again');
+    for (const id of [refused.transactionId, next.transactionId]) {
+      await cp.call('StopTransaction', {
+        transactionId: id,
+        meterStop: 3100,
+        timestamp: new Date().toISOString(),
+      });
+    }
+  });
+
   it('DataTransfer: UnknownVendorId (no vendor extensions), the request still on the bus', async () => {
     const answer = await cp.call('DataTransfer', {
       vendorId: 'com.acme',

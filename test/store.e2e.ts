@@ -438,6 +438,28 @@ for (const backend of backends) {
       });
       assert.ok(second.id > first.id);
       assert.equal(await store.ocpp.transactions.hasOngoing('TAG-t'), true);
+      const resent = await store.ocpp.transactions.start({
+        identity: 'CP-t',
+        connectorId: 1,
+        idTag: 'TAG-t',
+        startStatus: 'ConcurrentTx',
+        meterStart: 100,
+        startedAt: '2026-01-01T10:00:00.000Z',
+      });
+      assert.deepEqual(
+        [resent.id, resent.startStatus],
+        [first.id, 'Accepted'],
+        'a resent start is the same one',
+      );
+      await store.ocpp.transactions.start({
+        identity: 'CP-v',
+        connectorId: 3,
+        idTag: 'TAG-v',
+        startStatus: 'Invalid',
+        meterStart: 0,
+        startedAt: '2026-01-01T10:02:00.000Z',
+      });
+      assert.equal(await store.ocpp.transactions.hasOngoing('TAG-v'), false, 'a start refused holds no tag');
       const values = Array.from({ length: 450 }, (_, i) => ({
         value: String(i),
         measurand: 'Power.Active.Import',

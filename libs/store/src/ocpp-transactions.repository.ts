@@ -44,8 +44,24 @@ export interface StopInput {
 export class OcppTransactionsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /**
+   * A new transaction, or the one this start already made: a charge point resends a StartTransaction
+   * whose answer it never got (OCPP 1.6 section 4.10 has it queue and retry transaction messages), and
+   * that resend must get the same transaction id, not a second transaction (SteVe matches resends the
+   * same way: charge point, connector, id tag, meter and timestamp).
+   */
   async start(input: StartInput): Promise<TransactionView> {
     return this.db.transaction().execute(async (trx) => {
+      const resent = await trx
+        .selectFrom('ocpp_transactions')
+        .selectAll()
+        .where('identity', '=', input.identity)
+        .where('connector_id', '=', input.connectorId)
+        .where('id_tag', '=', input.idTag)
+        .where('meter_start', '=', input.meterStart)
+        .where('started_at', '=', input.startedAt)
+        .executeTakeFirst();
+      if (resent !== undefined) return view(resent);
       const { value: id } = await trx
         .updateTable('ocpp_counters')
         .set((eb) => ({ value: eb('value', '+', 1) }))
@@ -89,12 +105,17 @@ export class OcppTransactionsRepository {
     return this.get(input.id);
   }
 
-  /** Is this id tag already charging somewhere (StartTransaction answers ConcurrentTx)? */
+  /**
+   * Is this id tag already charging somewhere (StartTransaction answers ConcurrentTx)? Only a
+   * transaction accepted at its start counts: one refused there holds no energy transfer, and an
+   * unstopped refused one would otherwise lock the tag out.
+   */
   async hasOngoing(idTag: string): Promise<boolean> {
     const row = await this.db
       .selectFrom('ocpp_transactions')
       .select('id')
       .where('id_tag', '=', idTag)
+      .where('start_status', '=', 'Accepted')
       .where('stopped_at', 'is', null)
       .executeTakeFirst();
     return row !== undefined;

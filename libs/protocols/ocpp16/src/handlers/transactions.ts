@@ -4,23 +4,24 @@ import { type ActionHandler } from './handler.types.js';
 /**
  * A transaction id is always issued, whatever the id tag's status (the charge point stops a
  * transaction whose idTagInfo is not Accepted); a tag already charging elsewhere is ConcurrentTx.
+ * A resent start gets its transaction back with the status it was first given.
  */
 export const startTransaction: ActionHandler<StartTransactionReq> = async (req, ctx) => {
   const info = await ctx.store.idTags.authorize(req.idTag, ctx.now());
-  const idTagInfo =
+  const status =
     info.status === 'Accepted' && (await ctx.store.transactions.hasOngoing(req.idTag))
-      ? { ...info, status: 'ConcurrentTx' as const }
-      : info;
+      ? ('ConcurrentTx' as const)
+      : info.status;
   const transaction = await ctx.store.transactions.start({
     identity: ctx.identity,
     connectorId: req.connectorId,
     idTag: req.idTag,
-    startStatus: idTagInfo.status,
+    startStatus: status,
     meterStart: req.meterStart,
     startedAt: req.timestamp,
     reservationId: req.reservationId,
   });
-  return { transactionId: transaction.id, idTagInfo };
+  return { transactionId: transaction.id, idTagInfo: { ...info, status: transaction.startStatus } };
 };
 
 /**
@@ -30,7 +31,9 @@ export const startTransaction: ActionHandler<StartTransactionReq> = async (req, 
 export const stopTransaction: ActionHandler<StopTransactionReq> = async (req, ctx) => {
   const known = await ctx.store.transactions.get(req.transactionId);
   const ours = known !== null && known.identity === ctx.identity;
-  if (req.transactionData !== undefined && req.transactionData.length > 0) {
+  // A stop of ours already recorded is a resend (its answer was lost): its data is kept already.
+  const resent = ours && known.stoppedAt !== null;
+  if (!resent && req.transactionData !== undefined && req.transactionData.length > 0) {
     await ctx.store.meterValues.add(
       ctx.identity,
       ours ? known.connectorId : 0,
