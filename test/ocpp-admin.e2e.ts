@@ -177,6 +177,12 @@ describe('ocpp1.6 admin API: central-system calls and id tags', () => {
       ['Accepted', '2029-12-31T22:00:00.000Z'],
     );
     problem(await api.post('/admin/v1/id-tags').send({ idTag: 'RFID-1' }), 409);
+    problem(await api.post('/admin/v1/id-tags').send({ idTag: 'rfid-1' }), 409);
+    assert.equal(
+      (await api.get('/admin/v1/id-tags/rfid-1')).body.idTag,
+      'RFID-1',
+      'one tag, whatever the case',
+    );
     const bad = problem(
       await api.post('/admin/v1/id-tags').send({ idTag: 'x'.repeat(21), status: 'Fine', extra: 1 }),
       400,

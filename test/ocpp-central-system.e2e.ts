@@ -95,6 +95,9 @@ describe('ocpp1.6 central system, driven by a strict ocpp-rpc charge point', () 
     assert.equal((await status('TAG-BLOCKED'))['status'], 'Blocked');
     assert.equal((await status('TAG-OLD'))['status'], 'Expired');
     assert.deepEqual(await status('TAG-NOBODY'), { status: 'Invalid' });
+    // An IdToken is a case-insensitive string (OCPP 1.6 types: IdToken, CiString20Type).
+    assert.deepEqual(await status('tag-ok'), { status: 'Accepted', parentIdTag: 'FLEET' });
+    assert.equal((await status('Tag-Blocked'))['status'], 'Blocked');
   });
 
   it('StatusNotification: kept per connector and published on the bus', async () => {
@@ -241,6 +244,7 @@ describe('ocpp1.6 central system, driven by a strict ocpp-rpc charge point', () 
     // Refused at its start, this one does not hold the tag once the real one has stopped.
     const refused = (await cp.call('StartTransaction', {
       ...start,
+      idTag: 'tag-second',
       connectorId: 2,
       meterStart: 0,
     })) as Started;

@@ -161,6 +161,17 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0004_id_tag_case': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      // OCPP id tags are case-insensitive (CiString20Type): they are looked up by lower(id_tag). Not
+      // unique: a store from before may hold two tags that differ only in case, and must still open.
+      await db.schema
+        .createIndex('ocpp_id_tags_folded')
+        .on('ocpp_id_tags')
+        .expression(sql`lower(id_tag)`)
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

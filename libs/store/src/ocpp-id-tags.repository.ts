@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { writeAudit } from './audit.repository.js';
 import { isUniqueViolation } from './database.js';
 import { ConflictError, NotFoundError } from './errors.js';
@@ -61,6 +61,8 @@ export class OcppIdTagsRepository {
     };
     try {
       await this.db.transaction().execute(async (trx) => {
+        const same = await this.find(trx, input.idTag);
+        if (same !== undefined) throw new ConflictError(`id tag ${same.id_tag} exists`);
         await trx.insertInto('ocpp_id_tags').values(row).execute();
         await writeAudit(trx, {
           actor,
@@ -88,11 +90,11 @@ export class OcppIdTagsRepository {
         expiry_date: change.expiryDate === undefined ? row.expiry_date : change.expiryDate,
         updated_at: timestamp(),
       };
-      await trx.updateTable('ocpp_id_tags').set(next).where('id_tag', '=', idTag).execute();
+      await trx.updateTable('ocpp_id_tags').set(next).where('id_tag', '=', row.id_tag).execute();
       await writeAudit(trx, {
         actor,
         action: 'id-tag.update',
-        target: idTag,
+        target: row.id_tag,
         before: view(row),
         after: view(next),
       });
@@ -106,11 +108,11 @@ export class OcppIdTagsRepository {
     const result = await this.db.transaction().execute(async (trx) => {
       const row = await this.find(trx, idTag);
       if (row === undefined) return null;
-      await trx.deleteFrom('ocpp_id_tags').where('id_tag', '=', idTag).execute();
+      await trx.deleteFrom('ocpp_id_tags').where('id_tag', '=', row.id_tag).execute();
       await writeAudit(trx, {
         actor,
         action: 'id-tag.remove',
-        target: idTag,
+        target: row.id_tag,
         before: view(row),
         after: null,
       });
@@ -132,7 +134,16 @@ export class OcppIdTagsRepository {
     };
   }
 
+  /**
+   * The tag, whatever the case it is given in: OCPP 1.6 types an IdToken as CiString20Type, a
+   * case-insensitive string. Both sides are folded by the database's lower(), so a backend folds alike.
+   */
   private find(db: Kysely<Database>, idTag: string): Promise<Row | undefined> {
-    return db.selectFrom('ocpp_id_tags').selectAll().where('id_tag', '=', idTag).executeTakeFirst();
+    return db
+      .selectFrom('ocpp_id_tags')
+      .selectAll()
+      .where(sql`lower(id_tag)`, '=', sql<string>`lower(${idTag})`)
+      .orderBy('id_tag')
+      .executeTakeFirst();
   }
 }

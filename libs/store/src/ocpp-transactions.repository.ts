@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { type TransactionView } from './ocpp.types.js';
 import { type Database, type OcppTransactionsTable } from './schema.js';
 
@@ -106,7 +106,7 @@ export class OcppTransactionsRepository {
   }
 
   /**
-   * Is this id tag already charging somewhere (StartTransaction answers ConcurrentTx)? Only a
+   * Is this id tag, in any case, already charging somewhere (StartTransaction answers ConcurrentTx)? Only a
    * transaction accepted at its start counts: one refused there holds no energy transfer, and an
    * unstopped refused one would otherwise lock the tag out.
    */
@@ -114,7 +114,7 @@ export class OcppTransactionsRepository {
     const row = await this.db
       .selectFrom('ocpp_transactions')
       .select('id')
-      .where('id_tag', '=', idTag)
+      .where(sql`lower(id_tag)`, '=', sql<string>`lower(${idTag})`)
       .where('start_status', '=', 'Accepted')
       .where('stopped_at', 'is', null)
       .executeTakeFirst();
