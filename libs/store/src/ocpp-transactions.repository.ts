@@ -46,7 +46,7 @@ export class OcppTransactionsRepository {
 
   /**
    * A new transaction, or the one this start already made: a charge point resends a StartTransaction
-   * whose answer it never got (OCPP 1.6 section 4.10 has it queue and retry transaction messages), and
+   * whose answer it never got (OCPP 1.6 has it queue and retry transaction-related messages), and
    * that resend must get the same transaction id, not a second transaction (SteVe matches resends the
    * same way: charge point, connector, id tag, meter and timestamp).
    */
