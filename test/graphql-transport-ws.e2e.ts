@@ -39,6 +39,10 @@ describe('graphql-transport-ws', () => {
           /Forbidden: the token was not accepted: the token has expired/,
         ],
         [{}, /Forbidden: a credential is required/],
+        [
+          { token: await signToken({ claims: { scope: 'endpoint:/chat' } }) },
+          /Forbidden: the token was not accepted: this credential does not open \/graphql/,
+        ],
         [{ token: await signToken(), refuse: true }, /Forbidden: the application refused the connection/],
       ] as const) {
         const client = transportClient(`${broker.url}/graphql`, params);

@@ -51,6 +51,31 @@ describe('mqtt module: username/password credentials from the store', { timeout:
     );
     assert.doesNotMatch(broker.logText(), /s3cret-pass|wrong-pass/);
   });
+
+  it('a stored credential whose endpoint: scopes leave out /mqtt is closed 1008, never connected', async () => {
+    await request(broker.url.replace(/^ws/, 'http'))
+      .post('/admin/v1/credentials/passwords')
+      .send({ name: 'chat-only', username: 'chatter', password: 'chat-pass-1', scopes: ['endpoint:/chat'] })
+      .expect(201);
+    const raw = await RawMqtt.open(`${broker.url}/mqtt`, 5);
+    raw.send({
+      cmd: 'connect',
+      protocolVersion: 5,
+      clientId: 'chatter',
+      clean: true,
+      keepalive: 0,
+      username: 'chatter',
+      password: Buffer.from('chat-pass-1'),
+    });
+    const closed = await raw.closed();
+    assert.equal(closed.code, 1008);
+    assert.match(closed.reason, /does not open \/mqtt/);
+    assert.deepEqual(
+      raw.received().filter((p) => p.cmd === 'connack' && p.reasonCode === 0),
+      [],
+      'no successful CONNACK',
+    );
+  });
 });
 
 describe('mqtt module: authentication and scopes', { timeout: 60_000 }, () => {
@@ -102,6 +127,10 @@ describe('mqtt module: authentication and scopes', { timeout: 60_000 }, () => {
     assert.equal(await connackOf(4, { username: 'x', password: Buffer.from(forged) }), 4);
     assert.equal(await connackOf(5, { username: 'x', password: Buffer.from('hunter2') }), 0x86);
     assert.equal(await connackOf(4, { username: 'x', password: Buffer.from('hunter2') }), 4);
+    // A good token whose endpoint: scopes do not include /mqtt, as at the handshake (403 there).
+    const elsewhere = await scopedToken('eve', 'endpoint:/chat');
+    assert.equal(await connackOf(5, { username: 'x', password: Buffer.from(elsewhere) }), 0x87);
+    assert.equal(await connackOf(4, { username: 'x', password: Buffer.from(elsewhere) }), 5);
     assert.doesNotMatch(broker.logText(), /hunter2/);
   });
 

@@ -132,6 +132,13 @@ describe('wamp.2.json authentication and authorization', () => {
       openAutobahn(url, { realm: 'secure', authmethods: ['ticket'], onchallenge: () => forged }),
       /wamp\.error\.authentication_failed/,
     );
+    // A good token for another endpoint only (endpoint: scopes), as refused at the handshake.
+    const elsewhere = await signToken({ sub: 'eve', claims: { scope: 'endpoint:/chat' } });
+    secrets.push(elsewhere);
+    await assert.rejects(
+      openAutobahn(url, { realm: 'secure', authmethods: ['ticket'], onchallenge: () => elsewhere }),
+      /wamp\.error\.authentication_failed/,
+    );
     await assert.rejects(
       connectWampy(url, {
         realm: 'secure',

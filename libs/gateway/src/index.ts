@@ -10,3 +10,4 @@ export * from './subprotocol-registry.js';
 export * from './token-verifier.js';
 export * from './metrics.js';
 export * from './flat-uuid.js';
+export * from './endpoint-scope-error.js';

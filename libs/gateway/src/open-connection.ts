@@ -6,6 +6,7 @@ import { type Logger } from 'pino';
 import { type WebSocket } from 'ws';
 import { type ConnectionRegistry, type TrackedConnection } from './connection-registry.js';
 import { onCredentialExpiry } from './credential-expiry.js';
+import { EndpointScopeError } from './endpoint-scope-error.js';
 import { FirstMessageAuth, type FirstMessageOutcome } from './first-message-auth.js';
 import { flatUuid } from './flat-uuid.js';
 import { type ConnectionMetrics } from './metrics.js';
@@ -147,14 +148,24 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     this.connection.close(code, reason);
   }
 
-  /** The module authenticated the client by its own first message (see ConnectionContext.identify). */
+  /**
+   * The module authenticated the client by its own first message (see ConnectionContext.identify).
+   * However it did (a token, a stored password, WAMP-CRA), `endpoint:` scopes hold as at the handshake.
+   */
   identify(principal: Principal): void {
+    const path = this.endpoint.path;
+    if (!opensEndpoint(principal, path)) {
+      this.log().info({ subject: principal.subject }, 'module credential does not open this endpoint');
+      return this.connection.close(1008, `this credential does not open ${path}`);
+    }
     this.principal = principal;
     this.watchExpiry(principal);
   }
 
-  verifyToken(token: string): Promise<Principal> {
-    return this.services.verifier.verify(token, 'first-message');
+  async verifyToken(token: string): Promise<Principal> {
+    const principal = await this.services.verifier.verify(token, 'first-message');
+    if (!opensEndpoint(principal, this.endpoint.path)) throw new EndpointScopeError(this.endpoint.path);
+    return principal;
   }
 
   private deliver(data: Buffer, isBinary: boolean): void {

@@ -1,4 +1,5 @@
 import { type PasswordCheck } from '#broker/auth';
+import { EndpointScopeError } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type IConnectPacket } from 'mqtt-packet';
 import { type ClientContext } from './client-context.js';
@@ -30,8 +31,12 @@ export async function authenticate(
   if (JWT_SHAPE.test(text)) {
     try {
       return { ok: true, principal: await context.verifyToken(text) };
-    } catch {
-      return { ok: false, reasonCode: RC.badUserNameOrPassword };
+    } catch (err) {
+      // A good token for other endpoints only is refused as the handshake refuses it (403 there).
+      return {
+        ok: false,
+        reasonCode: err instanceof EndpointScopeError ? RC.notAuthorized : RC.badUserNameOrPassword,
+      };
     }
   }
   if (passwords === null || !connect.username) return { ok: false, reasonCode: RC.badUserNameOrPassword };
