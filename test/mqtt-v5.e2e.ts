@@ -145,6 +145,56 @@ describe('mqtt module: MQTT 5 features with MQTT.js', { timeout: 60_000 }, () =>
     await Promise.all([pub.endAsync(), sub.endAsync()]);
   });
 
+  it("a reason string that would take a packet over the client's maximum packet size is left out", async () => {
+    const raw = await RawMqtt.connected(`${broker.url}/mqtt`, { properties: { maximumPacketSize: 20 } });
+    raw.send({ cmd: 'subscribe', messageId: 4, subscriptions: [{ topic: 'a/#/b', qos: 0 }] });
+    const suback = await raw.next('suback');
+    assert.deepEqual(suback.granted, [0x8f]);
+    assert.equal(suback.properties?.reasonString, undefined);
+    assert.ok((suback.length ?? 0) + 2 <= 20, `a SUBACK of ${(suback.length ?? 0) + 2} bytes`);
+    raw.send({ cmd: 'disconnect' });
+  });
+
+  it('receive maximum 0 or maximum packet size 0 in CONNECT: CONNACK 0x82 (3.1.2.11.3, 3.1.2.11.4)', async () => {
+    for (const properties of [{ receiveMaximum: 0 }, { maximumPacketSize: 0 }]) {
+      const raw = await RawMqtt.open(`${broker.url}/mqtt`, 5);
+      raw.send({
+        cmd: 'connect',
+        protocolVersion: 5,
+        clientId: 'zero',
+        clean: true,
+        keepalive: 0,
+        properties,
+      });
+      assert.equal((await raw.next('connack')).reasonCode, 0x82, JSON.stringify(properties));
+      await raw.closed();
+    }
+  });
+
+  it("a will's message expiry runs from when it is published, not from CONNECT (3.1.3.2.4)", async () => {
+    const dying = await connect(broker, {
+      will: {
+        topic: 'willexpiry/x',
+        payload: Buffer.from('gone'),
+        qos: 1,
+        retain: true,
+        properties: { messageExpiryInterval: 3 },
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    dying.stream.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    // 3.4 s after CONNECT, 1.2 s after the will went out: its retained copy has about 2 s to live.
+    const late = await connect(broker);
+    const inbox = new Inbox(late);
+    await late.subscribeAsync('willexpiry/x', { qos: 1 });
+    const [got] = await inbox.wait(1);
+    assert.equal(got?.payload, 'gone');
+    assert.ok((got?.packet.properties?.messageExpiryInterval ?? 0) >= 1);
+    await late.publishAsync('willexpiry/x', '', { qos: 1, retain: true });
+    await late.endAsync();
+  });
+
   it('PUBACK says 0x10 when nobody subscribed', async () => {
     const raw = await RawMqtt.connected(`${broker.url}/mqtt`);
     raw.send({

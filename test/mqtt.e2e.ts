@@ -90,4 +90,14 @@ describe('mqtt module: core publish/subscribe over ws:// with MQTT.js', { timeou
       await Promise.all([sub.endAsync(), pub.endAsync()]);
     });
   }
+
+  it('v3.1.1 has no receive maximum: a burst of 100 QoS 2 publishes all complete', async () => {
+    // The 32 of mqtt.receiveMaximum is announced in a 5.0 CONNACK only; a 3.1.1 client is never told of it.
+    const pub = await connect(broker, { protocolVersion: 4 });
+    await Promise.all(
+      Array.from({ length: 100 }, (_, i) => pub.publishAsync('burst/q2', String(i), { qos: 2 })),
+    );
+    assert.equal(pub.connected, true);
+    await pub.endAsync();
+  });
 });

@@ -21,8 +21,11 @@ export interface MqttLogger {
 
 /** A will from CONNECT, kept until the connection ends. */
 export interface Will {
+  /** Without an expiry: that starts when the will is published. */
   readonly message: MqttMessage;
   readonly delaySec: number;
+  /** The will's message expiry interval, or null for none. */
+  readonly expirySec: number | null;
 }
 
 /** Packets held while CONNECT's credential is verified (clients pipeline SUBSCRIBE after CONNECT). */
@@ -192,7 +195,15 @@ export class MqttClient implements SessionOwner, PacketHandler {
     if (!this.problemInfo && !PROBLEM_INFO_FREE.has(packet.cmd) && 'properties' in packet) {
       delete packet.properties;
     }
-    const bytes = encodePacket(packet, this.version);
+    let bytes = encodePacket(packet, this.version);
+    if (bytes.byteLength > this.clientMaxPacketSize && 'properties' in packet && packet.properties) {
+      // A reason string and user properties are left out rather than exceed it (MQTT-3.1.2-24).
+      const properties = { ...packet.properties } as Record<string, unknown>;
+      delete properties['reasonString'];
+      delete properties['userProperties'];
+      packet.properties = properties;
+      bytes = encodePacket(packet, this.version);
+    }
     this.broker.stats.messagesSent++;
     this.broker.stats.bytesSent += bytes.byteLength;
     this.transport.write(bytes);
@@ -242,8 +253,12 @@ export class MqttClient implements SessionOwner, PacketHandler {
     if (will !== null) {
       const publish = (): void => {
         session.pendingWill = null;
-        if (permissions.canPublish(will.message.topic))
-          broker.publish(will.message, { principal, bridge: true });
+        if (!permissions.canPublish(will.message.topic)) return;
+        const message =
+          will.expirySec === null
+            ? will.message
+            : { ...will.message, expiresAt: Date.now() + will.expirySec * 1000 };
+        broker.publish(message, { principal, bridge: true });
       };
       const delay = Math.min(will.delaySec, session.expirySec);
       if (delay === 0) publish();

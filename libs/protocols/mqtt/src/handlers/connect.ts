@@ -38,6 +38,11 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
   if (props.authenticationMethod !== undefined) {
     return refuse(client, RC.badAuthenticationMethod, 'enhanced authentication is not supported');
   }
+  const { receiveMaximum, maximumPacketSize } = packet.properties ?? {};
+  if (receiveMaximum === 0 || maximumPacketSize === 0) {
+    // 5.0 sections 3.1.2.11.3 and 3.1.2.11.4: a zero here is a protocol error, not "no limit".
+    return refuse(client, RC.protocolError, 'receive maximum and maximum packet size must not be 0');
+  }
   let will;
   try {
     will = willOf(client, packet);

@@ -74,7 +74,12 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
     // A resend of a QoS 2 message already routed: acknowledge again, deliver once (4.3.3).
     return client.write({ cmd: 'pubrec', messageId: id, reasonCode: RC.success });
   }
-  if (packet.qos === 2 && session.awaitingRelease.size >= client.broker.config.receiveMaximum) {
+  // Only a 5.0 client is told the receive maximum (in CONNACK); before 5.0 the packet id space bounds it.
+  if (
+    packet.qos === 2 &&
+    client.version === 5 &&
+    session.awaitingRelease.size >= client.broker.config.receiveMaximum
+  ) {
     throw new MqttProtocolError(
       RC.receiveMaximumExceeded,
       'more QoS 2 messages in flight than the receive maximum',

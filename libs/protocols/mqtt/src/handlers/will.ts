@@ -13,7 +13,8 @@ export function willOf(client: MqttClient, packet: IConnectPacket): Will | null 
   } catch (err) {
     throw new MqttProtocolError(RC.topicNameInvalid, (err as Error).message);
   }
-  const { willDelayInterval, ...properties } = will.properties ?? {};
+  // The expiry counts from when the will is published, not from CONNECT (5.0 section 3.1.3.2.4).
+  const { willDelayInterval, messageExpiryInterval, ...properties } = will.properties ?? {};
   const message = messageFromPublish(client, {
     topic: will.topic,
     payload: will.payload,
@@ -22,5 +23,6 @@ export function willOf(client: MqttClient, packet: IConnectPacket): Will | null 
     properties,
     publisherId: packet.clientId,
   });
-  return { message, delaySec: willDelayInterval ?? 0 };
+  const expirySec = client.version === 5 ? (messageExpiryInterval ?? null) : null;
+  return { message, delaySec: willDelayInterval ?? 0, expirySec };
 }
