@@ -65,6 +65,34 @@ describe('graphql-transport-ws raw frames: every close code and bad message', ()
     ws.close();
   });
 
+  it('complete then subscribe with the same id in one read: the new operation runs, no stray complete', async () => {
+    const { ws, queue } = await acked();
+    const subscribe = (topic: string) =>
+      JSON.stringify({
+        type: 'subscribe',
+        id: 'x',
+        payload: { query: `subscription { topic(filter: "${topic}") { payload } }` },
+      });
+    ws.send(subscribe('reuse/1'));
+    const publisher = transportClient(`${broker.url}/open`);
+    await untilDelivered(publisher, 'reuse/1');
+    assert.equal((await queue.json()).type, 'next');
+    // PROTOCOL.md: "Once a client completes an operation, it is free to re-use that ID."
+    const socket = (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+    socket.cork();
+    ws.send(JSON.stringify({ type: 'complete', id: 'x' }));
+    ws.send(subscribe('reuse/2'));
+    socket.uncork();
+    await untilDelivered(publisher, 'reuse/2');
+    assert.deepEqual(await queue.json(), {
+      id: 'x',
+      type: 'next',
+      payload: { data: { topic: { payload: PROBE } } },
+    });
+    await publisher.dispose();
+    ws.close();
+  });
+
   it('a validation error answers error (an array) for that id', async () => {
     const { ws, queue } = await acked();
     ws.send(JSON.stringify({ type: 'subscribe', id: 'bad', payload: { query: '{ nope }' } }));

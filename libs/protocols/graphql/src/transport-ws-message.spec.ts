@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { transportWsMessageProblem } from './transport-ws-message.js';
+import { readTransportWsMessage } from './transport-ws-message.js';
 
-describe('transportWsMessageProblem', () => {
+describe('readTransportWsMessage', () => {
   it('accepts every client message', () => {
     for (const message of [
       { type: 'connection_init' },
@@ -17,7 +17,12 @@ describe('transportWsMessageProblem', () => {
       },
       { type: 'complete', id: '1' },
     ]) {
-      assert.equal(transportWsMessageProblem(JSON.stringify(message)), null, JSON.stringify(message));
+      const read = readTransportWsMessage(JSON.stringify(message));
+      assert.deepEqual(read, {
+        problem: null,
+        type: message.type,
+        id: 'id' in message ? message.id : undefined,
+      });
     }
   });
 
@@ -35,7 +40,7 @@ describe('transportWsMessageProblem', () => {
       ['{"type":"next","id":"1","payload":{}}', /"next" is sent by servers/],
       ['{"type":"connection_ack"}', /"connection_ack" is sent by servers/],
     ] as const) {
-      assert.match(transportWsMessageProblem(text) ?? 'accepted', reason, text);
+      assert.match(readTransportWsMessage(text).problem ?? 'accepted', reason, text);
     }
   });
 });

@@ -7,24 +7,29 @@ const SERVER_ONLY: ReadonlySet<string> = new Set([
   MessageType.Error,
 ]);
 
+/** A client message's type and id, or why it is invalid. */
+export type TransportWsRead =
+  | { readonly problem: string }
+  | { readonly problem: null; readonly type: string; readonly id: string | undefined };
+
 /**
- * Why a graphql-transport-ws client message is invalid, or null when it is fine. graphql-ws's own
+ * Reads a graphql-transport-ws client message: its type and id, or why it is invalid. graphql-ws's own
  * server closes 4400 with a fixed "Invalid message received" (or 4500 for a server-only type); this
  * check runs first so the close reason says what was wrong.
  */
-export function transportWsMessageProblem(text: string): string | null {
+export function readTransportWsMessage(text: string): TransportWsRead {
   let message: unknown;
   try {
     message = JSON.parse(text);
   } catch {
-    return 'Invalid message: not JSON';
+    return { problem: 'Invalid message: not JSON' };
   }
   try {
     validateMessage(message);
   } catch (err) {
-    return `Invalid message: ${(err as Error).message}`;
+    return { problem: `Invalid message: ${(err as Error).message}` };
   }
-  const type = (message as { type: string }).type;
-  if (SERVER_ONLY.has(type)) return `Invalid message: "${type}" is sent by servers, not clients`;
-  return null;
+  const { type, id } = message as { type: string; id?: string };
+  if (SERVER_ONLY.has(type)) return { problem: `Invalid message: "${type}" is sent by servers, not clients` };
+  return { problem: null, type, id };
 }

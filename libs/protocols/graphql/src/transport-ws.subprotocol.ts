@@ -11,7 +11,8 @@ import {
 } from '#broker/gateway';
 import { GraphqlEngine } from './graphql-engine.js';
 import { type GraphqlSession } from './graphql.options.js';
-import { transportWsMessageProblem } from './transport-ws-message.js';
+import { ReusedIdGate } from './reused-id-gate.js';
+import { readTransportWsMessage } from './transport-ws-message.js';
 
 /** What graphql-ws's per-connection `ctx.extra` holds for us. */
 interface Extra {
@@ -79,13 +80,15 @@ export class GraphqlTransportWsSubprotocol implements SubprotocolHandler {
         protocol: context.protocol ?? '',
         send: (data) => connection.send(data),
         close: (code, reason) => connection.close(code, reason),
-        onMessage: (handle) =>
+        onMessage: (handle) => {
+          const gate = new ReusedIdGate(handle, (err) => this.failed(connection, err));
           connection.onMessage((data) => {
             const text = data.toString('utf8');
-            const problem = transportWsMessageProblem(text);
-            if (problem !== null) return connection.close(CloseCode.BadRequest, problem);
-            handle(text).catch((err: unknown) => this.failed(connection, err));
-          }),
+            const read = readTransportWsMessage(text);
+            if (read.problem !== null) return connection.close(CloseCode.BadRequest, read.problem);
+            gate.push(text, read.type, read.id);
+          });
+        },
       },
       { connection, context, session: null },
     );
