@@ -161,9 +161,19 @@ describe('broker', () => {
     assert.equal(c.request([32, 5, {}, 'com.t1'])[0], 33, 'the same topic again is not a new subscription');
   });
 
-  it('hands accepted client publications to the bridge hook', () => {
+  it('hands accepted client publications to the bridge hook, but not those meant for some sessions only', () => {
     const { join, published } = testRouter();
-    join().receive([16, 1, {}, 'com.bridge', ['x']]);
+    const alice = join();
+    alice.receive([16, 1, {}, 'com.bridge', ['x']]);
+    // The bus has no sessions to match eligible or exclude lists against: bridged, they would reach everyone.
+    for (const [key, list] of [
+      ['eligible', [alice.sessionId]],
+      ['exclude', [1]],
+      ['eligible_authid', ['bob']],
+      ['exclude_authrole', ['guest']],
+    ] as const) {
+      alice.receive([16, 2, { [key]: list }, 'com.bridge', ['restricted']]);
+    }
     assert.deepEqual(published, [{ realm: 'realm1', topic: 'com.bridge', args: ['x'] }]);
   });
   it('a strict realm takes only [0-9a-z_] components', () => {

@@ -152,7 +152,10 @@ export class Broker {
     };
     const publication = this.dispatch(uri, args, kwargs, audience);
     if (acknowledge) session.send([PUBLISHED, request, publication]);
-    this.options.published?.(uri, args, kwargs, session);
+    // The bus has no sessions to hold eligible or exclude lists against: bridged, it would reach everyone.
+    if (Object.values(lists).every((list) => list === undefined)) {
+      this.options.published?.(uri, args, kwargs, session);
+    }
   }
 
   /** Delivers a publication (from a client, the router's meta events or the bus); returns its ID. */

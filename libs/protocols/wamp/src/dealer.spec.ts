@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { testRouter } from './testing.js';
+import { Permissions } from './permissions.js';
+import { realm, testRouter } from './testing.js';
 
 describe('dealer', () => {
   it('REGISTER, CALL, INVOCATION, YIELD, RESULT', () => {
@@ -180,24 +181,67 @@ describe('dealer', () => {
     callee2.receive([70, invocation, {}, ['nobody listens']]);
     assert.equal(callee2.closedWith, null);
   });
-  it('a canceled call frees the callee; late answers are dropped for the newest maxPendingCalls', () => {
+  it('a canceled call frees the callee; a late answer to any settled invocation is dropped, however many', () => {
     const { join } = testRouter();
     const callee = join('realm1', { callee: {} });
     const caller = join();
     callee.request([64, 1, {}, 'com.hang']);
     const invocations: unknown[] = [];
-    for (let request = 1; request <= 3; request++) {
+    // More cancellations than maxPendingCallsPerSession (2): none of their late answers is forgotten.
+    for (let request = 1; request <= 6; request++) {
       caller.receive([48, request, {}, 'com.hang']);
       invocations.push(callee.take()[0]?.[1]);
       caller.receive([49, request, { mode: 'skip' }]);
       assert.equal(caller.take().at(-1)?.[4], 'wamp.error.canceled', 'under the limit of 2 each time');
     }
-    callee.receive([70, invocations[2], { progress: true }, ['late progress']]);
-    callee.receive([70, invocations[2], {}, ['late']]);
+    callee.receive([70, invocations[5], { progress: true }, ['late progress']]);
+    callee.receive([70, invocations[5], {}, ['late']]);
     callee.receive([8, 68, invocations[1], {}, 'com.error.late']);
+    callee.receive([70, invocations[0], {}, ['oldest']]);
     assert.deepEqual(caller.take(), []);
-    assert.equal(callee.closedWith, null);
-    callee.receive([70, invocations[0], {}, ['forgotten']]);
-    assert.match((callee.take().at(-1)?.[1] as { message: string }).message, /YIELD for unknown invocation/);
+    assert.equal(callee.closedWith, null, 'a caller cannot get the callee thrown out');
+    callee.receive([70, 1000, {}, ['never invoked']]);
+    assert.match(
+      (callee.take().at(-1)?.[1] as { message: string }).message,
+      /YIELD for unknown invocation 1000/,
+    );
+  });
+
+  it('a pattern registration gets only the calls its callee may register itself', () => {
+    const roles = new Map([
+      [
+        'anonymous',
+        new Permissions([
+          { uri: 'com.public.secret.', match: 'prefix', allow: ['call'] },
+          { uri: 'com.public.', match: 'prefix', allow: ['call', 'register'] },
+        ]),
+      ],
+      ['authenticated', new Permissions([{ uri: '', match: 'prefix', allow: ['call', 'register'] }])],
+    ]);
+    const { join } = testRouter({ realms: [realm('locked', { roles })] });
+    const catcher = join('locked');
+    const caller = join('locked');
+    assert.equal(catcher.request([64, 1, {}, 'com.public.secret.key'])[4], 'wamp.error.not_authorized');
+    assert.equal(catcher.request([64, 2, { match: 'prefix' }, 'com.public.'])[0], 65);
+    assert.equal(
+      caller.request([48, 3, {}, 'com.public.secret.key', ['password']])[4],
+      'wamp.error.no_such_procedure',
+    );
+    assert.deepEqual(catcher.take(), [], 'the pattern callee never saw the call');
+    caller.receive([48, 4, {}, 'com.public.time']);
+    assert.equal(catcher.take()[0]?.[0], 68, 'a call it may register still reaches it');
+  });
+
+  it('wildcard registrations: the one with the most components before its first wildcard wins', () => {
+    const { join } = testRouter();
+    const broad = join();
+    const narrow = join();
+    const caller = join();
+    broad.request([64, 1, { match: 'wildcard' }, 'a1...d4']);
+    narrow.request([64, 2, { match: 'wildcard' }, 'a1.b2..d4']);
+    caller.receive([48, 3, {}, 'a1.b2.c3.d4']);
+    assert.deepEqual([broad.take().length, narrow.take()[0]?.[0]], [0, 68]);
+    caller.receive([48, 4, {}, 'a1.x.c3.d4']);
+    assert.equal(broad.take()[0]?.[0], 68);
   });
 });

@@ -71,10 +71,9 @@ export class Dealer {
       if ('error' in outcome) return caller.error(CALL, request, outcome.error, outcome.message);
       return caller.send(withPayload([RESULT, request, {}], outcome.args, outcome.kwargs));
     }
-    const registration = this.registrations.find(uri);
-    if (registration === undefined)
-      return caller.error(CALL, request, E.noSuchProcedure, `no procedure ${uri}`);
-    const callee = this.registrations.pick(registration);
+    const route = this.registrations.route(uri);
+    if (route === undefined) return caller.error(CALL, request, E.noSuchProcedure, `no procedure ${uri}`);
+    const { registration, callee } = route;
     const limit = this.options.maxPendingCallsPerSession;
     if (caller.calls.size >= limit || callee.invocations.size >= limit) {
       return caller.error(
@@ -119,7 +118,7 @@ export class Dealer {
 
   yield(callee: Session, request: number, options: Dict, args: Args, kwargs: Kwargs): void {
     const progress = options['progress'] === true;
-    const call = this.invocation(callee, request, 'YIELD', !progress);
+    const call = this.invocation(callee, request, 'YIELD');
     if (call === null) return;
     if (progress) {
       // Progressive results go only to a caller that asked for them.
@@ -147,7 +146,7 @@ export class Dealer {
     }
     if (typeof error !== 'string' || !isValidUri(error, 'loose'))
       throw new ProtocolViolation('ERROR needs a valid error URI');
-    const call = this.invocation(callee, request, 'ERROR', true);
+    const call = this.invocation(callee, request, 'ERROR');
     if (call === null) return;
     this.finish(call);
     call.caller.send(withPayload([ERROR, CALL, call.callRequest, details, error], args, kwargs));
@@ -183,7 +182,6 @@ export class Dealer {
     }
     session.calls.clear();
     session.invocations.clear();
-    session.lateInvocations.clear();
   }
 
   /** The caller gets its error now; the callee may be told (INTERRUPT) and its late answer is dropped. */
@@ -202,30 +200,25 @@ export class Dealer {
     call.callee.invocations.delete(call.invocationRequest);
   }
 
-  /**
-   * The caller is answered already: the invocation no longer counts against the callee's limit, and its
-   * late answer is dropped (the newest `maxPendingCallsPerSession` are remembered for that).
-   */
+  /** The caller is answered already: the invocation no longer counts against the callee's limit. */
   private settle(call: PendingCall): void {
     call.cancelTimer?.();
     call.cancelTimer = null;
-    const late = call.callee.lateInvocations;
     call.callee.invocations.delete(call.invocationRequest);
-    late.add(call.invocationRequest);
-    for (const oldest of late) {
-      if (late.size <= this.options.maxPendingCallsPerSession) break;
-      late.delete(oldest);
-    }
   }
 
-  /** The call a YIELD or ERROR answers; null for a settled one (dropped); a violation for any other ID. */
-  private invocation(callee: Session, request: number, what: string, final: boolean): PendingCall | null {
+  /**
+   * The call a YIELD or ERROR answers; null for one already settled (its answer is dropped, as the
+   * advanced profile has it for a canceled or timed-out call); a violation for an ID never issued.
+   * INVOCATION IDs are sequential per callee, so every settled one is known without remembering it:
+   * a list of the newest let a caller that canceled enough calls get the callee thrown out.
+   */
+  private invocation(callee: Session, request: number, what: string): PendingCall | null {
     const call = callee.invocations.get(request);
     if (call !== undefined) return call;
-    if (!callee.lateInvocations.has(request)) {
+    if (!callee.invocationIds.issued(request)) {
       throw new ProtocolViolation(`${what} for unknown invocation ${request}`);
     }
-    if (final) callee.lateInvocations.delete(request);
     return null;
   }
 }

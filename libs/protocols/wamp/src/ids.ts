@@ -28,6 +28,11 @@ export class SequentialIds {
     this.last = this.last >= MAX_ID ? 1 : this.last + 1;
     return this.last;
   }
+
+  /** Whether `id` was issued already (since the last wrap to 1, which 2^53 IDs put beyond reach). */
+  issued(id: number): boolean {
+    return Number.isInteger(id) && id >= 1 && id <= this.last;
+  }
 }
 
 /** A random ID not yet a key of `taken` (router-scope subscription and registration IDs). */

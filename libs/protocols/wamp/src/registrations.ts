@@ -105,13 +105,26 @@ export class Registrations {
     session.send([UNREGISTERED, request]);
   }
 
-  /** Exact first, then the longest prefix, then the first wildcard registered (advanced profile order). */
-  find(uri: string): Registration | undefined {
-    return this.index.best(uri);
+  /**
+   * Where a call to `uri` goes: the first registration matching it (exact, the longest prefix, then the
+   * wildcard with the most components before its wildcards) and its callee by the invoke policy. A
+   * pattern registration takes the call only through a callee that may register `uri` itself, as a
+   * pattern subscription gets only the events its subscriber may subscribe to; else the next one is tried.
+   */
+  route(uri: string): { readonly registration: Registration; readonly callee: Session } | undefined {
+    for (const registration of this.index.matching(uri)) {
+      if (registration.match === 'exact') return { registration, callee: this.pick(registration) };
+      const allowed = registration.callees.filter((callee) => callee.permissions.allows('register', uri));
+      if (allowed.length === registration.callees.length)
+        return { registration, callee: this.pick(registration) };
+      const callee = allowed[0];
+      if (callee !== undefined) return { registration, callee };
+    }
+    return undefined;
   }
 
   /** The callee for the next call, by the registration's invoke policy. A registration always has one. */
-  pick(registration: Registration): Session {
+  private pick(registration: Registration): Session {
     const callees = registration.callees;
     let at = 0;
     if (registration.invoke === 'roundrobin') {

@@ -52,8 +52,6 @@ export class Session {
   readonly registrations = new Map<number, Held>();
   readonly calls = new Map<number, PendingCall>();
   readonly invocations = new Map<number, PendingCall>();
-  /** Invocations whose caller was answered already (canceled, timed out, gone): their late answers are dropped. */
-  readonly lateInvocations = new Set<number>();
   readonly invocationIds = new SequentialIds();
 
   constructor(

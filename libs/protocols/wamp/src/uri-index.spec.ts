@@ -13,11 +13,22 @@ describe('URI index', () => {
     index.set('prefix', 'org', 'p-other');
     assert.deepEqual([...index.matching('com.a.c')], ['e', 'p-long', 'p-short', 'w1', 'w2']);
     assert.deepEqual([...index.matching('com.ab')], ['p-short']);
-    assert.equal(index.best('com.a.c'), 'e');
-    assert.equal(index.best('com.a.x'), 'p-long');
-    assert.equal(index.best('net.a.x'), 'w2');
-    assert.equal(index.best('net.x'), undefined);
+    assert.equal([...index.matching('com.a.x')][0], 'p-long');
+    assert.deepEqual([...index.matching('net.a.x')], ['w2']);
+    assert.deepEqual([...index.matching('net.x')], []);
     assert.deepEqual([...index.matching('c')], []);
+  });
+
+  it('orders wildcards by the components before each wildcard, then by insertion', () => {
+    const index = new UriIndex<string>();
+    index.set('wildcard', '..c', 'wild-at-0-and-1');
+    index.set('wildcard', 'com..c', 'wild-at-1');
+    index.set('wildcard', 'com.a.', 'wild-at-2');
+    index.set('wildcard', '.a.', 'wild-at-0-and-2');
+    assert.deepEqual(
+      [...index.matching('com.a.c')],
+      ['wild-at-2', 'wild-at-1', 'wild-at-0-and-2', 'wild-at-0-and-1'],
+    );
   });
 
   it('get, set and delete per match policy; prefix lengths follow deletions', () => {

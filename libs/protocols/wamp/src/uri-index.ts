@@ -44,7 +44,10 @@ export class UriIndex<T> {
     }
   }
 
-  /** Every value matching `uri`: exact, then prefixes longest first, then wildcards in insertion order. */
+  /**
+   * Every value matching `uri`: exact, then prefixes longest first, then wildcards with the most
+   * components before each wildcard first (pattern-based registration's precedence), ties in insertion order.
+   */
   *matching(uri: string): Generator<T> {
     const exact = this.exact.get(uri);
     if (exact !== undefined) yield exact;
@@ -55,13 +58,10 @@ export class UriIndex<T> {
     }
     if (this.wildcard.size === 0) return;
     const parts = uri.split('.');
-    for (const entry of this.wildcard.values()) if (wildcardMatches(entry.parts, parts)) yield entry.value;
-  }
-
-  /** The value a call goes to: the first of `matching` (exact, longest prefix, first wildcard). */
-  best(uri: string): T | undefined {
-    for (const value of this.matching(uri)) return value;
-    return undefined;
+    const matched: WildcardEntry<T>[] = [];
+    for (const entry of this.wildcard.values()) if (wildcardMatches(entry.parts, parts)) matched.push(entry);
+    if (matched.length > 1) matched.sort((a, b) => byWildcardPrecedence(a.parts, b.parts));
+    for (const entry of matched) yield entry.value;
   }
 
   private countPrefixLength(length: number, delta: number): void {
@@ -70,4 +70,16 @@ export class UriIndex<T> {
     else this.prefixLengthCounts.delete(length);
     this.prefixLengths = [...this.prefixLengthCounts.keys()].sort((a, b) => b - a);
   }
+}
+
+/**
+ * Of two wildcard patterns matching one URI (so with as many components), the one whose first wildcard
+ * comes later goes first, then by the next wildcard: `a1.b2..d4` before `a1...d4`.
+ */
+function byWildcardPrecedence(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const aWild = a[i] === '';
+    if (aWild !== (b[i] === '')) return aWild ? 1 : -1;
+  }
+  return 0;
 }
