@@ -435,6 +435,29 @@ describe('admin API with no admin token configured', () => {
     const api = request(http(broker));
     await api.get('/admin/v1/endpoints').expect(200);
     problem(await api.get('/admin/v1/endpoints').set('X-Forwarded-For', '203.0.113.9'), 403);
+    problem(await api.get('/admin/v1/endpoints').set('X-Real-IP', '203.0.113.9'), 403);
     assert.match(broker.logText(), /answers loopback clients only/);
+  });
+
+  it('refuses a browser page of another site: DNS rebinding (Host) and cross-site requests (Origin)', async () => {
+    const api = request(http(broker));
+    const port = new URL(http(broker)).port;
+    const mint = () => api.post('/admin/v1/credentials/tokens').send({ name: 'rebound', scopes: ['admin'] });
+    // A page of attacker.example whose name now resolves to 127.0.0.1 sends its own Host and Origin.
+    problem(
+      await mint().set('Host', `attacker.example:${port}`).set('Origin', `http://attacker.example:${port}`),
+      403,
+    );
+    problem(await mint().set('Origin', 'https://evil.example'), 403);
+    problem(await mint().set('Origin', 'null'), 403);
+    problem(
+      await api.post('/admin/v1/origins').set('Origin', 'https://evil.example').type('form').send('a=b'),
+      403,
+    );
+    // Tools and pages of this machine still get in.
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]) {
+      await api.get('/admin/v1/endpoints').set('Host', host).expect(200);
+    }
+    await api.get('/admin/v1/endpoints').set('Origin', 'http://localhost:3000').expect(200);
   });
 });

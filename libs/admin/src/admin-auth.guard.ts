@@ -44,10 +44,24 @@ export class AdminAuthGuard implements CanActivate {
   }
 
   private loopbackActor(req: Request): string {
-    const proxied = req.headers['forwarded'] !== undefined || req.headers['x-forwarded-for'] !== undefined;
+    const { headers } = req;
+    const proxied =
+      headers['forwarded'] !== undefined ||
+      headers['x-forwarded-for'] !== undefined ||
+      headers['x-real-ip'] !== undefined;
     if (!LOOPBACK.has(req.socket.remoteAddress ?? '') || proxied) {
       throw new ForbiddenException(
         'No admin token is configured, so the admin API answers loopback clients only (set ADMIN_TOKEN).',
+      );
+    }
+    // A browser on this machine is a loopback client too. A page of another site must not be trusted:
+    // through DNS rebinding its own name resolves to 127.0.0.1 (its Host gives it away), and a form it
+    // posts here carries its Origin.
+    const origin = headers.origin;
+    if (!isLoopbackHost(headers.host ?? '') || (origin !== undefined && !isLoopbackOrigin(origin))) {
+      throw new ForbiddenException(
+        'No admin token is configured, so the admin API answers requests addressed to a loopback name ' +
+          '(localhost, 127.0.0.1, [::1]) and not sent by a page of another site (set ADMIN_TOKEN).',
       );
     }
     return 'loopback';
@@ -78,4 +92,24 @@ export class AdminAuthGuard implements CanActivate {
     }
     return `credential:${subject}`;
   }
+}
+
+/** A Host header naming this machine's loopback: localhost, 127.0.0.0/8 or [::1], with any port. */
+function isLoopbackHost(host: string): boolean {
+  const name = /^(\[[^\]]*\]|[^:]*)(?::\d*)?$/.exec(host.trim())?.[1];
+  return name !== undefined && isLoopbackName(name);
+}
+
+/** An Origin on this machine's loopback ('null', an opaque origin, is not). */
+function isLoopbackOrigin(origin: string): boolean {
+  try {
+    return isLoopbackName(new URL(origin).hostname);
+  } catch {
+    return false;
+  }
+}
+
+function isLoopbackName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower === 'localhost' || lower === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(lower);
 }
