@@ -133,11 +133,7 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
 
   accepted(principal: Principal, held: readonly (readonly [Buffer, boolean])[]): void {
     this.gate = null;
-    const path = this.endpoint.path;
-    if (!opensEndpoint(principal, path)) {
-      this.log().info({ subject: principal.subject }, 'first-message credential does not open this endpoint');
-      return this.connection.close(1008, `this credential does not open ${path}`);
-    }
+    if (!this.opens(principal, 'first-message')) return;
     this.log().info({ subject: principal.subject }, 'first-message authentication accepted');
     this.start(principal);
     for (const [data, isBinary] of held) this.deliver(data, isBinary);
@@ -153,13 +149,18 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
    * However it did (a token, a stored password, WAMP-CRA), `endpoint:` scopes hold as at the handshake.
    */
   identify(principal: Principal): void {
-    const path = this.endpoint.path;
-    if (!opensEndpoint(principal, path)) {
-      this.log().info({ subject: principal.subject }, 'module credential does not open this endpoint');
-      return this.connection.close(1008, `this credential does not open ${path}`);
-    }
+    if (!this.opens(principal, 'module')) return;
     this.principal = principal;
     this.watchExpiry(principal);
+  }
+
+  /** Whether `principal` may open this endpoint; if not, the connection is closed 1008, as the handshake refuses it 403. */
+  private opens(principal: Principal, source: 'first-message' | 'module'): boolean {
+    const path = this.endpoint.path;
+    if (opensEndpoint(principal, path)) return true;
+    this.log().info({ subject: principal.subject }, `${source} credential does not open this endpoint`);
+    this.connection.close(1008, `this credential does not open ${path}`);
+    return false;
   }
 
   async verifyToken(token: string): Promise<Principal> {

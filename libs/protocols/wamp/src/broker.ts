@@ -138,7 +138,8 @@ export class Broker {
       eligibleAuthid: listOption(options, 'eligible_authid', isString),
       eligibleAuthrole: listOption(options, 'eligible_authrole', isString),
     };
-    if (Object.values(lists).includes(null)) {
+    const given = Object.values(lists);
+    if (given.includes(null)) {
       return refuse(
         E.invalidArgument,
         'exclude and eligible must be lists of session IDs, authids or authroles',
@@ -153,7 +154,7 @@ export class Broker {
     const publication = this.dispatch(uri, args, kwargs, audience);
     if (acknowledge) session.send([PUBLISHED, request, publication]);
     // The bus has no sessions to hold eligible or exclude lists against: bridged, it would reach everyone.
-    if (Object.values(lists).every((list) => list === undefined)) {
+    if (given.every((list) => list === undefined)) {
       this.options.published?.(uri, args, kwargs, session);
     }
   }
