@@ -193,6 +193,28 @@ describe('connections after the 101', () => {
     for (const ws of await openAll(3)) ws.terminate();
   });
 
+  it('after the close handshake the broker closes the TCP connection without waiting for the client', async () => {
+    const registry = broker.app.get(ConnectionRegistry);
+    await waitFor(() => registry.total() === 0);
+    // A client that sends its close frame and then never ends its side of the TCP connection.
+    const socket = connect({ port: broker.port, host: '127.0.0.1', allowHalfOpen: true });
+    socket.on('error', () => undefined);
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const serverEnded = new Promise((resolve) => socket.once('end', resolve));
+    socket.write(upgradeRequest('/echo'));
+    await waitFor(() => Buffer.concat(received).includes('\r\n\r\n'));
+    assert.match(Buffer.concat(received).toString('latin1'), /^HTTP\/1\.1 101 /);
+    // A masked close frame, code 1000, with a zero mask.
+    socket.write(Buffer.from([0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8]));
+    await serverEnded;
+    const frames = Buffer.concat(received).subarray(Buffer.concat(received).indexOf('\r\n\r\n') + 4);
+    assert.deepEqual([...frames.subarray(0, 4)], [0x88, 0x02, 0x03, 0xe8], 'the close frame came back');
+    // ws would hold a half-closed connection for its 30 s close timeout; the slot is free at once.
+    await waitFor(() => registry.total() === 0, 2000);
+    socket.destroy();
+  });
+
   it('a ws client (which answers pings) survives several heartbeat intervals', async () => {
     const ws = new WebSocket(`${broker.url}/beat`);
     await opened(ws);

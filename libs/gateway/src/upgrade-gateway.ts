@@ -244,6 +244,12 @@ export class UpgradeGateway {
       // ws calls back synchronously, and its socket listeners now do what these two did.
       socket.removeListener('close', decision.release);
       socket.removeListener('error', destroySocket);
+      // ws ends its side of the TCP connection once the close frames are exchanged (RFC 6455 section
+      // 7.1.1: the server closes first), then waits for the client's FIN, up to 30 s, before the
+      // connection counts as closed. Nothing after a close frame is data: once our FIN is out the
+      // socket is closed, so a client that never ends its side holds no slot, and the close costs one
+      // wake-up less (ws's handler of that FIN also builds two ERR_STREAM_ALREADY_FINISHED errors).
+      socket.once('finish', destroySocket);
       this.logDecision(
         attempt,
         101,
