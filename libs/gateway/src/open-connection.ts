@@ -4,11 +4,11 @@ import { type EndpointConfig } from '#broker/config';
 import { type Accept, type EndpointSpec, type Principal } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { type WebSocket } from 'ws';
+import { nextConnectionId } from './connection-ids.js';
 import { type ConnectionRegistry, type TrackedConnection } from './connection-registry.js';
 import { onCredentialExpiry } from './credential-expiry.js';
 import { EndpointScopeError } from './endpoint-scope-error.js';
 import { FirstMessageAuth, type FirstMessageOutcome } from './first-message-auth.js';
-import { flatUuid } from './flat-uuid.js';
 import { type ConnectionMetrics } from './metrics.js';
 import { type RegisteredSubprotocol } from './subprotocol-registry.js';
 import { type ConnectionContext } from './subprotocol.types.js';
@@ -61,7 +61,7 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     this.protocol = decision.protocol;
     this.params = decision.params;
     this.principal = decision.principal;
-    this.connection = new WsConnection(flatUuid(), ws, socket, config.outboundBufferCap, this);
+    this.connection = new WsConnection(nextConnectionId(), ws, socket, config.outboundBufferCap, this);
   }
 
   get id(): string {

@@ -12,17 +12,24 @@ const NAME = /^[A-Za-z0-9._~-]+$/;
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
-  const items = url
-    .slice(q + 1)
-    .split('&')
-    .map((pair) => {
-      if (pair === '') return pair;
-      const eq = pair.indexOf('=');
-      const name = eq === -1 ? pair : pair.slice(0, eq);
-      if (name.length > MAX_NAME_LENGTH || !NAME.test(name)) return REDACTED;
-      return eq === -1 ? name : `${name}=${REDACTED}`;
-    });
-  return `${url.slice(0, q)}?${items.join('&')}`;
+  // One pass over the query, appending as it goes: this runs for every handshake's log line.
+  let redacted = url.slice(0, q + 1);
+  for (let start = q + 1; start <= url.length;) {
+    const amp = url.indexOf('&', start);
+    const end = amp === -1 ? url.length : amp;
+    if (start > q + 1) redacted += '&';
+    redacted += redactQueryItem(url.slice(start, end));
+    start = end + 1;
+  }
+  return redacted;
+}
+
+function redactQueryItem(item: string): string {
+  if (item === '') return item;
+  const eq = item.indexOf('=');
+  const name = eq === -1 ? item : item.slice(0, eq);
+  if (name.length > MAX_NAME_LENGTH || !NAME.test(name)) return REDACTED;
+  return eq === -1 ? name : `${name}=${REDACTED}`;
 }
 
 /**

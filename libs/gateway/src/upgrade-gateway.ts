@@ -6,6 +6,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   decideHandshake,
   type Accept,
+  type EndpointSpec,
   type HandshakeContext,
   type HandshakeDecision,
   type HandshakeRequest,
@@ -51,7 +52,8 @@ const MODULE_CHECK_TIMEOUT_MS = 5000;
 @Injectable()
 export class UpgradeGateway {
   private context: HandshakeContext | null = null;
-  private readonly servers = new Map<string, WebSocketServer>();
+  /** One ws server per endpoint and module (keyed by objects: no key string is built per handshake). */
+  private readonly servers = new Map<EndpointSpec, Map<string, WebSocketServer>>();
   private readonly credentialPrefixes: readonly string[];
   /**
    * The one line per decision, without pino's redaction pass (its wildcard paths were a tenth of the
@@ -188,7 +190,7 @@ export class UpgradeGateway {
   }
 
   closeAll(): void {
-    for (const wss of this.servers.values()) wss.close();
+    for (const byModule of this.servers.values()) for (const wss of byModule.values()) wss.close();
   }
 
   private async onUpgrade(server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -285,8 +287,9 @@ export class UpgradeGateway {
 
   /** One ws server per endpoint and module: each has its own maxPayload and compression settings. */
   private serverFor(decision: Accept): WebSocketServer {
-    const key = `${decision.endpoint.path}\n${decision.module}`;
-    let wss = this.servers.get(key);
+    let byModule = this.servers.get(decision.endpoint);
+    if (byModule === undefined) this.servers.set(decision.endpoint, (byModule = new Map()));
+    let wss = byModule.get(decision.module);
     if (wss === undefined) {
       const module = this.subprotocols.get(decision.module);
       const endpoint = this.endpoints.configOf(decision.endpoint);
@@ -296,7 +299,7 @@ export class UpgradeGateway {
         maxPayload: endpoint.maxPayload ?? module?.options.maxPayload ?? 1024 * 1024,
         perMessageDeflate: module?.options.perMessageDeflate || false,
       });
-      this.servers.set(key, wss);
+      byModule.set(decision.module, wss);
     }
     return wss;
   }
