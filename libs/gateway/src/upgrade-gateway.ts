@@ -18,6 +18,7 @@ import { type Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { ConnectionOpener } from './connection-opener.js';
 import { ConnectionRegistry } from './connection-registry.js';
+import { DecisionLog } from './decision-log.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { plainPage, problemBody, rejectionConnection, writeRejection } from './handshake-responses.js';
 import { GatewayMetrics } from './metrics.js';
@@ -55,12 +56,8 @@ export class UpgradeGateway {
   /** One ws server per endpoint and module (keyed by objects: no key string is built per handshake). */
   private readonly servers = new Map<EndpointSpec, Map<string, WebSocketServer>>();
   private readonly credentialPrefixes: readonly string[];
-  /**
-   * The one line per decision, without pino's redaction pass (its wildcard paths were a tenth of the
-   * handshake's cost): every field of that line is built here from values already redacted
-   * (redactUrl, redactSubprotocols) or that cannot hold a secret (status, endpoint, address).
-   */
-  private readonly decisions: Logger;
+  /** The one line per decision. */
+  private readonly decisions: DecisionLog;
 
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
@@ -73,7 +70,7 @@ export class UpgradeGateway {
     private readonly metrics: GatewayMetrics,
   ) {
     this.credentialPrefixes = [...new Set(config.endpoints.map((e) => e.auth.subprotocolPrefix))];
-    this.decisions = logger.child({}, { redact: [] });
+    this.decisions = new DecisionLog(logger);
   }
 
   attach(server: Server): void {
@@ -321,19 +318,16 @@ export class UpgradeGateway {
     subprotocol: string | null,
     reason: string,
   ): void {
-    this.decisions.info(
-      {
-        status,
-        endpoint,
-        subprotocol,
-        reason,
-        path: redactUrl(attempt.request.url),
-        offered: attempt.offered && redactSubprotocols([attempt.offered], this.credentialPrefixes),
-        client: attempt.request.remoteAddress,
-        durationMs: Math.round((performance.now() - attempt.started) * 1000) / 1000,
-      },
-      'handshake',
-    );
+    this.decisions.write({
+      status,
+      endpoint,
+      subprotocol,
+      reason,
+      path: redactUrl(attempt.request.url),
+      offered: attempt.offered && redactSubprotocols([attempt.offered], this.credentialPrefixes),
+      client: attempt.request.remoteAddress,
+      durationMs: Math.round((performance.now() - attempt.started) * 1000) / 1000,
+    });
   }
 }
 

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Writable } from 'node:stream';
+import { DecisionLog, type DecisionFields } from './decision-log.js';
+import { createLogger } from './logger.js';
+
+function capture(level: string): {
+  log: DecisionLog;
+  pinoLine: (f: DecisionFields) => void;
+  lines: string[];
+} {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const logger = createLogger(level, sink);
+  return { log: new DecisionLog(logger), pinoLine: (f) => logger.info(f, 'handshake'), lines };
+}
+
+const FIELDS: DecisionFields = {
+  status: 101,
+  endpoint: '/chat',
+  subprotocol: 'chat.v1',
+  reason: 'accepted',
+  path: '/chat?token=[REDACTED]',
+  offered: 'chat.v1, bearer.[REDACTED]',
+  client: '127.0.0.1',
+  durationMs: 0.125,
+};
+
+describe('DecisionLog', () => {
+  it('writes the line pino would write for the same fields', () => {
+    const { log, pinoLine, lines } = capture('info');
+    log.write(FIELDS);
+    pinoLine(FIELDS);
+    log.write({ ...FIELDS, status: 403, endpoint: null, subprotocol: null, offered: undefined });
+    pinoLine({ ...FIELDS, status: 403, endpoint: null, subprotocol: null, offered: undefined });
+    assert.equal(lines.length, 4);
+    const [ours, theirs, ours403, theirs403] = lines.map((line) => {
+      assert.ok(line.endsWith('}\n') && line.indexOf('\n') === line.length - 1, 'one line each');
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      assert.equal(typeof parsed['time'], 'number');
+      delete parsed['time'];
+      return parsed;
+    });
+    assert.deepEqual(ours, theirs);
+    assert.deepEqual(Object.keys(ours ?? {}), Object.keys(theirs ?? {}), 'in the same order');
+    assert.deepEqual(ours403, theirs403);
+    assert.equal(ours?.['service'], 'ws-broker', "the logger's bindings are kept");
+  });
+
+  it('escapes what a client put in the request', () => {
+    const { log, lines } = capture('info');
+    const odd = { ...FIELDS, reason: 'a "quoted"\nline\u2028', path: '/p\\"}{,\u0000' };
+    log.write(odd);
+    const parsed = JSON.parse(lines[0] as string) as Record<string, unknown>;
+    assert.equal(parsed['reason'], odd.reason);
+    assert.equal(parsed['path'], odd.path);
+  });
+
+  it('writes nothing when info is not enabled', () => {
+    const { log, lines } = capture('warn');
+    log.write(FIELDS);
+    assert.deepEqual(lines, []);
+  });
+});
