@@ -8,6 +8,8 @@ export const REDACTED = '[REDACTED]';
 /** Names longer than this are not names: treated as possible secrets. */
 const MAX_NAME_LENGTH = 64;
 const NAME = /^[A-Za-z0-9._~-]+$/;
+/** One subprotocol item with nothing to trim or split. */
+const PLAIN_ITEM = /^[^\s,]+$/;
 
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
@@ -42,6 +44,12 @@ export function redactSubprotocols(
   prefixes: readonly string[],
 ): string | undefined {
   if (values.length === 0) return undefined;
+  // Most clients offer one plain name (chat.v1, mqtt): kept as it is, without splitting and joining.
+  const only = values.length === 1 ? (values[0] as string) : '';
+  if (only.length <= MAX_NAME_LENGTH && PLAIN_ITEM.test(only)) {
+    const lower = only.toLowerCase();
+    if (!prefixes.some((p) => lower.includes(p.toLowerCase()))) return only;
+  }
   const lowered = prefixes.map((p) => p.toLowerCase());
   return values
     .join(',')

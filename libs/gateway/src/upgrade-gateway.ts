@@ -248,7 +248,7 @@ export class UpgradeGateway {
       // connection counts as closed. Nothing after a close frame is data: once our FIN is out the
       // socket is closed, so a client that never ends its side holds no slot, and the close costs one
       // wake-up less (ws's handler of that FIN also builds two ERR_STREAM_ALREADY_FINISHED errors).
-      socket.once('finish', destroySocket);
+      socket.on('finish', destroySocket);
       this.logDecision(
         attempt,
         101,
