@@ -2,13 +2,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { WriteBehindMap } from './write-behind-map.js';
 
-/** A writer that records each write and fails while `failing` is set. */
+/**
+ * A writer that records each write and fails while `failing` is set. While `held` is set, a write
+ * does not finish until the test awaits it away (`held` resolves), so the test decides what happens
+ * during a write, whatever the timers do.
+ */
 function recordingWriter() {
   const writes: [string, number][][] = [];
-  const state = { failing: false };
+  const state: { failing: boolean; held: Promise<void> | null } = { failing: false, held: null };
   const write = async (entries: ReadonlyMap<string, number>): Promise<void> => {
     writes.push([...entries]);
     await new Promise((resolve) => setImmediate(resolve));
+    if (state.held !== null) await state.held;
     if (state.failing) throw new Error('database is down');
   };
   return { writes, state, write };
@@ -88,13 +93,18 @@ describe('WriteBehindMap', () => {
   });
 
   it('a flush during a timed write waits for it, then writes what came meanwhile: nothing is lost', async () => {
-    const { writes, write } = recordingWriter();
+    const { writes, state, write } = recordingWriter();
+    let release = (): void => undefined;
+    state.held = new Promise((resolve) => (release = resolve));
     const map = new WriteBehindMap(write, 1, noError);
     map.set('a', 1);
     await until(() => writes.length === 1);
     map.set('b', 2);
     assert.equal(map.get('a'), 1, 'still readable while it is being written');
-    await map.flush();
+    const flushed = map.flush();
+    state.held = null;
+    release();
+    await flushed;
     assert.deepEqual(writes, [[['a', 1]], [['b', 2]]]);
   });
 
