@@ -18,6 +18,7 @@ describe('example chat.v1 module with first-message authentication', () => {
           origins: ['https://chat.example.com'],
           auth: { mode: 'required', carriers: ['first-message'] },
         },
+        { path: '/guests', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
       ],
     });
   });
@@ -47,6 +48,20 @@ describe('example chat.v1 module with first-message authentication', () => {
     });
     alice.close();
     bob.close();
+  });
+
+  it('guests without a credential get names of their own', async () => {
+    const guests = await Promise.all(
+      [1, 2, 3].map(async () => {
+        const ws = new WebSocket(`${broker.url}/guests`, 'chat.v1');
+        const welcome = nextMessage(ws);
+        await opened(ws);
+        return { ws, user: (JSON.parse(await welcome) as { user: string }).user };
+      }),
+    );
+    for (const { user } of guests) assert.match(user, /^guest-/);
+    assert.equal(new Set(guests.map((g) => g.user)).size, 3, guests.map((g) => g.user).join(', '));
+    for (const { ws } of guests) ws.close();
   });
 
   it('bad commands get an error message and the connection stays usable', async () => {

@@ -215,6 +215,38 @@ describe('connections after the 101', () => {
     socket.destroy();
   });
 
+  it('a client whose frame is over maxPayload still gets what was queued for it and the 1009, not a reset', async () => {
+    // It asks for 128 KiB and, before reading any of it, sends a 16 MiB frame (echo.v1 takes 1 MiB). ws closes
+    // without the client's close frame; the client is still sending, so the broker must not reset.
+    const socket = connect(broker.port, '127.0.0.1');
+    const errors: string[] = [];
+    socket.on('error', (err: NodeJS.ErrnoException) => errors.push(err.code ?? err.message));
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const gone = new Promise((resolve) => socket.once('close', resolve));
+    socket.write(upgradeRequest('/echo'));
+    await waitFor(() => Buffer.concat(received).includes('\r\n\r\n'));
+    socket.pause();
+    const masked = (opcode: number, payload: Buffer): Buffer =>
+      Buffer.concat([Buffer.from([0x80 | opcode, 0x80 | payload.length]), Buffer.alloc(4), payload]);
+    socket.write(masked(1, Buffer.from('flood:2')));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const size = 16 * 1024 * 1024;
+    const header = Buffer.alloc(14);
+    header[0] = 0x82;
+    header[1] = 0x80 | 127;
+    header.writeBigUInt64BE(BigInt(size), 2);
+    socket.write(Buffer.concat([header, Buffer.alloc(size)]));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    socket.resume();
+    await gone;
+    const all = Buffer.concat(received);
+    const frames = all.subarray(all.indexOf('\r\n\r\n') + 4);
+    assert.deepEqual(errors, [], 'no reset');
+    assert.equal(frames.length, 2 * (10 + 65536) + 4, 'both 64 KiB messages and the close frame');
+    assert.deepEqual([...frames.subarray(-4)], [0x88, 0x02, 0x03, 0xf1], 'close 1009');
+  });
+
   it('a ws client (which answers pings) survives several heartbeat intervals', async () => {
     const ws = new WebSocket(`${broker.url}/beat`);
     await opened(ws);

@@ -19,7 +19,7 @@ export class ChatSubprotocol implements SubprotocolHandler {
   constructor(@Inject(TOPIC_BUS) private readonly bus: TopicBus) {}
 
   open(connection: Connection, context: ConnectionContext): void {
-    const user = context.principal?.subject ?? `guest-${context.id.slice(0, 8)}`;
+    const user = context.principal?.subject ?? `guest-${context.id}`;
     const rooms = new Map<string, BusSubscription>();
     const send = (message: object): void => connection.send(JSON.stringify(message));
 
