@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { DecisionLog, type DecisionFields } from './decision-log.js';
 import { createLogger } from './logger.js';
+
+function sink(lines: string[]): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+}
 
 function capture(level: string): {
   log: DecisionLog;
@@ -59,6 +69,34 @@ describe('DecisionLog', () => {
     const parsed = JSON.parse(lines[0] as string) as Record<string, unknown>;
     assert.equal(parsed['reason'], odd.reason);
     assert.equal(parsed['path'], odd.path);
+  });
+
+  it("leaves a logger of another shape to pino: its own message key, or a multistream's routing", () => {
+    const keyed: string[] = [];
+    new DecisionLog(pino({ messageKey: 'message' }, sink(keyed))).write(FIELDS);
+    const line = JSON.parse(keyed[0] as string) as Record<string, unknown>;
+    assert.equal(line['message'], 'handshake');
+    assert.equal(line['msg'], undefined);
+    assert.equal(line['status'], 101);
+
+    const routed: string[] = [];
+    const errorsOnly: string[] = [];
+    const logger = createLogger(
+      'info',
+      pino.multistream([
+        { level: 'info', stream: sink(routed) },
+        { level: 'error', stream: sink(errorsOnly) },
+      ]),
+    );
+    new DecisionLog(logger).write(FIELDS);
+    logger.error('a failure');
+    new DecisionLog(logger).write(FIELDS);
+    assert.equal(routed.filter((l) => l.includes('"msg":"handshake"')).length, 2, 'none dropped');
+    assert.equal(
+      errorsOnly.filter((l) => l.includes('handshake')).length,
+      0,
+      'none sent to the error stream',
+    );
   });
 
   it('writes nothing when info is not enabled', () => {

@@ -1,4 +1,5 @@
 import { symbols, type Logger } from 'pino';
+import { writesPlainLines } from './logger.js';
 
 /** The fields of the one line logged per handshake decision. */
 export interface DecisionFields {
@@ -25,17 +26,20 @@ interface LoggerInternals {
  * stringify per value, formatters) was about a twentieth of a handshake's cost in the benchmark,
  * and this line is written for every handshake. Every field is a number, null or a string that was
  * redacted before it got here, so no redaction pass is needed. pino.symbols is pino's documented
- * way in for this kind of integration.
+ * way in for this kind of integration. Only for loggers of createLogger, whose format is pino's
+ * default: any other logger (its own message key, level labels, timestamps, mixins, a multistream
+ * that routes by what pino tells it) gets the line through pino.
  */
 export class DecisionLog {
-  private readonly level: number;
+  private readonly level: number | undefined;
 
   constructor(private readonly logger: Logger) {
-    this.level = logger.levels.values['info'] as number;
+    this.level = writesPlainLines(logger) ? logger.levels.values['info'] : undefined;
   }
 
   write(fields: DecisionFields): void {
     if (!this.logger.isLevelEnabled('info')) return;
+    if (this.level === undefined) return this.logger.info(fields, 'handshake');
     const internals = this.logger as unknown as LoggerInternals;
     const q = JSON.stringify;
     const offered = fields.offered === undefined ? '' : `,"offered":${q(fields.offered)}`;

@@ -14,6 +14,17 @@ const REDACT_PATHS = [
   '*.password',
 ];
 
+/** Set on a destination that wants pino's per-line metadata (pino.multistream). */
+const PINO_METADATA = Symbol.for('pino.metadata');
+
+/** Loggers made by createLogger onto a plain stream: pino's default line format, nothing in between. */
+const plain = new WeakSet<Logger>();
+
+/** Whether a line may be written in pino's default format straight onto this logger's stream (DecisionLog). */
+export function writesPlainLines(logger: Logger): boolean {
+  return plain.has(logger);
+}
+
 /**
  * JSON lines on stdout by default, written in 4 KiB batches (a write per line cost a measurable
  * share of each handshake), flushed at least every second and by `flushAndExit` before exiting.
@@ -24,8 +35,14 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     base: { service: 'ws-broker' },
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
   };
-  if (destination !== undefined) return pino(options, destination);
+  if (destination !== undefined) {
+    const logger = pino(options, destination);
+    // A multistream routes each line by what pino tells it about the line: only pino may write to it.
+    if (!(PINO_METADATA in destination)) plain.add(logger);
+    return logger;
+  }
   const logger = pino(options, pino.destination({ dest: 1, minLength: 4096, sync: false }));
+  plain.add(logger);
   // A quiet broker still gets its lines out within a second.
   setInterval(() => logger.flush(), 1000).unref();
   return logger;

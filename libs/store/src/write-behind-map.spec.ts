@@ -102,6 +102,8 @@ describe('WriteBehindMap', () => {
     map.set('b', 2);
     assert.equal(map.get('a'), 1, 'still readable while it is being written');
     const flushed = map.flush();
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(writes.length, 1, 'the flush waits for the write under way before it writes b');
     state.held = null;
     release();
     await flushed;
