@@ -15,7 +15,8 @@ import {
 import { opensEndpoint } from '#broker/auth';
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
+import { watchCloseHandshake } from './close-after-handshake.js';
 import { ConnectionOpener } from './connection-opener.js';
 import { ConnectionRegistry } from './connection-registry.js';
 import { DecisionLog } from './decision-log.js';
@@ -40,9 +41,7 @@ interface Attempt {
 const REFUSED = Symbol('refused');
 /** The decision of the socket's latest request; the next one waits for it. */
 const PENDING = Symbol('pending');
-/** The WebSocket an accepted socket carries, for closeAfterCloseHandshake. */
-const WEBSOCKET = Symbol('websocket');
-type MarkedSocket = Duplex & { [REFUSED]?: true; [PENDING]?: Promise<void>; [WEBSOCKET]?: WebSocket };
+type MarkedSocket = Duplex & { [REFUSED]?: true; [PENDING]?: Promise<void> };
 
 /** How long a module's own handshake check may take before the handshake fails with 503. */
 const MODULE_CHECK_TIMEOUT_MS = 5000;
@@ -245,9 +244,7 @@ export class UpgradeGateway {
       // ws calls back synchronously, and its socket listeners now do what these two did.
       socket.removeListener('close', decision.release);
       socket.removeListener('error', destroySocket);
-      // See closeAfterCloseHandshake.
-      (socket as MarkedSocket)[WEBSOCKET] = ws;
-      socket.on('finish', closeAfterCloseHandshake);
+      watchCloseHandshake(socket, ws);
       this.logDecision(
         attempt,
         101,
@@ -337,25 +334,6 @@ export class UpgradeGateway {
  */
 function destroySocket(this: Duplex): void {
   this.destroy();
-}
-
-/**
- * A socket's 'finish' listener once ws has it: ws ends its side of the TCP connection once the close
- * frames are exchanged (RFC 6455 section 7.1.1: the server closes first), then waits for the client's
- * FIN, up to its 30 s close timeout, before the connection counts as closed. Once the client's close
- * frame has arrived nothing more is data, so the socket is closed as soon as our FIN is out: a client
- * that never ends its side holds no slot, and the close costs a wake-up less (ws's handler of that FIN
- * also builds two ERR_STREAM_ALREADY_FINISHED errors). When ws ends the socket for another reason (a
- * frame over maxPayload, invalid UTF-8, a protocol error) the client has sent no close frame and may
- * still be sending: closing then, with its bytes unread, would reset the connection and could lose
- * our close frame and what was queued before it, so ws's own wait is kept. `_closeFrameReceived` is
- * private to ws: should it ever go away, every socket gets ws's wait again (safe), and the e2e test of
- * the half-closed client fails.
- */
-function closeAfterCloseHandshake(this: MarkedSocket): void {
-  const ws = this[WEBSOCKET] as (WebSocket & { _closeFrameReceived?: boolean }) | undefined;
-  this[WEBSOCKET] = undefined;
-  if (ws?._closeFrameReceived === true) this.destroy();
 }
 
 /**
