@@ -23,6 +23,17 @@ describe('VerifiedTokenCache', () => {
     assert.deepEqual(cache.get('three'), { n: 3 });
   });
 
+  it('keeps a token used again within half the capacity, however many others come and go', () => {
+    const cache = new VerifiedTokenCache<{ n: number }>(4);
+    cache.set('hot', { n: 0 });
+    for (let i = 1; i <= 20; i++) {
+      cache.set(`cold-${i}`, { n: i });
+      assert.deepEqual(cache.get('hot'), { n: 0 }, `after ${i} other tokens`);
+      assert.ok(cache.size <= 4);
+    }
+    assert.equal(cache.get('cold-1'), undefined);
+  });
+
   it('keeps nothing with capacity 0, and no token longer than the limit', () => {
     const off = new VerifiedTokenCache<{ n: number }>(0);
     off.set('one', { n: 1 });

@@ -238,11 +238,10 @@ export class UpgradeGateway {
     // The 101 and what the module sends on open (a welcome, a CONNACK) leave in one write, not two.
     socket.cork();
     uncorkAfterIo(socket);
-    // ws never calls back for a socket that died on the way: the held slot must not leak.
-    socket.once('close', decision.release);
+    let opened = false;
     this.serverFor(decision).handleUpgrade(req, socket, head, (ws) => {
-      // ws calls back synchronously, and its socket listeners now do what these two did.
-      socket.removeListener('close', decision.release);
+      opened = true;
+      // ws calls back synchronously, and its socket listeners now do what this one did.
       socket.removeListener('error', destroySocket);
       watchCloseHandshake(socket, ws);
       this.logDecision(
@@ -255,6 +254,8 @@ export class UpgradeGateway {
       this.opener.open(ws, socket, decision, attempt.request.remoteAddress);
       decision.release();
     });
+    // Without a callback ws has destroyed a socket that died on the way: the held slot must not leak.
+    if (!opened) decision.release();
   }
 
   /** Reads what the decision and the log line need off the request, once (remoteAddress is a syscall). */
