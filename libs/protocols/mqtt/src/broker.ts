@@ -50,7 +50,7 @@ export class MqttBroker {
   }
 
   /** The subscriptions a message on `topic` would reach now; empty when nobody would get it. */
-  subscribersOf(topic: string): SubscriptionMatch[] {
+  subscribersOf(topic: string): readonly SubscriptionMatch[] {
     return this.subscriptions.match(topic, (id) => (this.sessions.get(id)?.owner ?? null) !== null);
   }
 

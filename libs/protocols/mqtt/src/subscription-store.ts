@@ -15,6 +15,8 @@ function node(): TrieNode {
   return { children: new Map(), direct: new Map(), shared: new Map() };
 }
 
+const NO_MATCHES: readonly SubscriptionMatch[] = [];
+
 /**
  * Every session's subscriptions in one trie keyed by filter level, so matching a topic costs its
  * depth, not the number of subscriptions. A shared group (`$share/g/f`) gets each message once,
@@ -62,7 +64,9 @@ export class SubscriptionStore {
   }
 
   /** Every subscription matching `topic`; one member per shared group. */
-  match(topic: string, isOnline: (clientId: string) => boolean): SubscriptionMatch[] {
+  match(topic: string, isOnline: (clientId: string) => boolean): readonly SubscriptionMatch[] {
+    // Every bus message is matched here (other modules' traffic, bridged): most brokers have no MQTT subscriber.
+    if (this.count === 0) return NO_MATCHES;
     const found: SubscriptionMatch[] = [];
     const groups: SharedGroup[] = [];
     this.walk(this.root, topic.split('/'), 0, topic.charCodeAt(0) === DOLLAR, found, groups);
