@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { newId } from './ids.js';
+import { newId, timestamp } from './ids.js';
 
 describe('newId', () => {
   it('is fixed-width, lists in creation order, and never repeats across refills of its random pool', () => {
@@ -17,5 +17,19 @@ describe('newId', () => {
     const early = newId(new Date('2027-01-01T00:00:00.000Z'));
     const late = newId(new Date('2027-01-01T00:00:00.001Z'));
     assert.ok(early < late);
+  });
+});
+
+describe('timestamp', () => {
+  it("is the current time's ISO text, new each millisecond", async () => {
+    const before = Date.now();
+    const first = timestamp();
+    const after = Date.now();
+    const ms = Date.parse(first);
+    assert.ok(ms >= before && ms <= after, `${first} is now`);
+    assert.match(first, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.ok(timestamp() > first, 'a later millisecond gets its own text');
+    assert.equal(timestamp(new Date(0)), '1970-01-01T00:00:00.000Z');
   });
 });

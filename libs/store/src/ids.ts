@@ -34,7 +34,20 @@ export function newId(now: Date = new Date()): string {
   return ms.toString(36).padStart(9, '0') + sequence.toString(36).padStart(4, '0') + randomSuffix();
 }
 
-/** ISO-8601 UTC with milliseconds: fixed width, so text order is time order in both backends. */
-export function timestamp(now: Date = new Date()): string {
-  return now.toISOString();
+let formattedMs = Number.NaN;
+let formatted = '';
+
+/**
+ * ISO-8601 UTC with milliseconds: fixed width, so text order is time order in both backends. The
+ * current time's text is kept for its millisecond: the OCPP path stamps every call (a Heartbeat's
+ * last-seen time), thousands of them per second.
+ */
+export function timestamp(now?: Date): string {
+  if (now !== undefined) return now.toISOString();
+  const ms = Date.now();
+  if (ms !== formattedMs) {
+    formatted = new Date(ms).toISOString();
+    formattedMs = ms;
+  }
+  return formatted;
 }
