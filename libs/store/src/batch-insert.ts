@@ -1,6 +1,5 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import { type Database } from './schema.js';
-import { type WriteStatement } from './sqlite-writer.types.js';
 
 /**
  * Chunk sizes, largest first: any batch is cut into a few statements of these sizes, so a handful of
@@ -27,24 +26,15 @@ export class BatchInsert<Row> {
 
   /** Inserts the rows in order, a few statements at a time, in whatever transaction `db` is. */
   async run(db: Kysely<Database>, rows: readonly Row[]): Promise<void> {
-    for (const { sql, parameters } of this.statements(db, rows)) {
-      await db.executeQuery(CompiledQuery.raw(sql, [...parameters]));
-    }
-  }
-
-  /** The statements that insert the rows in order, in `db`'s dialect, to run elsewhere (SqliteWriter). */
-  statements(db: Kysely<Database>, rows: readonly Row[]): WriteStatement[] {
-    const statements: WriteStatement[] = [];
     let offset = 0;
     for (const size of CHUNKS) {
       while (rows.length - offset >= size) {
         const chunk = rows.slice(offset, offset + size);
         const parameters = chunk.flatMap(this.values);
-        statements.push({ sql: this.sqlFor(db, chunk, parameters), parameters });
+        await db.executeQuery(CompiledQuery.raw(this.sqlFor(db, chunk, parameters), parameters));
         offset += size;
       }
     }
-    return statements;
   }
 
   private sqlFor(db: Kysely<Database>, chunk: readonly Row[], parameters: readonly unknown[]): string {

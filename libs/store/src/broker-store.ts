@@ -8,7 +8,6 @@ import { openDatabase, type Backend } from './database.js';
 import { OcppRepositories } from './ocpp.repositories.js';
 import { OriginsRepository } from './origins.repository.js';
 import { type Database } from './schema.js';
-import { SqliteWriter } from './sqlite-writer.js';
 
 /**
  * The one store the gateway, the admin API and the protocol modules use: a repository per kind of
@@ -25,21 +24,18 @@ export class BrokerStore {
     readonly db: Kysely<Database>,
     readonly backend: Backend,
     tokenKey: Buffer,
-    /** Meter values, the store's hot write, go to a SQLite file from a thread of their own. */
-    private readonly writer: SqliteWriter | null,
   ) {
     this.origins = new OriginsRepository(db);
     this.credentials = new CredentialsRepository(db, tokenKey);
     this.chargePoints = new ChargePointsRepository(db);
     this.audit = new AuditRepository(db);
-    this.ocpp = new OcppRepositories(db, writer);
+    this.ocpp = new OcppRepositories(db);
   }
 
   static async open(config: Pick<StoreConfig, 'sqlitePath' | 'databaseUrl'>): Promise<BrokerStore> {
-    const { db, backend, sqliteFile } = await openDatabase(config);
+    const { db, backend } = await openDatabase(config);
     try {
-      const writer = sqliteFile === null ? null : new SqliteWriter(sqliteFile);
-      return new BrokerStore(db, backend, await tokenHashKey(db), writer);
+      return new BrokerStore(db, backend, await tokenHashKey(db));
     } catch (err) {
       await db.destroy();
       throw err;
@@ -50,7 +46,6 @@ export class BrokerStore {
     try {
       await this.ocpp.close();
     } finally {
-      await this.writer?.close();
       await this.db.destroy();
     }
   }

@@ -1,9 +1,11 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type StoreConfig } from '#broker/config';
 import { migrationProvider } from './migrations.js';
 import { type Database } from './schema.js';
-import { openSqliteFile } from './sqlite-file.js';
 import { withStatementCache } from './statement-cache.js';
 
 export type Backend = 'sqlite' | 'postgres';
@@ -11,8 +13,6 @@ export type Backend = 'sqlite' | 'postgres';
 export interface OpenDatabase {
   readonly db: Kysely<Database>;
   readonly backend: Backend;
-  /** The SQLite file, which other threads may open too; null for PostgreSQL and an in-memory SQLite. */
-  readonly sqliteFile: string | null;
 }
 
 /**
@@ -35,21 +35,23 @@ export async function openDatabase(
 }
 
 function openSqlite(path: string): OpenDatabase {
-  const sqlite = openSqliteFile(path);
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new SqliteDatabase(path);
+  sqlite.pragma('journal_mode = WAL');
+  // Each commit reaches the disk before it returns, so nothing acknowledged is lost to a power cut.
+  // Set explicitly: better-sqlite3 builds SQLite to open a file already in WAL mode with NORMAL, which
+  // leaves the latest commits to the OS's page cache.
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('busy_timeout = 5000');
   return {
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }),
     backend: 'sqlite',
-    sqliteFile: path === ':memory:' ? null : path,
   };
 }
 
 function openPostgres(url: string): OpenDatabase {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
-  return {
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
-    backend: 'postgres',
-    sqliteFile: null,
-  };
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), backend: 'postgres' };
 }
 
 /**

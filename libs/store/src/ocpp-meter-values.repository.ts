@@ -4,7 +4,6 @@ import { GroupCommit } from './group-commit.js';
 import { newId } from './ids.js';
 import { type MeterValueInput, type MeterValueView } from './ocpp.types.js';
 import { type Database, type OcppMeterValuesTable } from './schema.js';
-import { type SqliteWriter } from './sqlite-writer.js';
 
 type Row = Selectable<OcppMeterValuesTable>;
 
@@ -53,18 +52,12 @@ export class OcppMeterValuesRepository {
     (row) => COLUMNS.map((column) => row[column]),
   );
   /** The rows of one tick's calls are committed in one transaction; each call's rows stay together. */
-  private readonly batches = new GroupCommit<readonly Row[]>((calls) => this.write(calls.flat()), 200);
+  private readonly batches = new GroupCommit<readonly Row[]>(
+    (calls) => this.db.transaction().execute((trx) => this.inserts.run(trx, calls.flat())),
+    200,
+  );
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    /** Where a SQLite file is written off the main thread; null: through `db`. */
-    private readonly writer: SqliteWriter | null = null,
-  ) {}
-
-  private write(rows: readonly Row[]): Promise<void> {
-    if (this.writer !== null) return this.writer.transaction(this.inserts.statements(this.db, rows));
-    return this.db.transaction().execute((trx) => this.inserts.run(trx, rows));
-  }
+  constructor(private readonly db: Kysely<Database>) {}
 
   async add(
     identity: string,

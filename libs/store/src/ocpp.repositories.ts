@@ -5,7 +5,6 @@ import { OcppMeterValuesRepository } from './ocpp-meter-values.repository.js';
 import { OcppStationsRepository } from './ocpp-stations.repository.js';
 import { OcppTransactionsRepository } from './ocpp-transactions.repository.js';
 import { type Database } from './schema.js';
-import { type SqliteWriter } from './sqlite-writer.js';
 
 /** The OCPP central system's state, grouped so BrokerStore stays one line per protocol. */
 export class OcppRepositories {
@@ -15,12 +14,12 @@ export class OcppRepositories {
   readonly transactions: OcppTransactionsRepository;
   readonly meterValues: OcppMeterValuesRepository;
 
-  constructor(db: Kysely<Database>, writer: SqliteWriter | null = null) {
+  constructor(db: Kysely<Database>) {
     this.stations = new OcppStationsRepository(db);
     this.idTags = new OcppIdTagsRepository(db);
     this.connectors = new OcppConnectorsRepository(db);
     this.transactions = new OcppTransactionsRepository(db);
-    this.meterValues = new OcppMeterValuesRepository(db, writer);
+    this.meterValues = new OcppMeterValuesRepository(db);
   }
 
   /**
