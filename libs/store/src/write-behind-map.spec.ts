@@ -3,17 +3,19 @@ import { describe, it } from 'node:test';
 import { WriteBehindMap } from './write-behind-map.js';
 
 /**
- * A writer that records each write and fails while `failing` is set. While `held` is set, a write
- * does not finish until the test awaits it away (`held` resolves), so the test decides what happens
- * during a write, whatever the timers do.
+ * A writer that records each write and fails while `failing` is set. A write that starts while `held`
+ * is set does not finish until that promise resolves, so the test decides what happens during a
+ * write, whatever the timers do.
  */
 function recordingWriter() {
   const writes: [string, number][][] = [];
   const state: { failing: boolean; held: Promise<void> | null } = { failing: false, held: null };
   const write = async (entries: ReadonlyMap<string, number>): Promise<void> => {
     writes.push([...entries]);
+    // Taken when the write starts: a test that holds the next write meanwhile does not hold this one.
+    const held = state.held;
     await new Promise((resolve) => setImmediate(resolve));
-    if (state.held !== null) await state.held;
+    if (held !== null) await held;
     if (state.failing) throw new Error('database is down');
   };
   return { writes, state, write };
@@ -69,12 +71,21 @@ describe('WriteBehindMap', () => {
     const { writes, state, write } = recordingWriter();
     const errors: string[] = [];
     const map = new WriteBehindMap(write, 1, (err) => errors.push((err as Error).message));
+    // Each write is held until released, so no retry can fail again before the test has looked.
+    let release = (): void => undefined;
+    const hold = (): void => {
+      state.held = new Promise((resolve) => (release = resolve));
+    };
     state.failing = true;
+    hold();
     map.set('a', 1);
     map.set('b', 1);
     await until(() => writes.length === 1);
     map.set('b', 2);
-    await until(() => errors.length === 1);
+    const releaseFirst = release;
+    hold();
+    releaseFirst();
+    await until(() => errors.length === 1 && writes.length === 2);
     assert.deepEqual(
       [...map.unwritten()].sort(),
       [
@@ -83,12 +94,15 @@ describe('WriteBehindMap', () => {
       ],
       'b keeps its newer value',
     );
-    state.failing = false;
-    await until(() => map.unwritten().size === 0);
-    assert.deepEqual(writes.at(-1)?.sort(), [
+    assert.deepEqual(writes[1]?.sort(), [
       ['a', 1],
       ['b', 2],
     ]);
+    state.failing = false;
+    state.held = null;
+    release();
+    await until(() => map.unwritten().size === 0);
+    assert.equal(writes.length, 2, 'the retry succeeded');
     assert.deepEqual(errors, ['database is down']);
   });
 
