@@ -238,24 +238,25 @@ export class UpgradeGateway {
     // The 101 and what the module sends on open (a welcome, a CONNACK) leave in one write, not two.
     socket.cork();
     uncorkAfterIo(socket);
-    let opened = false;
-    this.serverFor(decision).handleUpgrade(req, socket, head, (ws) => {
-      opened = true;
-      // ws calls back synchronously, and its socket listeners now do what this one did.
-      socket.removeListener('error', destroySocket);
-      watchCloseHandshake(socket, ws);
-      this.logDecision(
-        attempt,
-        101,
-        decision.endpoint.path,
-        decision.protocol ?? decision.module,
-        'accepted',
-      );
-      this.opener.open(ws, socket, decision, attempt.request.remoteAddress);
+    try {
+      this.serverFor(decision).handleUpgrade(req, socket, head, (ws) => {
+        // ws calls back synchronously, and its socket listeners now do what this one did.
+        socket.removeListener('error', destroySocket);
+        watchCloseHandshake(socket, ws);
+        this.logDecision(
+          attempt,
+          101,
+          decision.endpoint.path,
+          decision.protocol ?? decision.module,
+          'accepted',
+        );
+        this.opener.open(ws, socket, decision, attempt.request.remoteAddress);
+      });
+    } finally {
+      // The held slot goes back: the open connection now counts in the registry, or ws called back
+      // never (it destroyed a socket that died on the way), or opening it failed.
       decision.release();
-    });
-    // Without a callback ws has destroyed a socket that died on the way: the held slot must not leak.
-    if (!opened) decision.release();
+    }
   }
 
   /** Reads what the decision and the log line need off the request, once (remoteAddress is a syscall). */
