@@ -34,6 +34,21 @@ describe('VerifiedTokenCache', () => {
     assert.equal(cache.get('cold-1'), undefined);
   });
 
+  it('keeps one copy of a token set twice, and no more than the capacity', () => {
+    const cache = new VerifiedTokenCache<{ n: number }>(4);
+    cache.set('a', { n: 1 });
+    cache.set('b', { n: 2 });
+    cache.set('c', { n: 3 });
+    cache.set('a', { n: 4 });
+    cache.set('c', { n: 5 });
+    assert.equal(cache.size, 3);
+    assert.deepEqual(cache.get('b'), { n: 2 }, 'setting a kept token again made no room');
+    assert.deepEqual(cache.get('a'), { n: 4 });
+    assert.deepEqual(cache.get('c'), { n: 5 });
+    for (let i = 0; i < 10; i++) cache.set(`t-${i}`, { n: i });
+    assert.ok(cache.size <= 4);
+  });
+
   it('keeps nothing with capacity 0, and no token longer than the limit', () => {
     const off = new VerifiedTokenCache<{ n: number }>(0);
     off.set('one', { n: 1 });

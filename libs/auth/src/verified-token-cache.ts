@@ -12,8 +12,8 @@ export const MAX_CACHED_TOKEN_LENGTH = 2048;
  * (the scheme of hashlru and quick-lru): new and reused tokens go into the recent generation, and when
  * it is full it becomes the older one and the older one is dropped whole. A hit in the recent
  * generation is one Map lookup; an exact LRU re-inserted the entry on every hit, a delete and a set
- * per handshake (a measurable share of one). A token survives as long as it is used again within
- * half the capacity of other tokens.
+ * per handshake (a measurable share of one). A token used again within half the capacity of other
+ * tokens is kept; at most the capacity (rounded up to an even number) is held.
  */
 export class VerifiedTokenCache<T extends object> {
   private recent = new Map<string, T>();
@@ -43,12 +43,14 @@ export class VerifiedTokenCache<T extends object> {
   set(token: string, value: T): T {
     deepFreeze(value);
     if (this.generationSize === 0 || token.length > MAX_CACHED_TOKEN_LENGTH) return value;
+    // Two handshakes with one token can both miss while its signature is checked: one copy is kept.
+    this.older.delete(token);
     this.keep(token, value);
     return value;
   }
 
   private keep(token: string, value: T): void {
-    if (this.recent.size >= this.generationSize) {
+    if (this.recent.size >= this.generationSize && !this.recent.has(token)) {
       this.older = this.recent;
       this.recent = new Map();
     }

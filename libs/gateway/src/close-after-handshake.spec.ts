@@ -26,6 +26,9 @@ describe('closeAfterCloseHandshake', { timeout: 10_000 }, () => {
       const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`);
       const [[server, request]] = await Promise.all([accepted, once(client, 'open')]);
       watchCloseHandshake(request.socket, server);
+      // Runs right after the shortcut's own 'finish' listener: the socket must be closed by then.
+      let destroyedAtFinish: boolean | null = null;
+      request.socket.on('finish', () => (destroyedAtFinish = request.socket.destroyed));
       const receiver = (server as WebSocket & { _receiver?: unknown })._receiver;
       assert.ok(receiver instanceof Writable, 'ws keeps its receiver as _receiver, a Writable');
 
@@ -33,7 +36,7 @@ describe('closeAfterCloseHandshake', { timeout: 10_000 }, () => {
       client.close(1000, 'bye');
       const [code] = (await serverClosed) as [number];
       assert.equal(code, 1000);
-      assert.equal(request.socket.destroyed, true);
+      assert.equal(destroyedAtFinish, true, 'closed as soon as our FIN was out');
       assert.equal(endOfFinished.get(receiver), undefined, 'the finished receiver was ended again');
     } finally {
       Writable.prototype.end = end;

@@ -106,6 +106,30 @@ describe('WriteBehindMap', () => {
     assert.deepEqual(errors, ['database is down']);
   });
 
+  it('retries a failed write on its own, with no newer value to start it', async () => {
+    const { writes, state, write } = recordingWriter();
+    const errors: string[] = [];
+    const map = new WriteBehindMap(write, 1, (err) => errors.push((err as Error).message));
+    let release = (): void => undefined;
+    const hold = (): void => {
+      state.held = new Promise((resolve) => (release = resolve));
+    };
+    state.failing = true;
+    hold();
+    map.set('a', 1);
+    await until(() => writes.length === 1);
+    const releaseFirst = release;
+    hold();
+    releaseFirst();
+    await until(() => writes.length === 2);
+    assert.deepEqual(errors, ['database is down']);
+    state.failing = false;
+    state.held = null;
+    release();
+    await until(() => map.unwritten().size === 0);
+    assert.deepEqual(writes, [[['a', 1]], [['a', 1]]]);
+  });
+
   it('a flush during a timed write waits for it, then writes what came meanwhile: nothing is lost', async () => {
     const { writes, state, write } = recordingWriter();
     let release = (): void => undefined;

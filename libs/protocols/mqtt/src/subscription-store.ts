@@ -15,7 +15,7 @@ function node(): TrieNode {
   return { children: new Map(), direct: new Map(), shared: new Map() };
 }
 
-const NO_MATCHES: readonly SubscriptionMatch[] = [];
+const NO_MATCHES: readonly SubscriptionMatch[] = Object.freeze([]);
 
 /**
  * Every session's subscriptions in one trie keyed by filter level, so matching a topic costs its
