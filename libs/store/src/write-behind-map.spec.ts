@@ -5,7 +5,8 @@ import { WriteBehindMap } from './write-behind-map.js';
 /**
  * A writer that records each write and fails while `failing` is set. A write that starts while `held`
  * is set does not finish until that promise resolves, so the test decides what happens during a
- * write, whatever the timers do.
+ * write, whatever the timers do. `hold()` holds the writes that start from now on and returns what
+ * releases them.
  */
 function recordingWriter() {
   const writes: [string, number][][] = [];
@@ -18,7 +19,12 @@ function recordingWriter() {
     if (held !== null) await held;
     if (state.failing) throw new Error('database is down');
   };
-  return { writes, state, write };
+  const hold = (): (() => void) => {
+    let release = (): void => undefined;
+    state.held = new Promise((resolve) => (release = resolve));
+    return release;
+  };
+  return { writes, state, write, hold };
 }
 
 /** For maps whose writes must not fail: a failure becomes an unhandled rejection, failing the run. */
@@ -68,22 +74,17 @@ describe('WriteBehindMap', () => {
   });
 
   it('a failed write is reported, keeps its values unless newer ones came, and is retried', async () => {
-    const { writes, state, write } = recordingWriter();
+    const { writes, state, write, hold } = recordingWriter();
     const errors: string[] = [];
     const map = new WriteBehindMap(write, 1, (err) => errors.push((err as Error).message));
     // Each write is held until released, so no retry can fail again before the test has looked.
-    let release = (): void => undefined;
-    const hold = (): void => {
-      state.held = new Promise((resolve) => (release = resolve));
-    };
     state.failing = true;
-    hold();
+    const releaseFirst = hold();
     map.set('a', 1);
     map.set('b', 1);
     await until(() => writes.length === 1);
     map.set('b', 2);
-    const releaseFirst = release;
-    hold();
+    const releaseSecond = hold();
     releaseFirst();
     await until(() => errors.length === 1 && writes.length === 2);
     assert.deepEqual(
@@ -100,40 +101,34 @@ describe('WriteBehindMap', () => {
     ]);
     state.failing = false;
     state.held = null;
-    release();
+    releaseSecond();
     await until(() => map.unwritten().size === 0);
     assert.equal(writes.length, 2, 'the retry succeeded');
     assert.deepEqual(errors, ['database is down']);
   });
 
   it('retries a failed write on its own, with no newer value to start it', async () => {
-    const { writes, state, write } = recordingWriter();
+    const { writes, state, write, hold } = recordingWriter();
     const errors: string[] = [];
     const map = new WriteBehindMap(write, 1, (err) => errors.push((err as Error).message));
-    let release = (): void => undefined;
-    const hold = (): void => {
-      state.held = new Promise((resolve) => (release = resolve));
-    };
     state.failing = true;
-    hold();
+    const releaseFirst = hold();
     map.set('a', 1);
     await until(() => writes.length === 1);
-    const releaseFirst = release;
-    hold();
+    const releaseSecond = hold();
     releaseFirst();
     await until(() => writes.length === 2);
     assert.deepEqual(errors, ['database is down']);
     state.failing = false;
     state.held = null;
-    release();
+    releaseSecond();
     await until(() => map.unwritten().size === 0);
     assert.deepEqual(writes, [[['a', 1]], [['a', 1]]]);
   });
 
   it('a flush during a timed write waits for it, then writes what came meanwhile: nothing is lost', async () => {
-    const { writes, state, write } = recordingWriter();
-    let release = (): void => undefined;
-    state.held = new Promise((resolve) => (release = resolve));
+    const { writes, state, write, hold } = recordingWriter();
+    const release = hold();
     const map = new WriteBehindMap(write, 1, noError);
     map.set('a', 1);
     await until(() => writes.length === 1);
