@@ -66,9 +66,28 @@ describe('DecisionLog', () => {
     const { log, lines } = capture('info');
     const odd = { ...FIELDS, reason: 'a "quoted"\nline\u2028', path: '/p\\"}{,\u0000' };
     log.write(odd);
-    const parsed = JSON.parse(lines[0] as string) as Record<string, unknown>;
-    assert.equal(parsed['reason'], odd.reason);
-    assert.equal(parsed['path'], odd.path);
+    // The second time the reason is the quoted copy DecisionLog kept.
+    log.write(odd);
+    for (const line of lines) {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      assert.equal(parsed['reason'], odd.reason);
+      assert.equal(parsed['path'], odd.path);
+    }
+    assert.equal(lines.length, 2);
+  });
+
+  it('keeps a bounded number of quoted strings, and quotes the rest each time', () => {
+    const { log, lines } = capture('info');
+    for (let i = 0; i < 300; i++) log.write({ ...FIELDS, reason: `reason ${i}`, endpoint: `/e${i}` });
+    log.write({ ...FIELDS, reason: 'reason 299', endpoint: '/e299' });
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(
+      parsed.map((line) => line['reason']),
+      [...Array.from({ length: 300 }, (_, i) => `reason ${i}`), 'reason 299'],
+    );
+    assert.equal(parsed.at(-1)?.['endpoint'], '/e299');
+    const quoted = (log as unknown as { quoted: Map<string, string> }).quoted;
+    assert.equal(quoted.size, 256);
   });
 
   it("leaves a logger of another shape to pino: its own message key, or a multistream's routing", () => {

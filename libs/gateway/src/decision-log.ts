@@ -15,6 +15,9 @@ export interface DecisionFields {
   readonly durationMs: number;
 }
 
+/** How many distinct endpoint, module and reason strings DecisionLog keeps quoted. */
+const MAX_QUOTED = 256;
+
 interface LoggerInternals {
   readonly [symbols.streamSym]: { write(line: string): unknown };
   readonly [symbols.chindingsSym]: string;
@@ -32,6 +35,11 @@ interface LoggerInternals {
  */
 export class DecisionLog {
   private readonly level: number | undefined;
+  /**
+   * Endpoint paths, module names and reasons, JSON-quoted: a few strings of the configuration and the
+   * code, seen on every line. Bounded, since a third-party module's check may word its own reasons.
+   */
+  private readonly quoted = new Map<string, string>();
 
   constructor(private readonly logger: Logger) {
     this.level = writesPlainLines(logger) ? logger.levels.values['info'] : undefined;
@@ -45,9 +53,20 @@ export class DecisionLog {
     const offered = fields.offered === undefined ? '' : `,"offered":${q(fields.offered)}`;
     internals[symbols.streamSym].write(
       `{"level":${this.level},"time":${Date.now()}${internals[symbols.chindingsSym]}` +
-        `,"status":${fields.status},"endpoint":${q(fields.endpoint)},"subprotocol":${q(fields.subprotocol)}` +
-        `,"reason":${q(fields.reason)},"path":${q(fields.path)}${offered},"client":${q(fields.client)}` +
+        `,"status":${fields.status},"endpoint":${this.quote(fields.endpoint)}` +
+        `,"subprotocol":${this.quote(fields.subprotocol)},"reason":${this.quote(fields.reason)}` +
+        `,"path":${q(fields.path)}${offered},"client":${q(fields.client)}` +
         `,"durationMs":${fields.durationMs},"msg":"handshake"}\n`,
     );
+  }
+
+  private quote(text: string | null): string {
+    if (text === null) return 'null';
+    let quoted = this.quoted.get(text);
+    if (quoted === undefined) {
+      quoted = JSON.stringify(text);
+      if (this.quoted.size < MAX_QUOTED) this.quoted.set(text, quoted);
+    }
+    return quoted;
   }
 }

@@ -1,5 +1,6 @@
 import { type LoggerService } from '@nestjs/common';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { LineBatch } from './line-batch.js';
 
 /** Header and field paths pino blanks even if a caller logs them by mistake. */
 const REDACT_PATHS = [
@@ -25,6 +26,9 @@ export function writesPlainLines(logger: Logger): boolean {
   return plain.has(logger);
 }
 
+/** How many characters of log lines are gathered before they go to the stream, and written at once. */
+const BATCH_CHARS = 4096;
+
 /**
  * JSON lines on stdout by default, written in 4 KiB batches (a write per line cost a measurable
  * share of each handshake), flushed at least every second and by `flushAndExit` before exiting.
@@ -41,7 +45,11 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     if (!(PINO_METADATA in destination)) plain.add(logger);
     return logger;
   }
-  const logger = pino(options, pino.destination({ dest: 1, minLength: 4096, sync: false }));
+  const lines = new LineBatch(
+    pino.destination({ dest: 1, minLength: BATCH_CHARS, sync: false }),
+    BATCH_CHARS,
+  );
+  const logger = pino(options, lines);
   plain.add(logger);
   // A quiet broker still gets its lines out within a second.
   setInterval(() => logger.flush(), 1000).unref();
