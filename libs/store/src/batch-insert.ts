@@ -30,7 +30,9 @@ export class BatchInsert<Row> {
     for (const size of CHUNKS) {
       while (rows.length - offset >= size) {
         const chunk = rows.slice(offset, offset + size);
-        const parameters = chunk.flatMap(this.values);
+        // A loop, not chunk.flatMap(this.values): V8's flatMap took about a microsecond per row.
+        const parameters: unknown[] = [];
+        for (const row of chunk) for (const value of this.values(row)) parameters.push(value);
         await db.executeQuery(CompiledQuery.raw(this.sqlFor(db, chunk, parameters), parameters));
         offset += size;
       }

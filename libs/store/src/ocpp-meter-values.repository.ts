@@ -44,16 +44,38 @@ function inColumnOrder(row: Row): Row {
   return Object.fromEntries(COLUMNS.map((column) => [column, row[column]])) as Row;
 }
 
+/** The calls' rows as one list, in order (a loop: V8's Array.prototype.flat took 0.1 µs a row). */
+function concat(calls: readonly (readonly Row[])[]): Row[] {
+  const rows: Row[] = [];
+  for (const call of calls) for (const row of call) rows.push(row);
+  return rows;
+}
+
 /** Sampled values, one row each, in the order the charge point sent them. */
 export class OcppMeterValuesRepository {
   /** Every column, in COLUMNS order; one per repository, since the SQL text is the dialect's. */
   private readonly inserts = new BatchInsert<Row>(
     (db, rows) => db.insertInto('ocpp_meter_values').values(rows.map(inColumnOrder)),
-    (row) => COLUMNS.map((column) => row[column]),
+    // Spelled out, not COLUMNS.map(column => row[column]): a load by a computed key is megamorphic,
+    // twelve per row on the MeterValues path. BatchInsert checks the order against the builder's.
+    (row) => [
+      row.id,
+      row.identity,
+      row.connector_id,
+      row.transaction_id,
+      row.sampled_at,
+      row.value,
+      row.measurand,
+      row.unit,
+      row.phase,
+      row.context,
+      row.location,
+      row.format,
+    ],
   );
   /** The rows of one tick's calls are committed in one transaction; each call's rows stay together. */
   private readonly batches = new GroupCommit<readonly Row[]>(
-    (calls) => this.db.transaction().execute((trx) => this.inserts.run(trx, calls.flat())),
+    (calls) => this.db.transaction().execute((trx) => this.inserts.run(trx, concat(calls))),
     200,
   );
 
@@ -65,22 +87,25 @@ export class OcppMeterValuesRepository {
     transactionId: number | null,
     meterValues: readonly MeterValueInput[],
   ): Promise<number> {
-    const rows: Row[] = meterValues.flatMap((mv) =>
-      mv.sampledValue.map((sv) => ({
-        id: newId(),
-        identity,
-        connector_id: connectorId,
-        transaction_id: transactionId,
-        sampled_at: mv.timestamp,
-        value: sv.value,
-        measurand: sv.measurand ?? null,
-        unit: sv.unit ?? null,
-        phase: sv.phase ?? null,
-        context: sv.context ?? null,
-        location: sv.location ?? null,
-        format: sv.format ?? null,
-      })),
-    );
+    const rows: Row[] = [];
+    for (const mv of meterValues) {
+      for (const sv of mv.sampledValue) {
+        rows.push({
+          id: newId(),
+          identity,
+          connector_id: connectorId,
+          transaction_id: transactionId,
+          sampled_at: mv.timestamp,
+          value: sv.value,
+          measurand: sv.measurand ?? null,
+          unit: sv.unit ?? null,
+          phase: sv.phase ?? null,
+          context: sv.context ?? null,
+          location: sv.location ?? null,
+          format: sv.format ?? null,
+        });
+      }
+    }
     if (rows.length === 0) return 0;
     await this.batches.add(rows);
     return rows.length;
