@@ -73,8 +73,8 @@ describe('BatchInsert', () => {
     await insert.run(db, rows(5, 'c'));
     assert.deepEqual(
       built.sort((x, y) => y - x),
-      [128, 32, 8, 2, 1],
-      '171 = 128 + 32 + 8 + 2 + 1; 5 = 2 + 2 + 1 reuses those',
+      [128, 32, 8, 4, 2, 1],
+      '171 = 128 + 32 + 8 + 2 + 1 and 5 = 4 + 1, each statement used again by the next batch',
     );
     await db.destroy();
   });
