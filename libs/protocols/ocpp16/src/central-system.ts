@@ -28,17 +28,11 @@ export class CentralSystem implements CallDispatcher {
     return null;
   }
 
-  handle(action: string, payload: Payload, messageId: string): Payload | Promise<Payload> {
+  async handle(action: string, payload: Payload, messageId: string): Promise<Payload> {
     const handler = this.handlers.get(action);
     if (handler === undefined)
       throw new OcppError('NotSupported', `This central system does not handle ${action}.`);
-    const response = handler(payload as never, this.context);
-    if (response instanceof Promise) return response.then((r) => this.handled(action, payload, messageId, r));
-    return this.handled(action, payload, messageId, response);
-  }
-
-  /** Reports the handled CALL as an event, and passes its answer on. */
-  private handled(action: string, payload: Payload, messageId: string, response: Payload): Payload {
+    const response = await handler(payload as never, this.context);
     this.onEvent({
       identity: this.context.identity,
       action,

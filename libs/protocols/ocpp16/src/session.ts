@@ -24,8 +24,7 @@ export type BadMessageReason =
 export interface CallDispatcher {
   /** Refuses a CALL before its payload is even validated (NotSupported, SecurityError), or null. */
   admit(action: string): OcppError | null;
-  /** A handler that needs nothing asynchronous answers at once, without a promise. */
-  handle(action: string, payload: Payload, messageId: string): Payload | Promise<Payload>;
+  handle(action: string, payload: Payload, messageId: string): Promise<Payload>;
 }
 
 export interface SessionObserver {
@@ -206,8 +205,7 @@ export class OcppSession {
     this.startDeadline(id, action);
     let answer: string;
     try {
-      const handled = dispatcher.handle(action, payload as Payload, id);
-      const result = handled instanceof Promise ? await handled : handled;
+      const result = await dispatcher.handle(action, payload as Payload, id);
       answer = encodeResult(id, this.ownAnswer(action, result));
     } catch (err) {
       if (err instanceof OcppError && err.code !== 'InternalError') {

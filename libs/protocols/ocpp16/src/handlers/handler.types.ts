@@ -14,9 +14,5 @@ export interface HandlerContext {
   now(): Date;
 }
 
-/**
- * `Req` is the action's request shape: a payload reaches its handler only after passing the schema.
- * A handler with nothing to wait for (Heartbeat) returns its answer, not a promise of it: a thousand
- * charge points' heartbeats are the commonest CALL.
- */
-export type ActionHandler<Req> = (payload: Req, context: HandlerContext) => Payload | Promise<Payload>;
+/** `Req` is the action's request shape: a payload reaches its handler only after passing the schema. */
+export type ActionHandler<Req> = (payload: Req, context: HandlerContext) => Promise<Payload>;
