@@ -85,6 +85,17 @@ export class Inbox {
     }
     return this.items;
   }
+
+  /** Resolves with the first message that `matches`, once one arrived (others may come before it). */
+  async waitFor(matches: (message: Received) => boolean, timeoutMs = TIMEOUT_MS): Promise<Received> {
+    const deadline = Date.now() + timeoutMs;
+    for (let seen = 1; ; seen++) {
+      const items = await this.wait(seen, deadline - Date.now());
+      const found = items.find(matches);
+      if (found !== undefined) return found;
+      seen = items.length;
+    }
+  }
 }
 
 /** Resolves with what `emitter` emits next as `event`, or fails after the timeout. */

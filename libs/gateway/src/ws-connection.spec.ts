@@ -21,10 +21,23 @@ class FakeWs extends EventEmitter {
   }
 }
 
+/** The socket under the WebSocket: records corks, and emits 'data' for a read. */
+class FakeSocket extends EventEmitter {
+  constructor(private readonly calls: string[]) {
+    super();
+  }
+  cork(): void {
+    this.calls.push('cork');
+  }
+  uncork(): void {
+    this.calls.push('uncork');
+  }
+}
+
 function connection() {
   const ws = new FakeWs();
   const calls: string[] = [];
-  const socket = { cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
+  const socket = new FakeSocket(calls);
   const observer = {
     received: (data: Buffer) => calls.push(`received ${data.toString()}`),
     ponged: () => calls.push('ponged'),
@@ -35,7 +48,7 @@ function connection() {
     failed: (err: Error) => calls.push(`failed ${err.message}`),
   };
   const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer);
-  return { conn, ws, calls };
+  return { conn, ws, socket, calls };
 }
 
 const nextTick = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
@@ -76,6 +89,23 @@ describe('WsConnection', () => {
     await nextTurn();
     assert.deepEqual(calls, ['cork', 'uncork', 'cork', 'uncork']);
     assert.equal(ws.sent.length, 4);
+  });
+
+  it("holds what ws writes by itself on a read (the close handshake's frame) for the end of the turn", async () => {
+    const { socket, calls } = connection();
+    const order: string[] = [];
+    socket.on('data', () => order.push(`ws reads, corks: ${calls.join(' ')}`));
+    socket.emit('data', Buffer.from([0x88, 0x80]));
+    socket.emit('data', Buffer.from([0x89, 0x80]));
+    assert.deepEqual(
+      order,
+      ['ws reads, corks: cork', 'ws reads, corks: cork'],
+      'corked once, before ws reads',
+    );
+    await nextTick();
+    assert.deepEqual(calls, ['cork'], 'still held after the tick: no message was delivered');
+    await nextTurn();
+    assert.deepEqual(calls, ['cork', 'uncork']);
   });
 
   it('keeps sends caused by other connections for the end of the turn', async () => {

@@ -25,6 +25,8 @@ export interface ConnectionObserver {
 export interface Corkable {
   cork(): void;
   uncork(): void;
+  /** WsConnection hears of each read before ws does (see holdWrites). */
+  prependListener(event: 'data', listener: (this: Corkable) => void): unknown;
 }
 
 /** How long a connection closed for a full outbound buffer gets to finish its close handshake. */
@@ -33,13 +35,18 @@ const TERMINATE_AFTER_MS = 1000;
 /** The WsConnection of a ws WebSocket, for the socket's listeners (ws marks its own sockets the same way). */
 const kConnection = Symbol('connection');
 type OwnedWebSocket = WebSocket & { [kConnection]: WsConnection };
+type OwnedSocket = Corkable & { [kConnection]: WsConnection };
 
 function connectionOf(ws: WebSocket): WsConnection {
   return (ws as OwnedWebSocket)[kConnection];
 }
 
-// The socket's listeners are these four functions, shared by every connection, and not a closure
-// per connection and event: an idle broker holds one WsConnection per connection.
+// The socket's listeners are these functions, shared by every connection, and not a closure per
+// connection and event: an idle broker holds one WsConnection per connection.
+function onSocketRead(this: Corkable): void {
+  (this as OwnedSocket)[kConnection].holdWrites();
+}
+
 function onSocketMessage(this: WebSocket, data: Buffer, isBinary: boolean): void {
   connectionOf(this).observer.received(data, isBinary);
 }
@@ -78,6 +85,8 @@ export class WsConnection implements Connection {
     readonly observer: ConnectionObserver,
   ) {
     (ws as OwnedWebSocket)[kConnection] = this;
+    (socket as OwnedSocket)[kConnection] = this;
+    socket.prependListener('data', onSocketRead);
     ws.on('message', onSocketMessage);
     ws.on('pong', onSocketPong);
     ws.on('error', onSocketError);
@@ -90,6 +99,20 @@ export class WsConnection implements Connection {
     // Each close handler runs even if an earlier one fails; the failure is reported, never thrown.
     for (const handler of this.closeHandlers) this.contain(handler, code, reason, false);
     this.observer.closed(code);
+  }
+
+  /**
+   * What this turn writes to the socket from here on is held, to leave in one write once the turn's
+   * I/O callbacks have run: the module's sends, and, from each read, what ws answers by itself (the
+   * close frame of the close handshake, a pong). A turn's writes to many peers then leave together,
+   * where a write in the middle of the reads woke the peer's process once per write: holding the
+   * close frame too cut the broker's CPU per handshake by a sixteenth (BENCHMARKS.md).
+   */
+  holdWrites(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    uncorkAfterIo(this);
   }
 
   /** Called by uncorkAfterIo once this turn's I/O callbacks have run: what the turn sent leaves. */
@@ -125,11 +148,7 @@ export class WsConnection implements Connection {
     }
     // Fan-out and fan-in send many small messages per turn of the event loop; one syscall per message
     // was most of their cost. Writes made in this turn leave together once its I/O callbacks have run.
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      uncorkAfterIo(this);
-    }
+    this.holdWrites();
     this.ws.send(data, { binary: typeof data !== 'string' });
     this.observer.sent(size);
   }
