@@ -106,7 +106,7 @@ export class WsConnection implements Connection {
    * I/O callbacks have run: the module's sends, and, from each read, what ws answers by itself (the
    * close frame of the close handshake, a pong). A turn's writes to many peers then leave together,
    * where a write in the middle of the reads woke the peer's process once per write: holding the
-   * close frame too cut the broker's CPU per handshake by a sixteenth (BENCHMARKS.md).
+   * close frame too cut the broker's CPU per handshake by about a twentieth (BENCHMARKS.md).
    */
   holdWrites(): void {
     if (this.corked) return;
