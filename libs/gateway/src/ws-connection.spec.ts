@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { type WebSocket } from 'ws';
 import { WsConnection } from './ws-connection.js';
 
@@ -183,5 +185,23 @@ describe('WsConnection', () => {
     conn.onClose((code, reason) => calls.push(`module saw ${code} ${reason}`));
     ws.emit('close', 1001, Buffer.from('going away'));
     assert.deepEqual(calls, ['failed module bug', 'module saw 1001 going away', 'closed 1001']);
+  });
+
+  it('once closed, the socket and the WebSocket no longer hold the connection, and ignore late events', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // Built in a function of its own, so that only the WeakRef points to the connection from here.
+    const open = () => {
+      const { conn, ws, socket, calls } = connection();
+      return { ref: new WeakRef(conn), ws, socket, calls };
+    };
+    const { ref, ws, socket, calls } = open();
+    ws.emit('close', 1000, Buffer.from(''));
+    ws.emit('message', Buffer.from('late'), false);
+    socket.emit('data', Buffer.from('late'));
+    assert.deepEqual(calls, ['closed 1000'], 'nothing after the close');
+    await nextTurn();
+    gc();
+    assert.equal(ref.deref(), undefined, 'collected while its socket and WebSocket live on');
   });
 });
