@@ -105,6 +105,13 @@ export class UpgradeGateway {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       // Node hands the socket over without an error listener; a reset must not crash the process.
       socket.on('error', destroySocket);
+      const marked = socket as MarkedSocket;
+      if (marked[PENDING] === undefined && marked[REFUSED] === undefined) {
+        // The socket's first request (nearly every upgrade): nothing before it to wait for, and Node
+        // parses nothing after an upgrade, so no order needs keeping and nothing is chained.
+        this.onUpgrade(server, req, socket, head).catch((err: Error) => this.failed(err, socket));
+        return;
+      }
       this.inOrder(socket, () => this.onUpgrade(server, req, socket, head));
     });
   }
@@ -155,10 +162,13 @@ export class UpgradeGateway {
       return work();
     };
     const prior = socket[PENDING];
-    socket[PENDING] = (prior ? prior.then(run) : run()).catch((err: Error) => {
-      this.logger.error({ err: err.message }, 'handshake failed');
-      socket.destroy();
-    });
+    socket[PENDING] = (prior ? prior.then(run) : run()).catch((err: Error) => this.failed(err, socket));
+  }
+
+  /** A handshake that threw where no answer could be written: logged, and the socket closed. */
+  private failed(err: Error, socket: Duplex): void {
+    this.logger.error({ err: err.message }, 'handshake failed');
+    socket.destroy();
   }
 
   /** Requests Node's parser refused before any decision: answered in the same problem+json shape. */
