@@ -84,7 +84,8 @@ describe('bridges between protocols, on the default broker', () => {
     const inbox = new Inbox(listener);
     await listener.subscribeAsync('ocpp/+/StatusNotification', { qos: 1 });
     const dashboard = new Subscription(graphql, TOPIC_QUERY, { f: 'ocpp/+/StatusNotification' });
-    await untilDelivered(graphql, 'ocpp/probe/StatusNotification');
+    // The MQTT listener counts too: the GraphQL subscription is live once a probe reaches two.
+    await untilDelivered(graphql, 'ocpp/probe/StatusNotification', 2);
 
     const cp = chargePoint(broker.url, 'CP-bridge');
     await cp.connect();

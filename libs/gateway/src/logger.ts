@@ -45,8 +45,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     if (!(PINO_METADATA in destination)) plain.add(logger);
     return logger;
   }
+  const stdout = 1;
   const lines = new LineBatch(
-    pino.destination({ dest: 1, minLength: BATCH_CHARS, sync: false }),
+    pino.destination({ dest: stdout, minLength: BATCH_CHARS, sync: false }),
+    stdout,
     BATCH_CHARS,
   );
   const logger = pino(options, lines);
