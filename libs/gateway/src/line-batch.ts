@@ -14,7 +14,6 @@ const EXIT_WRITE_WAIT_MS = 20;
 
 /** The batches whose lines are written out when the process exits: one 'exit' listener for all. */
 const open = new Set<LineBatch>();
-let exitHooked = false;
 
 /**
  * Gathers log lines and hands them to sonic-boom joined, `batchChars` at a time. sonic-boom appends
@@ -37,14 +36,13 @@ export class LineBatch implements DestinationStream {
     private readonly fd: number,
     private readonly batchChars: number,
   ) {
-    open.add(this);
-    if (!exitHooked) {
-      exitHooked = true;
+    if (open.size === 0) {
       // Ahead of every other 'exit' listener, pino's own (which flushes the sink) included.
       process.prependListener('exit', () => {
         for (const batch of open) batch.writeAtExit();
       });
     }
+    open.add(this);
   }
 
   write(line: string): void {

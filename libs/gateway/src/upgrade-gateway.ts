@@ -105,14 +105,8 @@ export class UpgradeGateway {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       // Node hands the socket over without an error listener; a reset must not crash the process.
       socket.on('error', destroySocket);
-      const marked = socket as MarkedSocket;
-      if (marked[PENDING] === undefined && marked[REFUSED] === undefined) {
-        // The socket's first request (nearly every upgrade): nothing before it to wait for, and Node
-        // parses nothing after an upgrade, so no order needs keeping and nothing is chained.
-        this.onUpgrade(server, req, socket, head).catch((err: Error) => this.failed(err, socket));
-        return;
-      }
-      this.inOrder(socket, () => this.onUpgrade(server, req, socket, head));
+      // Node parses nothing after an upgrade: no later request waits for this one.
+      this.inOrder(socket, () => this.onUpgrade(server, req, socket, head), false);
     });
   }
 
@@ -151,9 +145,10 @@ export class UpgradeGateway {
   /**
    * Decides the requests of one socket one after the other, and none after a refusal: a request
    * pipelined behind a refused one is never served, even when Node parsed it while the first
-   * decision was still waiting on a signature.
+   * decision was still waiting on a signature. `mayBeFollowed` is false for an upgrade, after which
+   * Node parses nothing on the socket.
    */
-  private inOrder(socket: MarkedSocket, work: () => Promise<void>): void {
+  private inOrder(socket: MarkedSocket, work: () => Promise<void>, mayBeFollowed = true): void {
     const run = (): Promise<void> => {
       if (socket[REFUSED]) {
         socket.destroy();
@@ -162,7 +157,9 @@ export class UpgradeGateway {
       return work();
     };
     const prior = socket[PENDING];
-    socket[PENDING] = (prior ? prior.then(run) : run()).catch((err: Error) => this.failed(err, socket));
+    const done = (prior ? prior.then(run) : run()).catch((err: Error) => this.failed(err, socket));
+    // Kept only where a later request may wait for it: an upgrade's socket carries no promise.
+    if (mayBeFollowed) socket[PENDING] = done;
   }
 
   /** A handshake that threw where no answer could be written: logged, and the socket closed. */

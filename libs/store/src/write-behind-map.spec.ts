@@ -27,6 +27,19 @@ function recordingWriter() {
   return { writes, state, write, hold };
 }
 
+/**
+ * A map whose writes fail, the first of them held from the start: so no retry can fail again before
+ * the test has looked. `releaseFirst` lets that first write finish (and fail).
+ */
+function failingMap() {
+  const writer = recordingWriter();
+  const errors: string[] = [];
+  const map = new WriteBehindMap(writer.write, 1, (err) => errors.push((err as Error).message));
+  writer.state.failing = true;
+  const releaseFirst = writer.hold();
+  return { ...writer, map, errors, releaseFirst };
+}
+
 /** For maps whose writes must not fail: a failure becomes an unhandled rejection, failing the run. */
 const noError = (err: unknown): never => assert.fail(`unexpected write failure: ${String(err)}`);
 
@@ -74,12 +87,7 @@ describe('WriteBehindMap', () => {
   });
 
   it('a failed write is reported, keeps its values unless newer ones came, and is retried', async () => {
-    const { writes, state, write, hold } = recordingWriter();
-    const errors: string[] = [];
-    const map = new WriteBehindMap(write, 1, (err) => errors.push((err as Error).message));
-    // Each write is held until released, so no retry can fail again before the test has looked.
-    state.failing = true;
-    const releaseFirst = hold();
+    const { writes, state, hold, map, errors, releaseFirst } = failingMap();
     map.set('a', 1);
     map.set('b', 1);
     await until(() => writes.length === 1);
@@ -108,11 +116,7 @@ describe('WriteBehindMap', () => {
   });
 
   it('retries a failed write on its own, with no newer value to start it', async () => {
-    const { writes, state, write, hold } = recordingWriter();
-    const errors: string[] = [];
-    const map = new WriteBehindMap(write, 1, (err) => errors.push((err as Error).message));
-    state.failing = true;
-    const releaseFirst = hold();
+    const { writes, state, hold, map, errors, releaseFirst } = failingMap();
     map.set('a', 1);
     await until(() => writes.length === 1);
     const releaseSecond = hold();
