@@ -67,13 +67,21 @@ describe('LineBatch', () => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    // Nothing is read until well after the child filled the pipe.
-    child.stdout.pause();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Listened for from the start; nothing is read until well after the child filled the pipe.
     const chunks: Buffer[] = [];
+    child.stdout.pause();
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 500));
     child.stdout.resume();
-    await new Promise((resolve) => child.on('close', resolve));
+    let deadline: NodeJS.Timeout | undefined;
+    await Promise.race([
+      closed,
+      new Promise((_, reject) => {
+        deadline = setTimeout(() => reject(new Error('the child did not end within 10 s')), 10_000);
+      }),
+    ]);
+    clearTimeout(deadline);
     const numbers = Buffer.concat(chunks)
       .toString('utf8')
       .split('\n')
