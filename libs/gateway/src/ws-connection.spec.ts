@@ -93,6 +93,24 @@ describe('WsConnection', () => {
     assert.equal(ws.sent.length, 4);
   });
 
+  it('schedules no write for a read whose answer comes later', async () => {
+    const { conn, socket, ws, calls } = connection();
+    let answer = (): void => undefined;
+    conn.onMessage(() => {
+      answer = () => conn.send('late answer');
+    });
+    socket.emit('data', Buffer.from('call'));
+    conn.deliver(Buffer.from('call'), false);
+    await nextTick();
+    assert.deepEqual(calls, ['cork'], 'nothing was sent while handling the read: the socket is left alone');
+    answer();
+    await nextTick();
+    assert.deepEqual(calls, ['cork'], 'a send after the read waits for the end of the turn');
+    await nextTurn();
+    assert.deepEqual(calls, ['cork', 'uncork']);
+    assert.deepEqual(ws.sent, ['late answer']);
+  });
+
   it("holds what ws writes by itself on a read (the close handshake's frame) for the end of the turn", async () => {
     const { socket, calls } = connection();
     const order: string[] = [];

@@ -74,6 +74,8 @@ export class WsConnection implements Connection {
 
   /** True while this turn's sends are held in the socket, to leave as one write (see send). */
   private corked = false;
+  /** A message of this connection's own read is being handed to the module (see deliver). */
+  private delivering = false;
   /** A write of what is held is due when the current read's messages are handled (see deliver). */
   private answerDue = false;
 
@@ -161,6 +163,10 @@ export class WsConnection implements Connection {
     this.holdWrites();
     this.ws.send(data, { binary: typeof data !== 'string' });
     this.observer.sent(size);
+    if (this.delivering && !this.answerDue) {
+      this.answerDue = true;
+      process.nextTick(WsConnection.writeAnswers, this);
+    }
   }
 
   close(code?: number, reason?: string): void {
@@ -184,16 +190,16 @@ export class WsConnection implements Connection {
    * the next messages of a window the peer's PUBACKs opened) is written once that read is handled,
    * on process.nextTick, instead of at the end of the turn: the peer can start on it while the turn
    * goes on, where waiting made the two event loops take turns (BENCHMARKS.md, MQTT QoS 1 fan-in).
-   * Sends caused by other connections' reads still wait for the turn, and leave in one write.
+   * Sends caused by other connections' reads still wait for the turn, and leave in one write. The
+   * write is scheduled by the first such send, not by every message: a module that answers later (an
+   * OCPP handler awaits the store) would only uncork an empty socket on that tick.
    */
   deliver(data: Buffer, isBinary: boolean): void {
-    if (!this.answerDue) {
-      this.answerDue = true;
-      process.nextTick(WsConnection.writeAnswers, this);
-    }
+    this.delivering = true;
     for (const handler of this.messageHandlers) {
-      if (!this.contain(handler, data, isBinary, true)) return;
+      if (!this.contain(handler, data, isBinary, true)) break;
     }
+    this.delivering = false;
   }
 
   /**
