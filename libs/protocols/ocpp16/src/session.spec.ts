@@ -131,6 +131,38 @@ describe('OcppSession: inbound CALLs', () => {
     );
   });
 
+  it("each CALL gets its whole time, counted from its own start, not from the timer's", async () => {
+    let finish: () => void = () => undefined;
+    const { s, sent, internal } = session(
+      dispatcher({
+        Heartbeat: heartbeat,
+        Authorize: () =>
+          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
+      }),
+      { callTimeoutMs: 200 },
+    );
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    s.receive('[2,"quick","Heartbeat",{}]');
+    await sleep(120);
+    s.receive('[2,"slow","Authorize",{"idTag":"x"}]');
+    await sleep(130);
+    assert.deepEqual(
+      sent.map((f) => [f[0], f[1]]),
+      [[3, 'quick']],
+      'the timer armed by the first CALL has fired; the second still has time',
+    );
+    await sleep(150);
+    assert.deepEqual(
+      sent.map((f) => [f[0], f[1], f[2]]),
+      [
+        [3, 'quick', sent[0]?.[2]],
+        [4, 'slow', 'InternalError'],
+      ],
+    );
+    assert.deepEqual(internal, ['Authorize']);
+    finish();
+  });
+
   it('an id still in progress is a ProtocolError; once answered or refused, the id may come again', async () => {
     let finish: () => void = () => undefined;
     const { s, sent, bad } = session(
