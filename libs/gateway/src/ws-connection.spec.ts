@@ -111,6 +111,20 @@ describe('WsConnection', () => {
     assert.deepEqual(ws.sent, ['late answer']);
   });
 
+  it("a delivery nested in a handler leaves the outer handler's answer on the tick", async () => {
+    const { conn, socket, calls } = connection();
+    let depth = 0;
+    conn.onMessage(() => {
+      if (depth++ > 0) return;
+      conn.deliver(Buffer.from('inner'), false);
+      conn.send('outer answer');
+    });
+    socket.emit('data', Buffer.from('outer'));
+    conn.deliver(Buffer.from('outer'), false);
+    await nextTick();
+    assert.deepEqual(calls, ['cork', 'uncork', 'cork']);
+  });
+
   it("holds what ws writes by itself on a read (the close handshake's frame) for the end of the turn", async () => {
     const { socket, calls } = connection();
     const order: string[] = [];

@@ -195,11 +195,13 @@ export class WsConnection implements Connection {
    * OCPP handler awaits the store) would only uncork an empty socket on that tick.
    */
   deliver(data: Buffer, isBinary: boolean): void {
+    // Restored, not cleared: a delivery nested in a handler leaves the outer one's sends scheduled.
+    const outer = this.delivering;
     this.delivering = true;
     for (const handler of this.messageHandlers) {
       if (!this.contain(handler, data, isBinary, true)) break;
     }
-    this.delivering = false;
+    this.delivering = outer;
   }
 
   /**
