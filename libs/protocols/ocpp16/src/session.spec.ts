@@ -139,19 +139,19 @@ describe('OcppSession: inbound CALLs', () => {
         Authorize: () =>
           new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
       }),
-      { callTimeoutMs: 200 },
+      { callTimeoutMs: 1000 },
     );
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     s.receive('[2,"quick","Heartbeat",{}]');
-    await sleep(120);
+    await sleep(600);
     s.receive('[2,"slow","Authorize",{"idTag":"x"}]');
-    await sleep(130);
+    await sleep(650);
     assert.deepEqual(
       sent.map((f) => [f[0], f[1]]),
       [[3, 'quick']],
       'the timer armed by the first CALL has fired; the second still has time',
     );
-    await sleep(150);
+    await sleep(750);
     assert.deepEqual(
       sent.map((f) => [f[0], f[1], f[2]]),
       [

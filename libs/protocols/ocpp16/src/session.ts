@@ -244,7 +244,8 @@ export class OcppSession {
     const id = this.handlingId;
     if (id === null || this.isClosed) return;
     const left = this.handlingSince + this.options.callTimeoutMs - performance.now();
-    if (left > 0) return this.armDeadline(left);
+    // Whole milliseconds: Node keeps a list of timers per duration.
+    if (left > 0) return this.armDeadline(Math.ceil(left));
     const action = this.handlingAction;
     this.late = true;
     this.options.observer.internalError(
