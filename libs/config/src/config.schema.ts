@@ -3,6 +3,13 @@ import { wampConfigSchema } from './wamp.schema.js';
 
 // One schema for the whole broker: every default lives here, so `npm start` with no file is useful.
 
+/** The longest delay setTimeout and setInterval take (2^31 - 1 ms): above it Node waits 1 ms instead. */
+const MAX_TIMER_MS = 2_147_483_647;
+/** A time in milliseconds that the broker waits with a timer. */
+const timerMs = z.number().int().positive().max(MAX_TIMER_MS);
+/** The same, where 0 turns the timer off. */
+const timerMsOrOff = z.number().int().nonnegative().max(MAX_TIMER_MS);
+
 const carrier = z.enum(['query', 'cookie', 'header', 'subprotocol', 'first-message']);
 
 const authPolicy = z
@@ -15,7 +22,7 @@ const authPolicy = z
       .string()
       .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an RFC 7230 token')
       .default('bearer.'),
-    firstMessageTimeoutMs: z.number().int().positive().default(5000),
+    firstMessageTimeoutMs: timerMs.default(5000),
     firstMessageMaxBytes: z.number().int().positive().default(8192),
     firstMessageMaxQueued: z.number().int().nonnegative().default(16),
   })
@@ -31,7 +38,7 @@ const endpoint = z
     requireOrigin: z.boolean().default(false),
     auth: authPolicy.default(authPolicy.parse({})),
     maxConnections: z.number().int().positive().optional(),
-    pingIntervalMs: z.number().int().nonnegative().default(30_000),
+    pingIntervalMs: timerMsOrOff.default(30_000),
     maxPayload: z.number().int().positive().optional(),
     outboundBufferCap: z
       .number()
@@ -85,7 +92,7 @@ const ocpp = z
     heartbeatIntervalSec: z.number().int().positive().default(300),
     /** The interval a Pending or Rejected BootNotification answer asks the charge point to wait. */
     bootRetryIntervalSec: z.number().int().positive().default(60),
-    callTimeoutMs: z.number().int().positive().default(30_000),
+    callTimeoutMs: timerMs.default(30_000),
     /** Calls waiting behind the outstanding one, per direction and connection. */
     maxQueuedCalls: z.number().int().positive().default(16),
     endpoints: z.array(ocppEndpoint).default([]),
@@ -114,7 +121,7 @@ const mqtt = z
     tcpHost: z.string().default('0.0.0.0'),
     /** TCP has no handshake: when true, CONNECT must carry a credential. */
     tcpAuthRequired: z.boolean().default(false),
-    connectTimeoutMs: z.number().int().positive().default(10_000),
+    connectTimeoutMs: timerMs.default(10_000),
     maxPacketSize: z
       .number()
       .int()
@@ -167,8 +174,8 @@ const graphql = z
         maxDepth: positive,
         maxComplexity: positive,
         maxTokens: positive,
-        initTimeoutMs: positive,
-        keepAliveMs: z.number().int().nonnegative().optional(),
+        initTimeoutMs: timerMs.optional(),
+        keepAliveMs: timerMsOrOff.optional(),
         maxPendingEvents: positive,
       })
       .strict()
@@ -188,8 +195,8 @@ export const brokerConfigSchema = z
           .int()
           .min(1024)
           .default(16 * 1024),
-        headersTimeoutMs: z.number().int().positive().default(10_000),
-        requestTimeoutMs: z.number().int().positive().default(30_000),
+        headersTimeoutMs: timerMs.default(10_000),
+        requestTimeoutMs: timerMs.default(30_000),
       })
       .strict()
       .default({ maxHeaderSize: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }),
@@ -203,7 +210,7 @@ export const brokerConfigSchema = z
       .strict()
       .default({ maxConnections: 10_000, maxConnectionsPerAddress: 256, retryAfterSec: 5 }),
     shutdown: z
-      .object({ drainTimeoutMs: z.number().int().nonnegative().default(10_000) })
+      .object({ drainTimeoutMs: timerMsOrOff.default(10_000) })
       .strict()
       .default({ drainTimeoutMs: 10_000 }),
     log: z
@@ -222,7 +229,7 @@ export const brokerConfigSchema = z
           .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
           .optional(),
         /** How often a node reloads allowlists changed by another node (PostgreSQL only). */
-        refreshIntervalMs: z.number().int().positive().default(2000),
+        refreshIntervalMs: timerMs.default(2000),
       })
       .strict()
       .default({ sqlitePath: 'data/broker.db', refreshIntervalMs: 2000 }),

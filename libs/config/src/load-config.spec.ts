@@ -357,6 +357,15 @@ describe('loadConfig from a CONFIG file', () => {
       ['endpoints: [{ path: /a, subprotocols: [] }]', /endpoints\.0\.subprotocols/],
       ['endpoints: [{ path: /a, subprotocols: a }]', /endpoints\.0\.subprotocols/],
       ['endpoints: [{ path: /a, subprotocols: [a], pingIntervalMs: -1 }]', /endpoints\.0\.pingIntervalMs/],
+      // Past 2^31 - 1 ms, Node's timers fire after 1 ms: a deadline that long would be none at all.
+      [
+        'endpoints: [{ path: /a, subprotocols: [a], pingIntervalMs: 2147483648 }]',
+        /endpoints\.0\.pingIntervalMs: .*2147483647/,
+      ],
+      [
+        'ocpp: { callTimeoutMs: 2147483648 }\nendpoints: [{ path: /a, subprotocols: [a] }]',
+        /ocpp\.callTimeoutMs/,
+      ],
       ['endpoints: [{ path: /a, subprotocols: [a], auth: { mode: sometimes } }]', /endpoints\.0\.auth\.mode/],
       [
         'endpoints: [{ path: /a, subprotocols: [a], auth: { carriers: [smoke] } }]',
