@@ -10,13 +10,20 @@ describe('parseOcppOptions', () => {
       warmupMs: 1000,
       durationMs: 5000,
       chargePoints: 1000,
+      servers: ['broker', 'ocpp-rpc'],
     });
     assert.equal(parseOcppOptions(['--charge-points', '10'])?.chargePoints, 10);
+    assert.deepEqual(parseOcppOptions(['--stored-reference', 'yes'])?.servers, [
+      'broker',
+      'ocpp-rpc',
+      'ocpp-rpc+sqlite',
+    ]);
     assert.equal(parseOcppOptions(['--help']), null);
   });
 
   it('refuses nonsense', () => {
     assert.throws(() => parseOcppOptions(['--charge-points', '0']), UsageError);
     assert.throws(() => parseOcppOptions(['--duration', 'x']), UsageError);
+    assert.throws(() => parseOcppOptions(['--stored-reference', 'maybe']), UsageError);
   });
 });

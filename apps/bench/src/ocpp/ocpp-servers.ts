@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startBrokerServer, startNodeServer, type ServerProcess } from '../child-servers.js';
 
-export type OcppServerKind = 'broker' | 'ocpp-rpc';
-export const OCPP_SERVER_KINDS: readonly OcppServerKind[] = ['broker', 'ocpp-rpc'];
+/** `ocpp-rpc+sqlite`: ocpp-rpc answering MeterValues once stored durably, as the broker does. */
+export type OcppServerKind = 'broker' | 'ocpp-rpc' | 'ocpp-rpc+sqlite';
 
 export interface OcppServer {
   readonly kind: OcppServerKind;
@@ -22,7 +22,9 @@ export async function startOcppServer(kind: OcppServerKind, dir: string): Promis
     return { kind, process: await startBrokerServer(file, port), baseUrl };
   }
   const script = fileURLToPath(new URL('./ocpp-rpc-server.js', import.meta.url));
-  return { kind, process: await startNodeServer(kind, script, { PORT: String(port) }, port), baseUrl };
+  const env: Record<string, string> = { PORT: String(port) };
+  if (kind === 'ocpp-rpc+sqlite') env['STORE'] = join(dir, `ocpp-rpc-${port}.db`);
+  return { kind, process: await startNodeServer(kind, script, env, port), baseUrl };
 }
 
 /**
