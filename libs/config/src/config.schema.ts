@@ -4,7 +4,7 @@ import { wampConfigSchema } from './wamp.schema.js';
 // One schema for the whole broker: every default lives here, so `npm start` with no file is useful.
 
 /** The longest delay setTimeout and setInterval take (2^31 - 1 ms): above it Node waits 1 ms instead. */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 /** A time in milliseconds that the broker waits with a timer. */
 const timerMs = z.number().int().positive().max(MAX_TIMER_MS);
 /** The same, where 0 turns the timer off. */

@@ -22,5 +22,9 @@ describe('resolveLimits', () => {
       () => resolveLimits({ keepAliveMs: -1 }),
       /limits\.keepAliveMs: must be an integer of at least 0/,
     );
+    assert.throws(
+      () => resolveLimits({ initTimeoutMs: 2 ** 31 }),
+      /limits\.initTimeoutMs: must be an integer of at least 1 and at most 2147483647, got 2147483648/,
+    );
   });
 });

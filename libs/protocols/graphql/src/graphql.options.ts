@@ -1,4 +1,5 @@
 import { type GraphQLSchema } from 'graphql';
+import { MAX_TIMER_MS } from '#broker/config';
 import { type Principal } from '#broker/handshake';
 import { type Resolvers } from './schema-from-sdl.js';
 
@@ -67,10 +68,11 @@ export function resolveLimits(limits: Partial<GraphqlLimits> = {}): GraphqlLimit
   const resolved = { ...DEFAULT_LIMITS, ...limits };
   for (const [key, value] of Object.entries(resolved)) {
     const least = key === 'keepAliveMs' ? 0 : 1;
-    if (!Number.isSafeInteger(value) || value < least) {
-      throw new Error(
-        `GraphqlModule limits.${key}: must be an integer of at least ${least}, got ${String(value)}`,
-      );
+    // The times are waited for with timers, which wait 1 ms for anything longer than MAX_TIMER_MS.
+    const most = key.endsWith('Ms') ? MAX_TIMER_MS : Number.MAX_SAFE_INTEGER;
+    if (!Number.isSafeInteger(value) || value < least || value > most) {
+      const range = most === MAX_TIMER_MS ? `at least ${least} and at most ${most}` : `at least ${least}`;
+      throw new Error(`GraphqlModule limits.${key}: must be an integer of ${range}, got ${String(value)}`);
     }
   }
   return resolved;
