@@ -242,7 +242,7 @@ export class OcppSession {
   private readonly onDeadline = (): void => {
     this.deadline = null;
     const id = this.handlingId;
-    if (id === null || this.isClosed) return;
+    if (id === null) return;
     const left = this.handlingSince + this.options.callTimeoutMs - performance.now();
     // Whole milliseconds: Node keeps a list of timers per duration.
     if (left > 0) return this.armDeadline(Math.ceil(left));
