@@ -197,6 +197,40 @@ describe('OcppSession: inbound CALLs', () => {
     );
   });
 
+  it('an id waiting in the queue is a ProtocolError too, and free again once its CALL is answered', async () => {
+    let finish: () => void = () => undefined;
+    const { s, sent, bad } = session(
+      dispatcher({
+        Authorize: () =>
+          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
+        Heartbeat: heartbeat,
+      }),
+    );
+    s.receive('[2,"a","Authorize",{"idTag":"x"}]');
+    s.receive('[2,"b","Heartbeat",{}]');
+    s.receive('[2,"c","Heartbeat",{}]');
+    s.receive('[2,"b","Heartbeat",{}]');
+    await tick();
+    assert.deepEqual(sent, [[4, 'b', 'ProtocolError', 'A CALL with id b is already in progress.', {}]]);
+    assert.deepEqual(bad, ['duplicate-id']);
+    finish();
+    await tick();
+    s.receive('[2,"b","Heartbeat",{}]');
+    s.receive('[2,"c","Heartbeat",{}]');
+    await tick();
+    assert.deepEqual(
+      sent.slice(1).map((f) => [f[0], f[1]]),
+      [
+        [3, 'a'],
+        [3, 'b'],
+        [3, 'c'],
+        [3, 'b'],
+        [3, 'c'],
+      ],
+    );
+    assert.deepEqual(bad, ['duplicate-id']);
+  });
+
   it('past the queue bound a CALL gets GenericError and the queued ones are still answered', async () => {
     let finish: () => void = () => undefined;
     const { s, sent, bad } = session(

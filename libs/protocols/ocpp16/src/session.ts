@@ -76,7 +76,13 @@ export class InvalidResponseError extends Error {
  */
 export class OcppSession {
   private readonly inbound: SerialQueue;
-  private readonly inboundIds = new Set<string>();
+  /**
+   * The ids of the inbound CALLs queued or in progress, in arrival order. The queue runs them in that
+   * order and each ends by removing its own id, so the one ending is always first. An array of at
+   * most maxQueuedCalls + 1 ids, not a Set: Set.delete at every CALL took 1 % of the busy main thread
+   * in a profile of the OCPP benchmark.
+   */
+  private readonly inboundIds: string[] = [];
   private readonly outbound: CallTracker;
   private readonly timers: Timers;
   /**
@@ -148,7 +154,7 @@ export class OcppSession {
   }
 
   private onCall(id: string, action: string, payload: unknown): void {
-    if (this.inboundIds.has(id)) {
+    if (this.inboundIds.includes(id)) {
       return this.refuse(
         id,
         'duplicate-id',
@@ -163,9 +169,9 @@ export class OcppSession {
       );
     }
     // Added first: the queue may start the CALL at once, and its end removes the id.
-    this.inboundIds.add(id);
+    this.inboundIds.push(id);
     if (!this.inbound.push(() => this.handle(id, action, payload))) {
-      this.inboundIds.delete(id);
+      this.inboundIds.pop();
       return this.refuse(
         id,
         'busy',
@@ -190,7 +196,7 @@ export class OcppSession {
     const { dispatcher, schemas } = this.options;
     const refusal = dispatcher.admit(action);
     if (refusal !== null) {
-      this.inboundIds.delete(id);
+      this.inboundIds.shift();
       return this.refuse(
         id,
         refusal.code === 'SecurityError' ? 'not-accepted' : 'unsupported-action',
@@ -200,7 +206,7 @@ export class OcppSession {
     try {
       schemas.validate(action, 'req', payload);
     } catch (err) {
-      this.inboundIds.delete(id);
+      this.inboundIds.shift();
       return this.refuse(id, 'invalid-payload', err as OcppError);
     }
     // A handler stuck on the store still gets the charge point an answer in time; the queue waits
@@ -220,7 +226,7 @@ export class OcppSession {
       }
     } finally {
       this.handlingId = null;
-      this.inboundIds.delete(id);
+      this.inboundIds.shift();
     }
     if (!this.late) this.options.send(answer);
   }
