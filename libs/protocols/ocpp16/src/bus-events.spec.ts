@@ -5,7 +5,7 @@ import {
   CallEventMessage,
   connectionEventMessage,
   eventTopic,
-  eventTopicPrefix,
+  EventTopics,
   identityLevel,
 } from './bus-events.js';
 
@@ -36,9 +36,16 @@ describe('bus events', () => {
     assert.deepEqual(body['request'], { connectorId: 1, status: 'Available', errorCode: 'NoError' });
     assert.equal(body['at'], '2026-01-01T00:00:00.000Z');
     assert.equal(message.payload, message.payload, 'the JSON is written once, at the first read');
-    const escaped = new CallEventMessage({ ...event, identity: 'a+b#c' }, eventTopicPrefix('a+b#c'));
+    const escaped = new CallEventMessage({ ...event, identity: 'a+b#c' });
     assert.equal(escaped.topic, 'ocpp/a%2Bb%23c/StatusNotification');
-    assert.equal(escaped.topic, new CallEventMessage({ ...event, identity: 'a+b#c' }).topic);
+  });
+
+  it("a connection's topics are the event topics", () => {
+    const topics = new EventTopics('a+b#c');
+    const status = topics.of('StatusNotification');
+    assert.equal(status, eventTopic('a+b#c', 'StatusNotification'));
+    assert.equal(topics.of('Heartbeat'), 'ocpp/a%2Bb%23c/Heartbeat');
+    assert.equal(topics.of(`Status${'Notification'}`), status);
   });
 
   it('connection events', () => {

@@ -13,7 +13,7 @@ import {
 } from '#broker/gateway';
 import { BrokerStore, NotFoundError } from '#broker/store';
 import { type Logger } from 'pino';
-import { CallEventMessage, connectionEventMessage, eventTopicPrefix } from './bus-events.js';
+import { CallEventMessage, connectionEventMessage, EventTopics } from './bus-events.js';
 import { CentralSystem } from './central-system.js';
 import { ChargePointSessions, type ChargePointConnection } from './charge-point-sessions.js';
 import { CORE_HANDLERS, type HandlerContext } from './handlers/index.js';
@@ -98,10 +98,10 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
       isKnown: () => this.isKnown(identity),
       now: () => new Date(),
     };
-    const topicPrefix = eventTopicPrefix(identity);
+    const topics = new EventTopics(identity);
     const central = new CentralSystem(handlerContext, CORE_HANDLERS, (event) => {
       this.metrics.callHandled(event.action);
-      this.publish(new CallEventMessage(event, topicPrefix));
+      this.publish(new CallEventMessage(event, topics.of(event.action)));
     });
     const session = new OcppSession({
       schemas: this.schemas,
