@@ -6,6 +6,11 @@ describe('newId', () => {
   it('is fixed-width, lists in creation order, and never repeats across refills of its random pool', () => {
     const at = new Date('2026-01-01T00:00:00.000Z');
     const ids = Array.from({ length: 5000 }, () => newId(at));
+    assert.equal(
+      parseInt(ids[0]?.slice(0, 9) ?? '', 36),
+      at.getTime(),
+      'the first nine characters are the ms',
+    );
     assert.ok(ids.every((id) => /^[0-9a-z]{13}[0-9a-f]{12}$/.test(id)));
     assert.deepEqual([...ids].sort(), ids);
     assert.equal(new Set(ids).size, ids.length);
@@ -17,6 +22,8 @@ describe('newId', () => {
     const early = newId(new Date('2027-01-01T00:00:00.000Z'));
     const late = newId(new Date('2027-01-01T00:00:00.001Z'));
     assert.ok(early < late);
+    assert.equal(parseInt(late.slice(0, 9), 36), Date.parse('2027-01-01T00:00:00.001Z'));
+    assert.equal(late.slice(9, 13), '0000', 'a new millisecond starts its sequence again');
   });
 });
 

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 
-let lastMs = 0;
+let lastMs = Number.NEGATIVE_INFINITY;
+/** lastMs in base 36: the text is kept for its millisecond, as timestamp() keeps its own. */
+let lastMsText = '';
 let sequence = 0;
 
 const RANDOM_BYTES_PER_ID = 6;
@@ -29,9 +31,14 @@ function randomSuffix(): string {
  */
 export function newId(now: Date = new Date()): string {
   const ms = Math.max(now.getTime(), lastMs);
-  sequence = ms === lastMs ? sequence + 1 : 0;
-  lastMs = ms;
-  return ms.toString(36).padStart(9, '0') + sequence.toString(36).padStart(4, '0') + randomSuffix();
+  if (ms === lastMs) {
+    sequence += 1;
+  } else {
+    sequence = 0;
+    lastMs = ms;
+    lastMsText = ms.toString(36).padStart(9, '0');
+  }
+  return lastMsText + sequence.toString(36).padStart(4, '0') + randomSuffix();
 }
 
 let formattedMs = Number.NaN;
