@@ -5,8 +5,10 @@ import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type StoreConfig } from '#broker/config';
 import { migrationProvider } from './migrations.js';
+import { DurableSqliteDialect } from './durable-sqlite-dialect.js';
 import { type Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
+import { WalSync } from './wal-sync.js';
 
 export type Backend = 'sqlite' | 'postgres';
 
@@ -37,16 +39,19 @@ export async function openDatabase(
 function openSqlite(path: string): OpenDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
-  sqlite.pragma('journal_mode = WAL');
-  // Each commit reaches the disk before it returns, so nothing acknowledged is lost to a power cut.
-  // Set explicitly: better-sqlite3 builds SQLite to open a file already in WAL mode with NORMAL, which
-  // leaves the latest commits to the OS's page cache.
-  sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
-  return {
-    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }),
-    backend: 'sqlite',
-  };
+  const database = withStatementCache(sqlite);
+  if (sqlite.pragma('journal_mode = WAL', { simple: true }) !== 'wal') {
+    // ':memory:' (nothing to lose), or a file system without the shared memory WAL needs: each commit
+    // reaches the disk before it returns.
+    sqlite.pragma('synchronous = FULL');
+    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), backend: 'sqlite' };
+  }
+  // Nothing is acknowledged before it is on disk, without the event loop waiting for the disk: a COMMIT
+  // writes the WAL, and the caller's promise settles after an fsync of it on the thread pool (WalSync).
+  sqlite.pragma('synchronous = NORMAL');
+  const dialect = new DurableSqliteDialect({ database }, new WalSync(`${path}-wal`));
+  return { db: new Kysely<Database>({ dialect }), backend: 'sqlite' };
 }
 
 function openPostgres(url: string): OpenDatabase {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GroupCommit } from './group-commit.js';
+import { CommitNotDurableError } from './wal-sync.js';
 
 /** A writer that records each batch and settles it when the test says so. */
 function recordingWriter(fail: (item: number) => boolean = () => false) {
@@ -70,6 +71,18 @@ describe('GroupCommit', () => {
     );
     assert.match(String((results[1] as PromiseRejectedResult).reason), /cannot write 2/);
     assert.deepEqual(batches, [[1, 2, 3], [1], [2], [3]]);
+  });
+
+  it('a batch committed but not known to be on disk fails whole: a retry would store it twice', async () => {
+    const batches: number[][] = [];
+    const commit = new GroupCommit(async (items: readonly number[]) => {
+      batches.push([...items]);
+      await new Promise((resolve) => setImmediate(resolve));
+      throw new CommitNotDurableError('store: the SQLite WAL could not be synced: EIO');
+    }, 100);
+    const results = await Promise.allSettled([1, 2, 3].map((n) => commit.add(n)));
+    assert.ok(results.every((r) => r.status === 'rejected' && r.reason instanceof CommitNotDurableError));
+    assert.deepEqual(batches, [[1, 2, 3]]);
   });
 
   it('drain writes what is queued and waits for writes in flight', async () => {

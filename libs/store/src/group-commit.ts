@@ -1,3 +1,5 @@
+import { CommitNotDurableError } from './wal-sync.js';
+
 interface Entry<Item> {
   readonly item: Item;
   readonly resolve: () => void;
@@ -11,7 +13,8 @@ interface Entry<Item> {
  * is in flight at a time: the items of a tick are written at its end, and whatever arrives while a
  * write is under way (over any number of ticks: PostgreSQL answers over the network) waits for it
  * and goes in the next batch, so a slow commit makes batches larger, not more numerous. A batch that
- * fails is retried item by item, so a bad item fails only its own caller.
+ * fails is retried item by item, so a bad item fails only its own caller; one that was committed but
+ * may not be on disk (CommitNotDurableError) fails every caller.
  */
 export class GroupCommit<Item> {
   private readonly pending: Entry<Item>[] = [];
@@ -57,8 +60,9 @@ export class GroupCommit<Item> {
     try {
       await this.write(entries.map((entry) => entry.item));
     } catch (err) {
-      if (entries.length === 1) {
-        entries[0]?.reject(err);
+      // Committed but maybe not on disk: retried, the batch would be stored twice.
+      if (entries.length === 1 || err instanceof CommitNotDurableError) {
+        for (const entry of entries) entry.reject(err);
         return;
       }
       for (const entry of entries) await this.commit([entry]);

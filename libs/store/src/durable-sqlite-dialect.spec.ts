@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, sql } from 'kysely';
+import { DurableSqliteDialect } from './durable-sqlite-dialect.js';
+import { CommitNotDurableError, WalSync } from './wal-sync.js';
+import { heldSync, isPending } from './wal-sync.spec-support.js';
+
+interface Tables {
+  readings: { id: number; value: string };
+}
+
+describe('DurableSqliteDialect', { timeout: 10_000 }, () => {
+  let dir = '';
+  let path = '';
+  let held: ReturnType<typeof heldSync>;
+  let db: Kysely<Tables>;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'broker-durable-'));
+    path = join(dir, 'broker.db');
+    const sqlite = new SqliteDatabase(path);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.exec('create table readings (id integer primary key, value text not null)');
+    held = heldSync();
+    db = new Kysely<Tables>({
+      dialect: new DurableSqliteDialect({ database: sqlite }, new WalSync(`${path}-wal`, held.syncFile)),
+    });
+  });
+
+  afterEach(async () => {
+    held.started.forEach((fsync) => fsync.release());
+    await db.destroy();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const count = async () =>
+    (
+      await db
+        .selectFrom('readings')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n;
+
+  it('a write settles after an fsync of the WAL; reads and other writes go on meanwhile', async () => {
+    const write = db.insertInto('readings').values({ id: 1, value: 'a' }).execute();
+    await held.startedCount(1);
+    assert.equal(held.started[0]?.inode, (await stat(`${path}-wal`)).ino, 'the WAL file is synced');
+    assert.ok(await isPending(write), 'not acknowledged before the fsync ends');
+    assert.equal(await count(), 1, 'committed: a read sees it, and does not wait for the fsync');
+    const second = db.insertInto('readings').values({ id: 2, value: 'b' }).execute();
+    assert.ok(await isPending(second));
+    held.started[0]?.release();
+    await write;
+    await held.startedCount(2);
+    assert.ok(await isPending(second), 'the second write waits for an fsync begun after its commit');
+    held.started[1]?.release();
+    await second;
+    assert.equal(await count(), 2);
+  });
+
+  it('a transaction syncs once, after its commit; reads sync nothing', async () => {
+    await count();
+    const transaction = db.transaction().execute(async (trx) => {
+      await trx.insertInto('readings').values({ id: 1, value: 'a' }).execute();
+      await trx.insertInto('readings').values({ id: 2, value: 'b' }).execute();
+      assert.equal(held.started.length, 0, 'nothing is synced inside the transaction');
+    });
+    await held.startedCount(1);
+    held.started[0]?.release();
+    await transaction;
+    await sql`select 1`.execute(db);
+    assert.equal(await count(), 2);
+    assert.equal(held.started.length, 1);
+  });
+
+  it('a failed fsync fails the write with CommitNotDurableError, though the row is committed', async () => {
+    const write = db.insertInto('readings').values({ id: 1, value: 'a' }).execute();
+    await held.startedCount(1);
+    held.started[0]?.fail(new Error('EIO: i/o error, fsync'));
+    await assert.rejects(write, CommitNotDurableError);
+    assert.equal(await count(), 1);
+  });
+});
