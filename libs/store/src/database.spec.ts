@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -23,6 +23,25 @@ describe('openDatabase (SQLite file)', () => {
         } finally {
           await db.destroy();
         }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('syncs the WAL next to the file SQLite opened, when the configured path is a link to it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'broker-db-'));
+    try {
+      await mkdir(join(dir, 'data'));
+      await symlink(join(dir, 'data', 'broker.db'), join(dir, 'broker.db'));
+      const { db } = await openDatabase({ sqlitePath: join(dir, 'broker.db') });
+      try {
+        await sql`create table readings (value text)`.execute(db);
+        await sql`insert into readings values ('a')`.execute(db);
+        assert.ok((await readdir(join(dir, 'data'))).includes('broker.db-wal'));
+        assert.deepEqual((await readdir(dir)).sort(), ['broker.db', 'data']);
+      } finally {
+        await db.destroy();
       }
     } finally {
       await rm(dir, { recursive: true, force: true });

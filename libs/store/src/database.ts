@@ -26,7 +26,7 @@ export async function openDatabase(
   config: Pick<StoreConfig, 'sqlitePath' | 'databaseUrl'>,
 ): Promise<OpenDatabase> {
   const opened =
-    config.databaseUrl !== undefined ? openPostgres(config.databaseUrl) : openSqlite(config.sqlitePath);
+    config.databaseUrl !== undefined ? openPostgres(config.databaseUrl) : await openSqlite(config.sqlitePath);
   try {
     await migrate(opened);
   } catch (err) {
@@ -36,7 +36,7 @@ export async function openDatabase(
   return opened;
 }
 
-function openSqlite(path: string): OpenDatabase {
+async function openSqlite(path: string): Promise<OpenDatabase> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
   sqlite.pragma('busy_timeout = 5000');
@@ -47,11 +47,24 @@ function openSqlite(path: string): OpenDatabase {
     sqlite.pragma('synchronous = FULL');
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), backend: 'sqlite' };
   }
-  // Nothing is acknowledged before it is on disk, without the event loop waiting for the disk: a COMMIT
-  // writes the WAL, and the caller's promise settles after an fsync of it on the thread pool (WalSync).
+  // Nothing is acknowledged before it is on disk, and a COMMIT does not wait for the disk: it writes the
+  // WAL, and the caller's promise settles after an fsync of it on the thread pool (WalSync).
   sqlite.pragma('synchronous = NORMAL');
-  const dialect = new DurableSqliteDialect({ database }, new WalSync(`${path}-wal`));
-  return { db: new Kysely<Database>({ dialect }), backend: 'sqlite' };
+  // The WAL is next to the file SQLite opened, links resolved; a read creates it.
+  const main = (sqlite.pragma('database_list') as { name: string; file: string }[]).find(
+    (d) => d.name === 'main',
+  );
+  sqlite.prepare('select count(*) from sqlite_master').get();
+  try {
+    const wal = await WalSync.open(`${main?.file ?? path}-wal`);
+    return {
+      db: new Kysely<Database>({ dialect: new DurableSqliteDialect(database, wal) }),
+      backend: 'sqlite',
+    };
+  } catch (err) {
+    sqlite.close();
+    throw err;
+  }
 }
 
 function openPostgres(url: string): OpenDatabase {

@@ -26,10 +26,10 @@ describe('DurableSqliteDialect', { timeout: 10_000 }, () => {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.exec('create table readings (id integer primary key, value text not null)');
+    sqlite.pragma('wal_checkpoint(TRUNCATE)');
     held = heldSync();
-    db = new Kysely<Tables>({
-      dialect: new DurableSqliteDialect({ database: sqlite }, new WalSync(`${path}-wal`, held.syncFile)),
-    });
+    const wal = await WalSync.open(`${path}-wal`, held.syncFile);
+    db = new Kysely<Tables>({ dialect: new DurableSqliteDialect(sqlite, wal) });
   });
 
   afterEach(async () => {
@@ -63,8 +63,11 @@ describe('DurableSqliteDialect', { timeout: 10_000 }, () => {
     assert.equal(await count(), 2);
   });
 
-  it('a transaction syncs once, after its commit; reads sync nothing', async () => {
+  it('a transaction syncs once, after its commit; reads and read-only transactions sync nothing', async () => {
     await count();
+    await db.transaction().execute(async (trx) => {
+      await trx.selectFrom('readings').selectAll().execute();
+    });
     const transaction = db.transaction().execute(async (trx) => {
       await trx.insertInto('readings').values({ id: 1, value: 'a' }).execute();
       await trx.insertInto('readings').values({ id: 2, value: 'b' }).execute();
@@ -78,11 +81,53 @@ describe('DurableSqliteDialect', { timeout: 10_000 }, () => {
     assert.equal(held.started.length, 1);
   });
 
+  it('a write that returns rows is a write too', async () => {
+    const write = db.insertInto('readings').values({ id: 1, value: 'a' }).returning('id').execute();
+    await held.startedCount(1);
+    assert.ok(await isPending(write));
+    held.started[0]?.release();
+    assert.deepEqual(await write, [{ id: 1 }]);
+  });
+
+  it('a rolled-back transaction syncs nothing and fails with its own error', async () => {
+    const first = db.insertInto('readings').values({ id: 1, value: 'a' }).execute();
+    await held.startedCount(1);
+    held.started[0]?.release();
+    await first;
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('readings').values({ id: 2, value: 'b' }).execute();
+        await trx.insertInto('readings').values({ id: 1, value: 'again' }).execute();
+      }),
+      /UNIQUE constraint failed/,
+    );
+    assert.equal(held.started.length, 1);
+    assert.equal(await count(), 1);
+  });
+
+  it('savepoints of a controlled transaction work', async () => {
+    const trx = await db.startTransaction().execute();
+    await trx.insertInto('readings').values({ id: 1, value: 'a' }).execute();
+    const inner = await trx.savepoint('inner').execute();
+    await inner.insertInto('readings').values({ id: 2, value: 'b' }).execute();
+    await inner.rollbackToSavepoint('inner').execute();
+    const committed = trx.commit().execute();
+    await held.startedCount(1);
+    held.started[0]?.release();
+    await committed;
+    assert.equal(await count(), 1);
+  });
+
   it('a failed fsync fails the write with CommitNotDurableError, though the row is committed', async () => {
     const write = db.insertInto('readings').values({ id: 1, value: 'a' }).execute();
     await held.startedCount(1);
     held.started[0]?.fail(new Error('EIO: i/o error, fsync'));
     await assert.rejects(write, CommitNotDurableError);
     assert.equal(await count(), 1);
+    await assert.rejects(
+      db.insertInto('readings').values({ id: 2, value: 'b' }).execute(),
+      CommitNotDurableError,
+      'no later write is acknowledged',
+    );
   });
 });

@@ -1,30 +1,16 @@
 import {
-  type CompiledQuery,
   type DatabaseConnection,
   type Driver,
-  type QueryResult,
+  type QueryCompiler,
   SqliteDialect,
-  type SqliteDialectConfig,
   type TransactionSettings,
 } from 'kysely';
+import { type PreparingDatabase } from './statement-cache.js';
 import { type WalSync } from './wal-sync.js';
 
-/** The single SQLite connection, noting whether the statements run since it was acquired wrote anything. */
-class TrackedConnection implements DatabaseConnection {
-  wrote = false;
-
-  constructor(private readonly inner: DatabaseConnection) {}
-
-  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.inner.executeQuery<R>(compiledQuery);
-    // Kysely's SQLite connection counts affected rows for every statement that is not a read.
-    if (result.numAffectedRows !== undefined) this.wrote = true;
-    return result;
-  }
-
-  streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
-    return this.inner.streamQuery<R>(compiledQuery, chunkSize);
-  }
+/** Whether a statement that changes the database ran since the connection was last acquired. */
+interface Writes {
+  wrote: boolean;
 }
 
 /**
@@ -33,11 +19,10 @@ class TrackedConnection implements DatabaseConnection {
  * connection is released, so other queries (reads, the next batch of writes) run meanwhile.
  */
 class DurableSqliteDriver implements Driver {
-  private connection: TrackedConnection | null = null;
-
   constructor(
     private readonly inner: Driver,
     private readonly wal: WalSync,
+    private readonly writes: Writes,
   ) {}
 
   init(): Promise<void> {
@@ -45,10 +30,9 @@ class DurableSqliteDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const raw = await this.inner.acquireConnection();
-    this.connection ??= new TrackedConnection(raw);
-    this.connection.wrote = false;
-    return this.connection;
+    const connection = await this.inner.acquireConnection();
+    this.writes.wrote = false;
+    return connection;
   }
 
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -59,32 +43,80 @@ class DurableSqliteDriver implements Driver {
     return this.inner.commitTransaction(connection);
   }
 
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.inner.rollbackTransaction(connection);
+  /** Nothing of a rolled-back transaction is on its way to the disk: its caller's error stays its own. */
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await this.inner.rollbackTransaction(connection);
+    this.writes.wrote = false;
+  }
+
+  async savepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compileQuery: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    await this.inner.savepoint?.(connection, name, compileQuery);
+  }
+
+  async rollbackToSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compileQuery: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    await this.inner.rollbackToSavepoint?.(connection, name, compileQuery);
+  }
+
+  async releaseSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compileQuery: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    await this.inner.releaseSavepoint?.(connection, name, compileQuery);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    const wrote = (connection as TrackedConnection).wrote;
+    const wrote = this.writes.wrote;
     await this.inner.releaseConnection(connection);
     if (wrote) await this.wal.sync();
   }
 
   async destroy(): Promise<void> {
-    await this.wal.close();
-    await this.inner.destroy();
+    try {
+      await this.wal.close();
+    } finally {
+      await this.inner.destroy();
+    }
   }
 }
 
-/** SqliteDialect for a database in WAL mode with `synchronous = NORMAL`, made durable by `wal` (see WalSync). */
+/**
+ * SqliteDialect for a database in WAL mode with `synchronous = NORMAL`, made durable by `wal` (see
+ * WalSync). A statement counts as a write unless SQLite calls it read-only (`sqlite3_stmt_readonly`:
+ * an INSERT ... RETURNING writes, BEGIN and COMMIT do not). What is durable when it settles: a query
+ * and `transaction().execute()`. Not the steps of `startTransaction()` or `connection()`, whose
+ * connection is released after they settle; the store uses neither.
+ */
 export class DurableSqliteDialect extends SqliteDialect {
+  private readonly writes: Writes;
+
   constructor(
-    config: SqliteDialectConfig,
+    database: PreparingDatabase,
     private readonly wal: WalSync,
   ) {
-    super(config);
+    const writes: Writes = { wrote: false };
+    super({
+      database: {
+        close: () => database.close(),
+        prepare(sql: string) {
+          const statement = database.prepare(sql);
+          if (!statement.readonly) writes.wrote = true;
+          return statement;
+        },
+      },
+    });
+    this.writes = writes;
   }
 
   override createDriver(): Driver {
-    return new DurableSqliteDriver(super.createDriver(), this.wal);
+    return new DurableSqliteDriver(super.createDriver(), this.wal, this.writes);
   }
 }

@@ -1,5 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { type SqliteDatabase } from 'kysely';
+
+/** What Kysely's SQLite dialect needs of a database, with better-sqlite3's statements (their `readonly`). */
+export interface PreparingDatabase {
+  prepare(sql: string): BetterSqlite3.Statement;
+  close(): void;
+}
 
 /** Distinct statements kept: the store's queries are a few dozen shapes, row counts of batches aside. */
 const MAX_STATEMENTS = 256;
@@ -10,7 +15,7 @@ const MAX_STATEMENTS = 256;
  * SQLite's compile of a batch insert cost about as much as running it. Reuse is safe: the dialect
  * runs one query at a time on its single connection.
  */
-export function withStatementCache(db: BetterSqlite3.Database, max = MAX_STATEMENTS): SqliteDatabase {
+export function withStatementCache(db: BetterSqlite3.Database, max = MAX_STATEMENTS): PreparingDatabase {
   const statements = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => db.close(),

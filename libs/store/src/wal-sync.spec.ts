@@ -20,7 +20,7 @@ describe('WalSync', () => {
 
   it('syncs the WAL file; calls made while an fsync runs wait for one that starts after it', async () => {
     const { started, syncFile, startedCount } = heldSync();
-    const sync = new WalSync(wal, syncFile);
+    const sync = await WalSync.open(wal, syncFile);
     const first = sync.sync();
     await startedCount(1);
     assert.equal(started[0]?.inode, (await stat(wal)).ino, 'the fd is the WAL file');
@@ -42,30 +42,40 @@ describe('WalSync', () => {
     await sync.close();
   });
 
-  it('a failed fsync rejects its callers with CommitNotDurableError, and the next call tries again', async () => {
+  it('a failed fsync fails its callers and every later sync, without syncing again', async () => {
     const { started, syncFile, startedCount } = heldSync();
-    const sync = new WalSync(wal, syncFile);
+    const sync = await WalSync.open(wal, syncFile);
     const failing = sync.sync();
     await startedCount(1);
+    const waiting = sync.sync();
     started[0]?.fail(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
-    await assert.rejects(failing, (err: Error) => {
-      assert.ok(err instanceof CommitNotDurableError);
-      assert.match(err.message, /could not be synced: EIO/);
-      return true;
-    });
-    const next = sync.sync();
-    await startedCount(2);
-    started[1]?.release();
-    await next;
+    for (const call of [failing, waiting, sync.sync()]) {
+      await assert.rejects(call, (err: Error) => {
+        assert.ok(err instanceof CommitNotDurableError);
+        assert.match(err.message, /could not be synced to disk \(EIO.*restart the broker/);
+        return true;
+      });
+    }
+    assert.equal(started.length, 1, 'Linux reports a writeback error once: a later fsync would lie');
     await sync.close();
   });
 
-  it('a WAL file that cannot be opened fails that sync only', async () => {
-    const missing = join(dir, 'other.db-wal');
-    const sync = new WalSync(missing);
-    await assert.rejects(sync.sync(), CommitNotDurableError);
-    await writeFile(missing, 'frames');
-    await sync.sync();
-    await sync.close();
+  it('a missing WAL file fails at open, not at the first write', async () => {
+    await assert.rejects(WalSync.open(join(dir, 'other.db-wal')), /ENOENT/);
+  });
+
+  it('close waits for the syncs under way; a sync after close fails', async () => {
+    const { started, syncFile, startedCount } = heldSync();
+    const sync = await WalSync.open(wal, syncFile);
+    const first = sync.sync();
+    await startedCount(1);
+    const queued = sync.sync();
+    const closed = sync.close();
+    started[0]?.release();
+    await startedCount(2);
+    assert.ok(await isPending(closed), 'the queued sync still runs on the open file');
+    started[1]?.release();
+    await Promise.all([first, queued, closed]);
+    await assert.rejects(sync.sync(), /the database is closed/);
   });
 });

@@ -13,34 +13,46 @@ const fsync: SyncFile = (file) => file.sync();
  * Syncs an SQLite database's WAL file on libuv's thread pool. With `synchronous = FULL`, SQLite
  * fsyncs the WAL inside every COMMIT, on the event loop's thread: in the OCPP benchmark the broker's
  * main thread spent 4 % of its time blocked there. With `synchronous = NORMAL` a COMMIT only writes
- * the WAL (SQLite still syncs it before each checkpoint), and the caller that needs the commit on
+ * the WAL (SQLite still syncs it around each checkpoint), and the caller that needs the commit on
  * disk waits for sync() instead: an fsync of the WAL that started after the commit is what FULL
  * guarantees. Commits made while an fsync runs share the next one.
+ *
+ * A failed fsync is final. SQLite has committed what it carried, and Linux reports a writeback
+ * error once and then counts the lost pages as clean, so a later fsync would succeed without them,
+ * and every commit after them would be acknowledged and still lost to a power cut (PostgreSQL stops
+ * for the same reason). From then on every sync() fails.
  */
 export class WalSync {
-  private file: Promise<FileHandle> | null = null;
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
+  private failure: CommitNotDurableError | null = null;
+  private closed = false;
 
-  constructor(
-    private readonly walPath: string,
-    /** How the file is synced; a test holds it to see who waits. */
-    private readonly syncFile: SyncFile = fsync,
+  private constructor(
+    private readonly file: FileHandle,
+    private readonly syncFile: SyncFile,
   ) {}
+
+  /** Opens the WAL file, which must exist (SQLite creates it at the first read in WAL mode). */
+  static async open(walPath: string, syncFile: SyncFile = fsync): Promise<WalSync> {
+    return new WalSync(await open(walPath, 'r+'), syncFile);
+  }
 
   /** Resolves once everything written to the WAL before the call is on disk; CommitNotDurableError if not. */
   sync(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('store: the database is closed'));
     if (this.running === null) return this.start();
     this.queued ??= this.running.then(this.startQueued, this.startQueued);
     return this.queued;
   }
 
-  /** Closes the WAL file; SQLite keeps its own. */
+  /** Waits for the syncs under way, then closes the WAL file (SQLite keeps its own). */
   async close(): Promise<void> {
-    const file = this.file;
-    this.file = null;
-    await Promise.allSettled([this.running, this.queued]);
-    if (file !== null) await (await file).close();
+    this.closed = true;
+    while (this.running !== null || this.queued !== null) {
+      await Promise.allSettled([this.running, this.queued]);
+    }
+    await this.file.close();
   }
 
   private readonly startQueued = (): Promise<void> => {
@@ -57,24 +69,17 @@ export class WalSync {
   }
 
   private async syncOnce(): Promise<void> {
+    if (this.failure !== null) throw this.failure;
     try {
-      await this.syncFile(await this.openFile());
+      await this.syncFile(this.file);
     } catch (err) {
-      throw new CommitNotDurableError(
-        `store: the SQLite WAL could not be synced: ${(err as Error).message}`,
-        {
-          cause: err,
-        },
+      this.failure = new CommitNotDurableError(
+        `store: the SQLite WAL could not be synced to disk (${(err as Error).message}). What was ` +
+          'committed since the last sync may not survive a power cut, and no write is acknowledged ' +
+          'any more: restart the broker once the disk is sound.',
+        { cause: err },
       );
+      throw this.failure;
     }
-  }
-
-  /** Opened at the first sync (SQLite creates the WAL file with the first write), again after a failure. */
-  private openFile(): Promise<FileHandle> {
-    this.file ??= open(this.walPath, 'r+').catch((err: unknown) => {
-      this.file = null;
-      throw err;
-    });
-    return this.file;
   }
 }
