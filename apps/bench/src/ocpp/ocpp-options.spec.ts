@@ -10,14 +10,10 @@ describe('parseOcppOptions', () => {
       warmupMs: 1000,
       durationMs: 5000,
       chargePoints: 1000,
-      servers: ['broker', 'ocpp-rpc'],
+      servers: ['broker', 'ocpp-rpc', 'ocpp-rpc+sqlite'],
     });
     assert.equal(parseOcppOptions(['--charge-points', '10'])?.chargePoints, 10);
-    assert.deepEqual(parseOcppOptions(['--stored-reference', 'yes'])?.servers, [
-      'broker',
-      'ocpp-rpc',
-      'ocpp-rpc+sqlite',
-    ]);
+    assert.deepEqual(parseOcppOptions(['--stored-reference', 'no'])?.servers, ['broker', 'ocpp-rpc']);
     assert.equal(parseOcppOptions(['--help']), null);
   });
 

@@ -22,7 +22,7 @@ charge point boots, then alternates Heartbeat and MeterValues, one CALL outstand
   --charge-points <n>  simulated charge points (default 1000)
   --stored-reference <yes|no>
                        also run ocpp-rpc answering MeterValues once committed to SQLite, as the
-                       broker does (default no)
+                       broker does: the reference the target is judged against (default yes)
   --help               this text`;
 
 /** Returns null when --help was asked for. */
@@ -32,7 +32,7 @@ export function parseOcppOptions(argv: readonly string[]): OcppBenchOptions | nu
     warmup: '1',
     duration: '5',
     'charge-points': '1000',
-    'stored-reference': 'no',
+    'stored-reference': 'yes',
   });
   if (values === null) return null;
   const stored = values['stored-reference'];
