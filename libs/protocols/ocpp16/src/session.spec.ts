@@ -49,6 +49,17 @@ function session(d: CallDispatcher, extra: { ready?: Promise<void>; callTimeoutM
 
 const heartbeat = async () => ({ currentTime: new Date(0).toISOString() });
 
+/** A dispatcher whose Authorize answers when the test calls finish(); Heartbeats are answered at once. */
+function slowAuthorize() {
+  let finish: () => void = () => undefined;
+  const d = dispatcher({
+    Authorize: () =>
+      new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
+    Heartbeat: heartbeat,
+  });
+  return { d, finish: () => finish() };
+}
+
 describe('OcppSession: inbound CALLs', () => {
   it('answers a CALL with the handler result', async () => {
     const { s, sent } = session(dispatcher({ Heartbeat: heartbeat }));
@@ -102,15 +113,8 @@ describe('OcppSession: inbound CALLs', () => {
   });
 
   it('a handler that does not finish in time: InternalError sent, later CALLs still wait their turn', async () => {
-    let finish: () => void = () => undefined;
-    const { s, sent, internal } = session(
-      dispatcher({
-        Authorize: () =>
-          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
-        Heartbeat: heartbeat,
-      }),
-      { callTimeoutMs: 10 },
-    );
+    const { d, finish } = slowAuthorize();
+    const { s, sent, internal } = session(d, { callTimeoutMs: 10 });
     s.receive('[2,"slow","Authorize",{"idTag":"x"}]');
     s.receive('[2,"next","Heartbeat",{}]');
     await new Promise((resolve) => setTimeout(resolve, 30));
@@ -132,15 +136,8 @@ describe('OcppSession: inbound CALLs', () => {
   });
 
   it("each CALL gets its whole time, counted from its own start, not from the timer's", async () => {
-    let finish: () => void = () => undefined;
-    const { s, sent, internal } = session(
-      dispatcher({
-        Heartbeat: heartbeat,
-        Authorize: () =>
-          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
-      }),
-      { callTimeoutMs: 1000 },
-    );
+    const { d, finish } = slowAuthorize();
+    const { s, sent, internal } = session(d, { callTimeoutMs: 1000 });
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     s.receive('[2,"quick","Heartbeat",{}]');
     await sleep(600);
@@ -164,14 +161,8 @@ describe('OcppSession: inbound CALLs', () => {
   });
 
   it('an id still in progress is a ProtocolError; once answered or refused, the id may come again', async () => {
-    let finish: () => void = () => undefined;
-    const { s, sent, bad } = session(
-      dispatcher({
-        Authorize: () =>
-          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
-        Heartbeat: heartbeat,
-      }),
-    );
+    const { d, finish } = slowAuthorize();
+    const { s, sent, bad } = session(d);
     s.receive('[2,"a","Authorize",{"idTag":"x"}]');
     s.receive('[2,"a","Heartbeat",{}]');
     await tick();
@@ -198,14 +189,8 @@ describe('OcppSession: inbound CALLs', () => {
   });
 
   it('an id waiting in the queue is a ProtocolError too, and free again once its CALL is answered', async () => {
-    let finish: () => void = () => undefined;
-    const { s, sent, bad } = session(
-      dispatcher({
-        Authorize: () =>
-          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
-        Heartbeat: heartbeat,
-      }),
-    );
+    const { d, finish } = slowAuthorize();
+    const { s, sent, bad } = session(d);
     s.receive('[2,"a","Authorize",{"idTag":"x"}]');
     s.receive('[2,"b","Heartbeat",{}]');
     s.receive('[2,"c","Heartbeat",{}]');
@@ -232,14 +217,8 @@ describe('OcppSession: inbound CALLs', () => {
   });
 
   it('past the queue bound a CALL gets GenericError and the queued ones are still answered', async () => {
-    let finish: () => void = () => undefined;
-    const { s, sent, bad } = session(
-      dispatcher({
-        Authorize: () =>
-          new Promise((resolve) => (finish = () => resolve({ idTagInfo: { status: 'Accepted' } }))),
-        Heartbeat: heartbeat,
-      }),
-    );
+    const { d, finish } = slowAuthorize();
+    const { s, sent, bad } = session(d);
     s.receive('[2,"slow","Authorize",{"idTag":"x"}]');
     for (let i = 1; i <= 5; i++) s.receive(`[2,"q${i}","Heartbeat",{}]`);
     await tick();
