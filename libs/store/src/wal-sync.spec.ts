@@ -61,7 +61,10 @@ describe('WalSync', () => {
   });
 
   it('a missing WAL file fails at open, not at the first write', async () => {
-    await assert.rejects(WalSync.open(join(dir, 'other.db-wal')), /ENOENT/);
+    await assert.rejects(
+      WalSync.open(join(dir, 'other.db-wal')),
+      /cannot open the SQLite WAL to sync it: ENOENT/,
+    );
   });
 
   it('close waits for the syncs under way; a sync after close fails', async () => {

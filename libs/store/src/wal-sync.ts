@@ -35,7 +35,13 @@ export class WalSync {
 
   /** Opens the WAL file, which must exist (SQLite creates it at the first read in WAL mode). */
   static async open(walPath: string, syncFile: SyncFile = fsync): Promise<WalSync> {
-    return new WalSync(await open(walPath, 'r+'), syncFile);
+    try {
+      return new WalSync(await open(walPath, 'r+'), syncFile);
+    } catch (err) {
+      throw new Error(`store: cannot open the SQLite WAL to sync it: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
   }
 
   /** Resolves once everything written to the WAL before the call is on disk; CommitNotDurableError if not. */
