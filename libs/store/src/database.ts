@@ -39,6 +39,15 @@ export async function openDatabase(
 async function openSqlite(path: string): Promise<OpenDatabase> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
+  try {
+    return await configureSqlite(sqlite);
+  } catch (err) {
+    sqlite.close();
+    throw err;
+  }
+}
+
+async function configureSqlite(sqlite: SqliteDatabase.Database): Promise<OpenDatabase> {
   sqlite.pragma('busy_timeout = 5000');
   const database = withStatementCache(sqlite);
   if (sqlite.pragma('journal_mode = WAL', { simple: true }) !== 'wal') {
@@ -51,20 +60,15 @@ async function openSqlite(path: string): Promise<OpenDatabase> {
   // WAL, and the caller's promise settles after an fsync of it on the thread pool (WalSync).
   sqlite.pragma('synchronous = NORMAL');
   // The WAL is next to the file SQLite opened, links resolved; a read creates it.
-  const main = (sqlite.pragma('database_list') as { name: string; file: string }[]).find(
-    (d) => d.name === 'main',
-  );
+  const files = sqlite.pragma('database_list') as { name: string; file: string }[];
+  const main = files.find((d) => d.name === 'main');
+  if (main === undefined) throw new Error('store: SQLite lists no main database');
   sqlite.prepare('select count(*) from sqlite_master').get();
-  try {
-    const wal = await WalSync.open(`${main?.file ?? path}-wal`);
-    return {
-      db: new Kysely<Database>({ dialect: new DurableSqliteDialect(database, wal) }),
-      backend: 'sqlite',
-    };
-  } catch (err) {
-    sqlite.close();
-    throw err;
-  }
+  const wal = await WalSync.open(`${main.file}-wal`);
+  return {
+    db: new Kysely<Database>({ dialect: new DurableSqliteDialect(database, wal) }),
+    backend: 'sqlite',
+  };
 }
 
 function openPostgres(url: string): OpenDatabase {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import { DurableSqliteDialect } from './durable-sqlite-dialect.js';
+import { withStatementCache } from './statement-cache.js';
 import { CommitNotDurableError, WalSync } from './wal-sync.js';
 import { heldSync, isPending } from './wal-sync.spec-support.js';
 
@@ -18,6 +19,7 @@ describe('DurableSqliteDialect', { timeout: 10_000 }, () => {
   let path = '';
   let held: ReturnType<typeof heldSync>;
   let db: Kysely<Tables>;
+  let destroyed = false;
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'broker-durable-'));
@@ -28,13 +30,14 @@ describe('DurableSqliteDialect', { timeout: 10_000 }, () => {
     sqlite.exec('create table readings (id integer primary key, value text not null)');
     sqlite.pragma('wal_checkpoint(TRUNCATE)');
     held = heldSync();
+    destroyed = false;
     const wal = await WalSync.open(`${path}-wal`, held.syncFile);
-    db = new Kysely<Tables>({ dialect: new DurableSqliteDialect(sqlite, wal) });
+    db = new Kysely<Tables>({ dialect: new DurableSqliteDialect(withStatementCache(sqlite), wal) });
   });
 
   afterEach(async () => {
     held.started.forEach((fsync) => fsync.release());
-    await db.destroy();
+    if (!destroyed) await db.destroy();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -118,16 +121,70 @@ describe('DurableSqliteDialect', { timeout: 10_000 }, () => {
     assert.equal(await count(), 1);
   });
 
-  it('a failed fsync fails the write with CommitNotDurableError, though the row is committed', async () => {
+  it('the same write again, its statement from the cache, is synced again', async () => {
+    for (const id of [1, 2]) {
+      const write = db.insertInto('readings').values({ id, value: 'a' }).execute();
+      await held.startedCount(id);
+      held.started[id - 1]?.release();
+      await write;
+    }
+    assert.equal(held.started.length, 2);
+  });
+
+  it('a rolled-back transaction inside connection() keeps the write made before it', async () => {
+    const done = db.connection().execute(async (conn) => {
+      await conn.insertInto('readings').values({ id: 1, value: 'a' }).execute();
+      await conn
+        .transaction()
+        .execute(async (trx) => {
+          await trx.insertInto('readings').values({ id: 1, value: 'again' }).execute();
+        })
+        .catch(() => undefined);
+    });
+    await held.startedCount(1);
+    held.started[0]?.release();
+    await done;
+  });
+
+  it('closing waits for a transaction under way and for its sync', async () => {
+    let commit: () => void = () => undefined;
+    const transaction = db.transaction().execute(async (trx) => {
+      await trx.insertInto('readings').values({ id: 1, value: 'a' }).execute();
+      await new Promise<void>((resolve) => (commit = resolve));
+    });
+    await isPending(transaction);
+    const closing = db.destroy();
+    assert.ok(await isPending(closing), 'the transaction holds the connection');
+    commit();
+    await held.startedCount(1);
+    assert.ok(await isPending(closing), 'its sync runs on the open WAL file');
+    held.started[0]?.release();
+    await transaction;
+    await closing;
+    await assert.rejects(db.selectFrom('readings').selectAll().execute(), /destroyed/);
+    destroyed = true;
+    const reopened = new SqliteDatabase(path);
+    assert.deepEqual(reopened.prepare('select id from readings').all(), [{ id: 1 }]);
+    reopened.close();
+  });
+
+  it('after a failed fsync, the write fails though committed, and later writes fail before they commit', async () => {
     const write = db.insertInto('readings').values({ id: 1, value: 'a' }).execute();
     await held.startedCount(1);
     held.started[0]?.fail(new Error('EIO: i/o error, fsync'));
     await assert.rejects(write, CommitNotDurableError);
-    assert.equal(await count(), 1);
+    assert.equal(await count(), 1, 'the first write was committed');
     await assert.rejects(
       db.insertInto('readings').values({ id: 2, value: 'b' }).execute(),
       CommitNotDurableError,
-      'no later write is acknowledged',
     );
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('readings').values({ id: 3, value: 'c' }).execute();
+      }),
+      CommitNotDurableError,
+    );
+    assert.equal(await count(), 1, 'nothing after the failure was committed; reads still work');
+    assert.equal(held.started.length, 1);
   });
 });

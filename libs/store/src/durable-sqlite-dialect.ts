@@ -11,6 +11,8 @@ import { type WalSync } from './wal-sync.js';
 /** Whether a statement that changes the database ran since the connection was last acquired. */
 interface Writes {
   wrote: boolean;
+  /** `wrote` when the open transaction began: a rollback returns to it. */
+  beforeTransaction: boolean;
 }
 
 /**
@@ -36,6 +38,7 @@ class DurableSqliteDriver implements Driver {
   }
 
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    this.writes.beforeTransaction = this.writes.wrote;
     return this.inner.beginTransaction(connection, settings);
   }
 
@@ -46,7 +49,7 @@ class DurableSqliteDriver implements Driver {
   /** Nothing of a rolled-back transaction is on its way to the disk: its caller's error stays its own. */
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     await this.inner.rollbackTransaction(connection);
-    this.writes.wrote = false;
+    this.writes.wrote = this.writes.beforeTransaction;
   }
 
   async savepoint(
@@ -73,17 +76,24 @@ class DurableSqliteDriver implements Driver {
     await this.inner.releaseSavepoint?.(connection, name, compileQuery);
   }
 
+  /** The sync is asked for before the connection is free, so a close that takes it next waits for it. */
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    const wrote = this.writes.wrote;
+    const durable = this.writes.wrote ? this.wal.sync() : null;
     await this.inner.releaseConnection(connection);
-    if (wrote) await this.wal.sync();
+    await durable;
   }
 
+  /**
+   * Takes the connection first: a query or transaction under way ends and its sync runs before the
+   * WAL file and the database close.
+   */
   async destroy(): Promise<void> {
+    const connection = await this.inner.acquireConnection();
     try {
       await this.wal.close();
     } finally {
       await this.inner.destroy();
+      await this.inner.releaseConnection(connection);
     }
   }
 }
@@ -91,7 +101,8 @@ class DurableSqliteDriver implements Driver {
 /**
  * SqliteDialect for a database in WAL mode with `synchronous = NORMAL`, made durable by `wal` (see
  * WalSync). A statement counts as a write unless SQLite calls it read-only (`sqlite3_stmt_readonly`:
- * an INSERT ... RETURNING writes, BEGIN and COMMIT do not). What is durable when it settles: a query
+ * an INSERT ... RETURNING writes, BEGIN and COMMIT do not). SQLite calls read-only some statements
+ * that write indirectly (`PRAGMA optimize`, a user-defined function's SQL); the store runs none. What is durable when it settles: a query
  * and `transaction().execute()`. Not the steps of `startTransaction()` or `connection()`, whose
  * connection is released after they settle; the store uses neither.
  */
@@ -102,13 +113,17 @@ export class DurableSqliteDialect extends SqliteDialect {
     database: PreparingDatabase,
     private readonly wal: WalSync,
   ) {
-    const writes: Writes = { wrote: false };
+    const writes: Writes = { wrote: false, beforeTransaction: false };
     super({
       database: {
         close: () => database.close(),
         prepare(sql: string) {
           const statement = database.prepare(sql);
-          if (!statement.readonly) writes.wrote = true;
+          if (!statement.readonly) {
+            // Once an fsync has failed, nothing more is committed: it could not be acknowledged.
+            wal.assertDurable();
+            writes.wrote = true;
+          }
           return statement;
         },
       },

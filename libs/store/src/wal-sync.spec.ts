@@ -79,6 +79,6 @@ describe('WalSync', () => {
     assert.ok(await isPending(closed), 'the queued sync still runs on the open file');
     started[1]?.release();
     await Promise.all([first, queued, closed]);
-    await assert.rejects(sync.sync(), /the database is closed/);
+    await assert.rejects(sync.sync(), CommitNotDurableError);
   });
 });

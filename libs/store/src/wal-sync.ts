@@ -44,20 +44,25 @@ export class WalSync {
     }
   }
 
+  /** Throws the failure of an earlier fsync, if one failed: no write should be committed after it. */
+  assertDurable(): void {
+    if (this.failure !== null) throw this.failure;
+  }
+
   /** Resolves once everything written to the WAL before the call is on disk; CommitNotDurableError if not. */
   sync(): Promise<void> {
-    if (this.closed) return Promise.reject(new Error('store: the database is closed'));
+    if (this.closed) return Promise.reject(new CommitNotDurableError('store: the WAL file is closed'));
     if (this.running === null) return this.start();
     this.queued ??= this.running.then(this.startQueued, this.startQueued);
     return this.queued;
   }
 
-  /** Waits for the syncs under way, then closes the WAL file (SQLite keeps its own). */
+  /** Waits for the syncs under way, and for those asked for meanwhile, then closes the WAL file. */
   async close(): Promise<void> {
-    this.closed = true;
     while (this.running !== null || this.queued !== null) {
       await Promise.allSettled([this.running, this.queued]);
     }
+    this.closed = true;
     await this.file.close();
   }
 
