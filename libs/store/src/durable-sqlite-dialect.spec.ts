@@ -7,7 +7,8 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import { DurableSqliteDialect } from './durable-sqlite-dialect.js';
 import { withStatementCache } from './statement-cache.js';
-import { CommitNotDurableError, WalSync } from './wal-sync.js';
+import { CommitNotDurableError } from './errors.js';
+import { WalSync } from './wal-sync.js';
 import { heldSync, isPending } from './wal-sync.spec-support.js';
 
 interface Tables {

@@ -7,3 +7,8 @@ export class NotFoundError extends Error {
 export class ConflictError extends Error {
   override readonly name = 'ConflictError';
 }
+
+/** A write committed, but the fsync that makes it durable failed: it may not survive a power cut. */
+export class CommitNotDurableError extends Error {
+  override readonly name = 'CommitNotDurableError';
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GroupCommit } from './group-commit.js';
-import { CommitNotDurableError } from './wal-sync.js';
+import { CommitNotDurableError } from './errors.js';
 
 /** A writer that records each batch and settles it when the test says so. */
 function recordingWriter(fail: (item: number) => boolean = () => false) {

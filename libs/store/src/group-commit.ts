@@ -1,4 +1,4 @@
-import { CommitNotDurableError } from './wal-sync.js';
+import { CommitNotDurableError } from './errors.js';
 
 interface Entry<Item> {
   readonly item: Item;

@@ -3,7 +3,8 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { CommitNotDurableError, WalSync } from './wal-sync.js';
+import { CommitNotDurableError } from './errors.js';
+import { WalSync } from './wal-sync.js';
 import { heldSync, isPending } from './wal-sync.spec-support.js';
 
 describe('WalSync', () => {

@@ -1,9 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
-
-/** A write committed, but the fsync that makes it durable failed: it may not survive a power cut. */
-export class CommitNotDurableError extends Error {
-  override readonly name = 'CommitNotDurableError';
-}
+import { CommitNotDurableError } from './errors.js';
 
 export type SyncFile = (file: FileHandle) => Promise<void>;
 
