@@ -1,6 +1,6 @@
 /**
- * The contract every protocol module talks to. It deliberately says nothing about where subscriptions live,
- * so a Redis (or other cross-process) implementation can fill it later without touching the modules.
+ * The contract every protocol module talks to. It deliberately says nothing about where subscriptions live:
+ * the in-memory bus serves one process, the cluster's NATS bus (libs/cluster) several nodes.
  */
 
 /** One published message. Handlers share the same object and payload, so they must treat both as read-only. */
@@ -18,6 +18,12 @@ export interface BusMessage {
   readonly origin: string;
   /** Subject of the publisher when authenticated; null or absent when anonymous or unknown. */
   readonly principal?: string | null;
+  /**
+   * In cluster mode, the id of the node it came from when that is another node; absent for messages
+   * published in this process. A bridge skips its own echoes only when this is absent: the same origin
+   * from another node is a message its local clients have not seen.
+   */
+  readonly node?: string;
 }
 
 /**

@@ -165,6 +165,34 @@ const mqtt = z
 
 const positive = z.number().int().positive().optional();
 
+/** A NATS subject token of ours: the cluster's name and a node's id both become one. */
+const subjectToken = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, - or _');
+
+/** Several nodes acting as one broker over NATS; on when natsUrl is set. See the README's "Several nodes". */
+const cluster = z
+  .object({
+    /** NATS servers (nats://host:port); any one of them is enough, the client fails over between them. */
+    natsUrl: z
+      .array(z.string().regex(/^(nats|tls):\/\/[^\s]+$/, 'must be a nats:// or tls:// URL'))
+      .min(1)
+      .optional(),
+    /** This node's name in the cluster; default: the host name and the port (the process id for port 0). */
+    nodeId: subjectToken.optional(),
+    /** Prefix of every subject and bucket, so several clusters can share one NATS. */
+    name: subjectToken.default('broker'),
+    /** How often a node renews its heartbeat entry. */
+    heartbeatMs: timerMs.default(1000),
+    /** A node whose heartbeat is older than this is dead for the others. */
+    nodeTimeoutMs: timerMs.default(5000),
+    /** How long a request to another node (an admin listing, a close) waits for its answer. */
+    requestTimeoutMs: timerMs.default(2000),
+  })
+  .strict()
+  .refine((c) => c.nodeTimeoutMs > 2 * c.heartbeatMs, {
+    message: 'must be more than twice heartbeatMs, or a live node would look dead',
+    path: ['nodeTimeoutMs'],
+  });
+
 /** The GraphQL modules' limits an operator may set; each one given overrides the application's and the default. */
 const graphql = z
   .object({
@@ -250,8 +278,14 @@ export const brokerConfigSchema = z
     graphql: graphql.default({ limits: {} }),
     endpoints: z.array(endpoint).min(1),
     wamp: wampConfigSchema.default(wampConfigSchema.parse({})),
+    cluster: cluster.default(cluster.parse({})),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.cluster.natsUrl === undefined || c.store.databaseUrl !== undefined, {
+    message:
+      'cluster mode (NATS_URL) needs PostgreSQL (DATABASE_URL): a SQLite file belongs to one node, so the nodes would not share origins, credentials or charge points',
+    path: ['cluster', 'natsUrl'],
+  });
 
 export type BrokerConfig = z.infer<typeof brokerConfigSchema>;
 export type EndpointConfig = BrokerConfig['endpoints'][number];
@@ -262,3 +296,4 @@ export type JwtConfig = NonNullable<BrokerConfig['jwt']>;
 export type StoreConfig = BrokerConfig['store'];
 export type AdminConfig = BrokerConfig['admin'];
 export type OcppConfig = BrokerConfig['ocpp'];
+export type ClusterConfig = BrokerConfig['cluster'];

@@ -445,3 +445,52 @@ describe('loadConfig from a CONFIG file', () => {
     }
   });
 });
+
+describe('loadConfig cluster', () => {
+  const pg = 'postgres://127.0.0.1/test';
+
+  it('is off by default: no NATS, one process', () => {
+    const config = loadConfig({ env: {}, defaults: defaults() });
+    assert.equal(config.cluster.natsUrl, undefined);
+    assert.equal(config.cluster.name, 'broker');
+  });
+
+  it('NATS_URL takes a comma-separated list of servers, NODE_ID names the node', () => {
+    const config = loadConfig({
+      env: { NATS_URL: 'nats://a:4222, nats://b:4222', NODE_ID: 'node-1', DATABASE_URL: pg },
+      defaults: defaults(),
+    });
+    assert.deepEqual(config.cluster.natsUrl, ['nats://a:4222', 'nats://b:4222']);
+    assert.equal(config.cluster.nodeId, 'node-1');
+  });
+
+  it('refuses NATS without PostgreSQL, saying why', () => {
+    configError(
+      () => loadConfig({ env: { NATS_URL: 'nats://127.0.0.1:4222' }, defaults: defaults() }),
+      /cluster\.natsUrl: cluster mode \(NATS_URL\) needs PostgreSQL \(DATABASE_URL\)/,
+    );
+  });
+
+  it('refuses a node id that cannot be a subject token, and a URL that is not nats://', () => {
+    configError(
+      () =>
+        loadConfig({ env: { NATS_URL: 'nats://x', NODE_ID: 'a.b', DATABASE_URL: pg }, defaults: defaults() }),
+      /cluster\.nodeId: must be 1 to 64 letters/,
+    );
+    configError(
+      () => loadConfig({ env: { NATS_URL: 'http://x', DATABASE_URL: pg }, defaults: defaults() }),
+      /cluster\.natsUrl\.0: must be a nats:\/\/ or tls:\/\/ URL/,
+    );
+  });
+
+  it('refuses a node timeout that a live node could miss', () => {
+    configError(
+      () =>
+        loadConfig({
+          env: {},
+          defaults: { ...defaults(), cluster: { heartbeatMs: 1000, nodeTimeoutMs: 1500 } },
+        }),
+      /cluster\.nodeTimeoutMs: must be more than twice heartbeatMs/,
+    );
+  });
+});

@@ -15,7 +15,7 @@ export interface LoadConfigOptions {
 
 /**
  * Reads CONFIG (a YAML or JSON file; JSON is YAML), applies environment overrides
- * (PORT, HOST, JWT_SECRET, LOG_LEVEL, DATABASE_URL, ADMIN_TOKEN) and validates the result. Every problem is reported
+ * (PORT, HOST, JWT_SECRET, LOG_LEVEL, DATABASE_URL, ADMIN_TOKEN, NATS_URL as a comma-separated list, NODE_ID) and validates the result. Every problem is reported
  * with the dotted key that holds it, so a bad setting is found without reading code.
  */
 export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
@@ -58,6 +58,11 @@ function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<
   if (env['DATABASE_URL'] !== undefined) {
     out['store'] = { ...asObject(out['store']), databaseUrl: env['DATABASE_URL'] };
   }
+  if (env['NATS_URL'] !== undefined) {
+    const servers = env['NATS_URL'].split(',').map((url) => url.trim());
+    out['cluster'] = { ...asObject(out['cluster']), natsUrl: servers.filter((url) => url !== '') };
+  }
+  if (env['NODE_ID'] !== undefined) out['cluster'] = { ...asObject(out['cluster']), nodeId: env['NODE_ID'] };
   if (env['ADMIN_TOKEN'] !== undefined)
     out['admin'] = { ...asObject(out['admin']), tokens: [env['ADMIN_TOKEN']] };
   return out;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type ConnectionCounts, type EndpointSpec, type Principal } from '#broker/handshake';
 import { type WebSocket } from 'ws';
+import { HealthChecks } from './health-checks.js';
 import { type WsConnection } from './ws-connection.js';
 import { type RegisteredSubprotocol } from './subprotocol-registry.js';
 
@@ -29,6 +30,13 @@ export class ConnectionRegistry implements ConnectionCounts {
   private readonly perAddress = new Map<string, number>();
   /** Handshakes past the limit check and not yet counted as connections. */
   private reserved = 0;
+
+  constructor(private readonly health: HealthChecks) {}
+
+  /** Why new connections are refused with 503 (a service they need is down), or null. */
+  get unavailable(): string | null {
+    return this.health.outage();
+  }
 
   add(tracked: TrackedConnection): void {
     this.byId.set(tracked.connection.id, tracked);

@@ -6,6 +6,7 @@ import { ConnectionOpener } from './connection-opener.js';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { GatewayLifecycle } from './gateway-lifecycle.js';
+import { HealthChecks } from './health-checks.js';
 import { Heartbeat } from './heartbeat.js';
 import { GatewayMetrics } from './metrics.js';
 import { OpsController } from './ops.controller.js';
@@ -31,6 +32,7 @@ export class GatewayModule {
         ConnectionOpener,
         TokenVerifier,
         GatewayMetrics,
+        HealthChecks,
         Heartbeat,
         UpgradeGateway,
         GatewayLifecycle,
@@ -43,6 +45,7 @@ export class GatewayModule {
         SubprotocolRegistry,
         TokenVerifier,
         GatewayMetrics,
+        HealthChecks,
       ],
     };
   }

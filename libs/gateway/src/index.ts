@@ -11,3 +11,4 @@ export * from './token-verifier.js';
 export * from './metrics.js';
 export * from './flat-uuid.js';
 export * from './endpoint-scope-error.js';
+export * from './health-checks.js';

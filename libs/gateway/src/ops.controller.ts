@@ -1,6 +1,7 @@
 import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
 import { type Response } from 'express';
 import { ConnectionRegistry } from './connection-registry.js';
+import { HealthChecks } from './health-checks.js';
 import { GatewayMetrics } from './metrics.js';
 
 /** Liveness, readiness and Prometheus metrics for operators and orchestrators. */
@@ -9,6 +10,7 @@ export class OpsController {
   constructor(
     private readonly metrics: GatewayMetrics,
     private readonly connections: ConnectionRegistry,
+    private readonly checks: HealthChecks,
   ) {}
 
   @Get('health')
@@ -17,10 +19,13 @@ export class OpsController {
     return { status: 'ok', connections: this.connections.open() };
   }
 
+  /** Ready: not draining and every service the node depends on answers (each one is listed). */
   @Get('health/ready')
-  ready(@Res() res: Response): void {
-    const draining = this.connections.draining;
-    res.status(draining ? 503 : 200).json({ status: draining ? 'draining' : 'ready' });
+  async ready(@Res() res: Response): Promise<void> {
+    const services = await this.checks.report();
+    const down = Object.values(services).includes('down');
+    const status = this.connections.draining ? 'draining' : down ? 'unavailable' : 'ready';
+    res.status(status === 'ready' ? 200 : 503).json({ status, services });
   }
 
   @Get('metrics')

@@ -80,10 +80,17 @@ const modules = new Map<string, ModuleSpec>(
 );
 
 function counts(
-  overrides: Partial<{ draining: boolean; total: number; endpoint: number; address: number }> = {},
+  overrides: Partial<{
+    draining: boolean;
+    unavailable: string;
+    total: number;
+    endpoint: number;
+    address: number;
+  }> = {},
 ) {
   const c: ConnectionCounts = {
     draining: overrides.draining ?? false,
+    unavailable: overrides.unavailable ?? null,
     total: () => overrides.total ?? 0,
     forEndpoint: () => overrides.endpoint ?? 0,
     forAddress: () => overrides.address ?? 0,
@@ -510,6 +517,12 @@ describe('decideHandshake: the contract, row by row', () => {
 
   it('draining -> 503', async () => {
     await rejected({}, 503, context(counts({ draining: true })));
+  });
+
+  it('a service new connections need is down -> 503 with its reason and Retry-After', async () => {
+    const d = await rejected({}, 503, context(counts({ unavailable: 'NATS is unreachable.' })));
+    assert.equal(d.problem.detail, 'NATS is unreachable.');
+    assert.ok(d.headers['Retry-After'] !== undefined);
   });
 
   it('order: limits are checked before the version and before any signature', async () => {

@@ -109,6 +109,9 @@ export async function decideHandshake(
       retry,
     );
   }
+  if (counts.unavailable !== null) {
+    return reject(503, 'Service unavailable', counts.unavailable, endpoint, retry);
+  }
   if (counts.total() >= limits.maxConnections) {
     return reject(503, 'Too many connections', 'The broker is at its connection limit.', endpoint, retry);
   }

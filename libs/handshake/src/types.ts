@@ -102,6 +102,8 @@ export type HandshakeDecision = Reject | Accept | PlainRequest | PassThrough;
 /** Live counts the limit check reads; the gateway keeps them. */
 export interface ConnectionCounts {
   readonly draining: boolean;
+  /** Why the node cannot serve new connections now (a service they need is down), or null. */
+  readonly unavailable: string | null;
   total(): number;
   forEndpoint(endpoint: EndpointSpec): number;
   forAddress(address: string): number;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { type StoreConfig } from '#broker/config';
 import { AuditRepository } from './audit.repository.js';
 import { ChargePointsRepository } from './charge-points.repository.js';
@@ -40,6 +40,11 @@ export class BrokerStore {
       await db.destroy();
       throw err;
     }
+  }
+
+  /** Resolves when the database answers a query (the readiness check). */
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,11 @@
-import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import {
   CRA_KEYS,
   ORIGIN_ENTRIES,
@@ -9,15 +16,21 @@ import {
   type StoredTokenCheck,
 } from '#broker/auth';
 import { type StoreConfig } from '#broker/config';
+import { HealthChecks } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { BrokerStore } from './broker-store.js';
 import { OriginCache } from './origin-cache.js';
 
-class StoreLifecycle implements OnApplicationShutdown {
+class StoreLifecycle implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(BrokerStore) private readonly store: BrokerStore,
     @Inject(OriginCache) private readonly origins: OriginCache,
+    @Inject(HealthChecks) private readonly health: HealthChecks,
   ) {}
+
+  onModuleInit(): void {
+    this.health.add('store', { check: () => this.store.ping() });
+  }
 
   async onApplicationShutdown(): Promise<void> {
     this.origins.stop();

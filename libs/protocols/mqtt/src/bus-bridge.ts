@@ -24,7 +24,8 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
     });
   };
   return bus.subscribe('#', (message) => {
-    if (message.origin === BUS_ORIGIN) return;
+    // Our own echo; the same origin from another node is MQTT traffic of that node's clients.
+    if (message.origin === BUS_ORIGIN && message.node === undefined) return;
     // Nobody subscribed over MQTT: the payload, which a publisher may build only when read, is left alone.
     const subscribers = broker.subscribersOf(message.topic);
     if (subscribers.length === 0) return;

@@ -144,8 +144,9 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   }
 
   private fromBus(message: BusMessage): void {
-    // Our own publications come back through '#': WAMP subscribers already had them.
-    if (message.origin === WAMP_SUBPROTOCOL || this.busRealm === null) return;
+    // Our own publications come back through '#': WAMP subscribers already had them. The same origin
+    // from another node is WAMP traffic of that node's clients, which reaches ours through here.
+    if ((message.origin === WAMP_SUBPROTOCOL && message.node === undefined) || this.busRealm === null) return;
     const realm = this.router.existingRealm(this.busRealm);
     if (realm === undefined || !realm.broker.hasSubscriptions) return;
     const uri = wampTopicOf(message.topic, realm.settings.uriRule);

@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { ClusterNode, NoHolderError, NodeTimeoutError, RemoteError } from './cluster-node.js';
+import { capturedLogger, eventually, removeClusterState, testClusterConfig } from './cluster.spec-support.js';
+
+describe('ClusterNode', () => {
+  const config = testClusterConfig();
+  const nodes: ClusterNode[] = [];
+  const join = async (id: string) => {
+    const node = await ClusterNode.join(config, id, capturedLogger().logger);
+    nodes.push(node);
+    return node;
+  };
+
+  after(async () => {
+    for (const node of nodes) await node.leave();
+    await removeClusterState(config.name);
+  });
+
+  it('refuses to start when NATS does not answer, naming the server', async () => {
+    await assert.rejects(
+      ClusterNode.join({ ...config, natsUrl: ['nats://127.0.0.1:1'] }, 'x', capturedLogger().logger),
+      /cannot reach NATS at nats:\/\/127\.0\.0\.1:1/,
+    );
+  });
+
+  it('membership: nodes see each other join, leave cleanly at once, and die by heartbeat timeout', async () => {
+    const a = await join('m-a');
+    const b = await join('m-b');
+    await eventually('a sees b', () => a.membership.isLive('m-b'));
+    await eventually('b sees a', () => b.membership.isLive('m-a'));
+    assert.deepEqual(a.membership.live(), ['m-a', 'm-b']);
+
+    const c = await join('m-c');
+    await eventually('a sees c', () => a.membership.isLive('m-c'));
+    const leftAt = Date.now();
+    await c.leave();
+    await eventually('a sees c leave', () => !a.membership.isLive('m-c'));
+    assert.ok(Date.now() - leftAt < config.nodeTimeoutMs, 'a clean leave is seen before the timeout');
+
+    // A node that dies without leaving: its connection closes, its heartbeats stop.
+    const d = await join('m-d');
+    await eventually('a sees d', () => a.membership.isLive('m-d'));
+    const changes: string[] = [];
+    const off = a.membership.onChange((change) =>
+      changes.push(`${change.node}:${change.up ? 'up' : 'down'}`),
+    );
+    await d.nc.close();
+    await eventually('a sees d die', () => !a.membership.isLive('m-d'), config.nodeTimeoutMs * 4);
+    assert.deepEqual(changes, ['m-d:down']);
+    off();
+  });
+
+  it('node-addressed requests: answers, remote errors, this node itself, a node nobody serves', async () => {
+    const a = await join('r-a');
+    const b = await join('r-b');
+    b.serve('echo', (body) => ({ echoed: body, by: 'r-b' }));
+    b.serve('fail', () => {
+      throw new RangeError('no such thing');
+    });
+    a.serve('echo', (body) => ({ echoed: body, by: 'r-a' }));
+    await b.nc.flush();
+    assert.deepEqual(await a.request('r-b', 'echo', { x: 1 }), { echoed: { x: 1 }, by: 'r-b' });
+    assert.deepEqual(await a.request('r-a', 'echo', 2), { echoed: 2, by: 'r-a' });
+    await assert.rejects(a.request('r-b', 'fail', {}), (err: unknown) => {
+      assert.ok(err instanceof RemoteError);
+      assert.equal(err.code, 'RangeError');
+      assert.equal(err.message, 'no such thing');
+      return true;
+    });
+    await assert.rejects(a.request('nobody', 'echo', {}), NoHolderError);
+  });
+
+  it('a request whose answer does not come in time fails with NodeTimeoutError', async () => {
+    const a = await join('t-a');
+    const b = await join('t-b');
+    b.serve('slow', () => new Promise((resolve) => setTimeout(resolve, 1000)));
+    await b.nc.flush();
+    await assert.rejects(a.request('t-b', 'slow', {}, 200), NodeTimeoutError);
+  });
+
+  it('keyed requests reach the holder; without one, NoHolderError', async () => {
+    const a = await join('k-a');
+    const b = await join('k-b');
+    const sub = b.serveKey('cp', 'CP/1.x', (body) => ({ held: 'k-b', body }));
+    await b.nc.flush();
+    assert.deepEqual(await a.requestKey('cp', 'CP/1.x', 'hi'), { held: 'k-b', body: 'hi' });
+    sub.unsubscribe();
+    await b.nc.flush();
+    await assert.rejects(a.requestKey('cp', 'CP/1.x', 'hi'), NoHolderError);
+  });
+
+  it('scatter asks every live node and names those that did not answer', async () => {
+    const config2 = testClusterConfig();
+    const x = await ClusterNode.join(config2, 'x', capturedLogger().logger);
+    const y = await ClusterNode.join(config2, 'y', capturedLogger().logger);
+    const z = await ClusterNode.join(config2, 'z', capturedLogger().logger);
+    try {
+      x.serve('count', () => 1);
+      y.serve('count', () => 2);
+      // z serves nothing: it is live but does not answer.
+      await eventually('x sees all', () => x.membership.live().length === 3);
+      const result = await x.scatter<number>('count', {}, 300);
+      assert.deepEqual([...result.answers].sort(), [
+        ['x', 1],
+        ['y', 2],
+      ]);
+      assert.deepEqual(result.missing, ['z']);
+    } finally {
+      await x.leave();
+      await y.leave();
+      await z.leave();
+      await removeClusterState(config2.name);
+    }
+  });
+
+  it('change notices reach the other nodes, and a notice that is not JSON is dropped', async () => {
+    const a = await join('n-a');
+    const b = await join('n-b');
+    const got: unknown[] = [];
+    b.onNotice('origins', (body) => got.push(body));
+    await b.nc.flush();
+    a.nc.publish(a.subject('notice', 'origins'), 'not json');
+    a.notify('origins', { changed: 1 });
+    await eventually('notice', () => got.length === 1);
+    assert.deepEqual(got, [{ changed: 1 }]);
+  });
+});

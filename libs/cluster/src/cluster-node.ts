@@ -1,0 +1,303 @@
+import { hostname } from 'node:os';
+import { type ClusterConfig } from '#broker/config';
+import { Kvm, type KV, type KvOptions } from '@nats-io/kv';
+import {
+  type Msg,
+  type NatsConnection,
+  RequestError,
+  type Subscription,
+  TimeoutError,
+} from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import { type Logger } from 'pino';
+import { Membership } from './membership.js';
+import { topicToSubject } from './subjects.js';
+
+/** A request to another node got no answer in time (the node is busy, partitioned or just died). */
+export class NodeTimeoutError extends Error {
+  override readonly name = 'NodeTimeoutError';
+}
+
+/** Nobody serves the subject: the node is gone, or (for a keyed request) nobody holds the key. */
+export class NoHolderError extends Error {
+  override readonly name = 'NoHolderError';
+}
+
+/** The serving node answered with an error; `code` is the error's name there. */
+export class RemoteError extends Error {
+  override readonly name = 'RemoteError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type RequestHandler = (body: unknown) => unknown;
+
+type Reply = { ok: true; value: unknown } | { ok: false; code: string; message: string };
+
+export interface ScatterResult<T> {
+  /** Each answering node's value, by node id. */
+  readonly answers: Map<string, T>;
+  /** Live nodes that did not answer in time, or failed. */
+  readonly missing: string[];
+}
+
+/** The default node id: host name and port, or the process id when the port is chosen by the system. */
+export function defaultNodeId(port: number): string {
+  const host = hostname()
+    .replace(/[^A-Za-z0-9_-]/g, '-')
+    .slice(0, 40);
+  return port === 0 ? `${host}-pid${process.pid}` : `${host}-${port}`;
+}
+
+/**
+ * This process as a member of the cluster: its NATS connection and the primitives the modules build on
+ * (node-addressed requests, requests to whoever holds a key, change notices, KV buckets, membership).
+ * Every subject starts with the cluster's name, so clusters sharing a NATS never meet.
+ */
+export class ClusterNode {
+  private readonly handlers = new Map<string, RequestHandler>();
+  private connected = true;
+
+  readonly name: string;
+  readonly membership: Membership;
+
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly nodeId: string,
+    readonly config: ClusterConfig,
+    private readonly kvm: Kvm,
+    nodes: KV,
+    private readonly logger: Logger,
+  ) {
+    this.name = config.name;
+    this.membership = new Membership(nodes, {
+      nodeId,
+      heartbeatMs: config.heartbeatMs,
+      nodeTimeoutMs: config.nodeTimeoutMs,
+      logger,
+      connected: () => this.isConnected,
+    });
+  }
+
+  /**
+   * Connects and joins; rejects (and leaves nothing open) when NATS does not answer, so a node never
+   * half-starts.
+   */
+  static async join(config: ClusterConfig, nodeId: string, logger: Logger): Promise<ClusterNode> {
+    const servers = config.natsUrl ?? [];
+    let nc: NatsConnection;
+    try {
+      nc = await connect({
+        servers,
+        name: `${config.name}/${nodeId}`,
+        // A node never receives its own bus messages back: local delivery already happened in process.
+        noEcho: true,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        pingInterval: 10_000,
+        maxPingOut: 2,
+        timeout: config.requestTimeoutMs,
+      });
+    } catch (err) {
+      throw new Error(`cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    try {
+      const kvm = new Kvm(nc);
+      const nodes = await openBucket(kvm, `${config.name}-nodes`, {
+        history: 1,
+        ttl: config.nodeTimeoutMs * 4,
+      });
+      const node = new ClusterNode(
+        nc,
+        nodeId,
+        config,
+        kvm,
+        nodes,
+        logger.child({ module: 'cluster', node: nodeId }),
+      );
+      node.watchStatus();
+      await node.membership.start();
+      return node;
+    } catch (err) {
+      await nc.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  get isConnected(): boolean {
+    return this.connected && !this.nc.isClosed();
+  }
+
+  /** A subject under this cluster's name. */
+  subject(...tokens: string[]): string {
+    return [this.name, ...tokens].join('.');
+  }
+
+  /** A KV bucket of this cluster (created when missing). */
+  bucket(suffix: string, options: Partial<KvOptions> = {}): Promise<KV> {
+    return openBucket(this.kvm, `${this.name}-${suffix}`, options);
+  }
+
+  /** Answers requests addressed to this node for `service`. */
+  serve(service: string, handler: RequestHandler): Subscription {
+    this.handlers.set(service, handler);
+    return this.respond(this.subject('node', this.nodeId, service), handler);
+  }
+
+  /** Answers requests for `key` of `service` while this node holds it (one charge point's socket, say). */
+  serveKey(service: string, key: string, handler: RequestHandler): Subscription {
+    return this.respond(this.subject('key', service, topicToSubject(key)), handler);
+  }
+
+  /** A request to one node; this node's own requests run the local handler without a round trip. */
+  async request<T>(node: string, service: string, body: unknown, timeoutMs?: number): Promise<T> {
+    if (node === this.nodeId) {
+      const handler = this.handlers.get(service);
+      if (handler === undefined) throw new NoHolderError(`this node does not serve ${service}`);
+      return (await handler(body)) as T;
+    }
+    return this.ask<T>(this.subject('node', node, service), body, timeoutMs);
+  }
+
+  /** A request to whichever node holds `key`; NoHolderError when none does. */
+  requestKey<T>(service: string, key: string, body: unknown, timeoutMs?: number): Promise<T> {
+    return this.ask<T>(this.subject('key', service, topicToSubject(key)), body, timeoutMs);
+  }
+
+  /** The same request to every live node, this one included, each within the time limit. */
+  async scatter<T>(service: string, body: unknown, timeoutMs?: number): Promise<ScatterResult<T>> {
+    const nodes = this.membership.live();
+    const settled = await Promise.allSettled(
+      nodes.map((node) => this.request<T>(node, service, body, timeoutMs)),
+    );
+    const answers = new Map<string, T>();
+    const missing: string[] = [];
+    settled.forEach((outcome, i) => {
+      const node = nodes[i] as string;
+      if (outcome.status === 'fulfilled') answers.set(node, outcome.value);
+      else missing.push(node);
+    });
+    return { answers, missing };
+  }
+
+  /** Tells the other nodes that something changed (fire and forget; they also poll as a backstop). */
+  notify(topic: string, body: unknown = {}): void {
+    if (!this.isConnected) return;
+    this.nc.publish(this.subject('notice', topic), JSON.stringify(body));
+  }
+
+  onNotice(topic: string, handler: (body: unknown) => void): Subscription {
+    return this.nc.subscribe(this.subject('notice', topic), {
+      callback: (err, msg) => {
+        if (err !== null) return;
+        const body = parseJson(msg.data);
+        if (body === undefined) {
+          this.logger.warn({ subject: msg.subject }, 'cluster notice that is not JSON dropped');
+          return;
+        }
+        try {
+          handler(body);
+        } catch (error) {
+          this.logger.error({ err: (error as Error).message, topic }, 'cluster notice handler failed');
+        }
+      },
+    });
+  }
+
+  /** Leaves the cluster: deletes the heartbeat, then drains (pending replies go out) and closes. */
+  async leave(): Promise<void> {
+    await this.membership.stop();
+    if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
+  }
+
+  private respond(subject: string, handler: RequestHandler): Subscription {
+    return this.nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err === null) void this.answer(msg, handler);
+      },
+    });
+  }
+
+  private async answer(msg: Msg, handler: RequestHandler): Promise<void> {
+    let reply: Reply;
+    const body = parseJson(msg.data);
+    if (body === undefined) {
+      this.logger.warn({ subject: msg.subject }, 'cluster request that is not JSON dropped');
+      reply = { ok: false, code: 'BadRequest', message: 'the request is not JSON' };
+    } else {
+      try {
+        reply = { ok: true, value: await handler(body) };
+      } catch (err) {
+        const error = err instanceof Error ? err : new Error(String(err));
+        reply = { ok: false, code: error.name, message: error.message };
+      }
+    }
+    if (msg.reply === undefined || msg.reply === '' || this.nc.isClosed()) return;
+    try {
+      msg.respond(JSON.stringify(reply));
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message, subject: msg.subject }, 'cluster reply not sent');
+    }
+  }
+
+  private async ask<T>(subject: string, body: unknown, timeoutMs?: number): Promise<T> {
+    let msg: Msg;
+    try {
+      msg = await this.nc.request(subject, JSON.stringify(body), {
+        timeout: timeoutMs ?? this.config.requestTimeoutMs,
+      });
+    } catch (err) {
+      if (err instanceof RequestError && err.isNoResponders())
+        throw new NoHolderError(`nobody serves ${subject}`);
+      if (err instanceof TimeoutError || (err as Error).cause instanceof TimeoutError) {
+        throw new NodeTimeoutError(`no answer from ${subject} in time`);
+      }
+      throw err;
+    }
+    const reply = parseJson(msg.data) as Reply | undefined;
+    if (reply === undefined || typeof reply !== 'object' || reply === null || typeof reply.ok !== 'boolean') {
+      throw new RemoteError('BadReply', `the answer from ${subject} is not a reply`);
+    }
+    if (!reply.ok) throw new RemoteError(String(reply.code), String(reply.message));
+    return reply.value as T;
+  }
+
+  private watchStatus(): void {
+    void (async () => {
+      for await (const status of this.nc.status()) {
+        if (status.type === 'disconnect' && this.connected) {
+          this.connected = false;
+          this.logger.error('NATS connection lost: new connections get 503 until it is back');
+        } else if (status.type === 'reconnect' && !this.connected) {
+          this.connected = true;
+          this.logger.info('NATS connection restored');
+        }
+      }
+    })();
+  }
+}
+
+async function openBucket(kvm: Kvm, name: string, options: Partial<KvOptions>): Promise<KV> {
+  try {
+    return await kvm.create(name, options);
+  } catch {
+    // Created earlier with other limits (by another version of a node): use it as it is.
+    return kvm.open(name);
+  }
+}
+
+const utf8 = new TextDecoder();
+
+function parseJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(utf8.decode(data)) as unknown;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type BusMessage } from '#broker/bus';
+import { type ClusterConfig } from '#broker/config';
+import { ClusterNode } from './cluster-node.js';
+import { capturedLogger, eventually, removeClusterState, testClusterConfig } from './cluster.spec-support.js';
+import { NatsTopicBus } from './nats-topic-bus.js';
+
+const text = (message: BusMessage) => Buffer.from(message.payload).toString('utf8');
+const payload = (value: string) => new TextEncoder().encode(value);
+
+/** Resolves once a probe published on `a` shows that `b` has its NATS subscriptions in place. */
+async function settled(a: ClusterNode, b: ClusterNode): Promise<void> {
+  await b.nc.flush();
+  await a.nc.flush();
+}
+
+describe('NatsTopicBus: the bus across two nodes', () => {
+  let config: ClusterConfig;
+  let nodeA: ClusterNode;
+  let nodeB: ClusterNode;
+  let busA: NatsTopicBus;
+  let busB: NatsTopicBus;
+  const logB = capturedLogger();
+
+  before(async () => {
+    config = testClusterConfig();
+    nodeA = await ClusterNode.join(config, 'a', capturedLogger().logger);
+    nodeB = await ClusterNode.join(config, 'b', logB.logger);
+    busA = new NatsTopicBus(nodeA, { logger: capturedLogger().logger });
+    busB = new NatsTopicBus(nodeB, { logger: logB.logger });
+  });
+
+  after(async () => {
+    busA.close();
+    busB.close();
+    await nodeA.leave();
+    await nodeB.leave();
+    await removeClusterState(config.name);
+  });
+
+  it('delivers locally at once and to the other node once, never back to the publisher', async () => {
+    const onA: string[] = [];
+    const onB: string[] = [];
+    const subA = busA.subscribe('chat/+', (m) => onA.push(`${m.topic}=${text(m)} node=${m.node ?? 'local'}`));
+    const subB = busB.subscribe('chat/+', (m) => onB.push(`${m.topic}=${text(m)} node=${m.node ?? 'local'}`));
+    await settled(nodeA, nodeB);
+    const reached = busA.publish({
+      topic: 'chat/room1',
+      payload: payload('hi'),
+      origin: 'test',
+      principal: 'alice',
+    });
+    assert.equal(reached, 1);
+    assert.deepEqual(onA, ['chat/room1=hi node=local']);
+    await eventually('B got it', () => onB.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(onB, ['chat/room1=hi node=a']);
+    assert.deepEqual(onA, ['chat/room1=hi node=local'], 'no echo from NATS');
+    subA.unsubscribe();
+    subB.unsubscribe();
+  });
+
+  it('carries origin, principal and content type', async () => {
+    const got: BusMessage[] = [];
+    const sub = busB.subscribe('meta/x', (m) => got.push(m));
+    await settled(nodeA, nodeB);
+    busA.publish({
+      topic: 'meta/x',
+      payload: payload('{}'),
+      origin: 'mqtt',
+      principal: 'bob',
+      contentType: 'application/json',
+    });
+    busA.publish({ topic: 'meta/x', payload: payload('-'), origin: 'wamp.2.json', principal: null });
+    await eventually('both arrived', () => got.length === 2);
+    assert.deepEqual(
+      got.map((m) => [m.origin, m.principal, m.contentType, m.node]),
+      [
+        ['mqtt', 'bob', 'application/json', 'a'],
+        ['wamp.2.json', null, undefined, 'a'],
+      ],
+    );
+    sub.unsubscribe();
+  });
+
+  it('a message matching two filters of a node reaches each subscription once; # includes the parent', async () => {
+    const got: string[] = [];
+    const s1 = busB.subscribe('home/#', (m) => got.push(`#:${m.topic}`));
+    const s2 = busB.subscribe('home/+/temp', (m) => got.push(`+:${m.topic}`));
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: 'home/kitchen/temp', payload: payload('21'), origin: 'test' });
+    busA.publish({ topic: 'home', payload: payload('root'), origin: 'test' });
+    await eventually('three deliveries', () => got.length === 3);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(got.sort(), ['#:home', '#:home/kitchen/temp', '+:home/kitchen/temp']);
+    s1.unsubscribe();
+    s2.unsubscribe();
+  });
+
+  it('keeps $-topics out of leading wildcards, as MQTT does', async () => {
+    const got: string[] = [];
+    const s1 = busB.subscribe('#', (m) => got.push(`#:${m.topic}`));
+    const s2 = busB.subscribe('$SYS/#', (m) => got.push(`sys:${m.topic}`));
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: '$SYS/load', payload: payload('1'), origin: 'test' });
+    busA.publish({ topic: 'after', payload: payload('2'), origin: 'test' });
+    await eventually('two deliveries', () => got.length >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(got.sort(), ['#:after', 'sys:$SYS/load']);
+    s1.unsubscribe();
+    s2.unsubscribe();
+  });
+
+  it('escapes topics a subject cannot hold and carries topics too long for a subject', async () => {
+    const long = `long/${'x'.repeat(5000)}`;
+    const odd = 'a.b/ /*/>';
+    const got: string[] = [];
+    const s1 = busB.subscribe('long/+', (m) => got.push(`long:${m.topic.length}`));
+    const s2 = busB.subscribe(odd, (m) => got.push(`odd:${m.topic}`));
+    const s3 = busB.subscribe('a.b/+/+/+', (m) => got.push(`wild:${m.topic}`));
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: long, payload: payload('l'), origin: 'test' });
+    busA.publish({ topic: odd, payload: payload('o'), origin: 'test' });
+    await eventually('three deliveries', () => got.length === 3);
+    assert.deepEqual(got.sort(), [`long:${long.length}`, `odd:${odd}`, `wild:${odd}`]);
+    s1.unsubscribe();
+    s2.unsubscribe();
+    s3.unsubscribe();
+  });
+
+  it('listens on NATS once per distinct filter, and stops with its last local subscription', async () => {
+    const before = busB.remoteFilterCount;
+    const got: string[] = [];
+    const s1 = busB.subscribe('rc/x', (m) => got.push(`1:${text(m)}`));
+    const s2 = busB.subscribe('rc/x', (m) => got.push(`2:${text(m)}`));
+    assert.equal(busB.remoteFilterCount, before + 1);
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: 'rc/x', payload: payload('one'), origin: 'test' });
+    await eventually('both subscriptions', () => got.length === 2);
+    s1.unsubscribe();
+    s1.unsubscribe();
+    busA.publish({ topic: 'rc/x', payload: payload('two'), origin: 'test' });
+    await eventually('the remaining one', () => got.length === 3);
+    assert.deepEqual(got.sort(), ['1:one', '2:one', '2:two']);
+    s2.unsubscribe();
+    assert.equal(busB.remoteFilterCount, before);
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: 'rc/x', payload: payload('three'), origin: 'test' });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal(got.length, 3);
+  });
+
+  it('drops and logs a message on a bus subject that is not ours, and keeps serving', async () => {
+    const got: string[] = [];
+    const sub = busB.subscribe('bad/+', (m) => got.push(text(m)));
+    await settled(nodeA, nodeB);
+    // Raw NATS publishes a broker never makes: no headers, then a subject that decodes to no topic.
+    nodeA.nc.publish(nodeA.subject('bus', 'bad', 'raw'), 'no headers');
+    nodeA.nc.publish(nodeA.subject('bus', 'bad', '/zz'), 'bad escape');
+    busA.publish({ topic: 'bad/fine', payload: payload('fine'), origin: 'test' });
+    await eventually('the good one', () => got.length === 1);
+    assert.deepEqual(got, ['fine']);
+    assert.ok(logB.lines().some((line) => line['msg'] === 'bus message from NATS dropped'));
+    sub.unsubscribe();
+  });
+
+  it('a handler that throws does not stop the others', async () => {
+    const errors: unknown[] = [];
+    const bus = new NatsTopicBus(nodeB, { logger: logB.logger, onHandlerError: (e) => errors.push(e) });
+    const got: string[] = [];
+    const s1 = bus.subscribe('boom', () => {
+      throw new Error('handler failed');
+    });
+    const s2 = bus.subscribe('boom', (m) => got.push(text(m)));
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: 'boom', payload: payload('ok'), origin: 'test' });
+    await eventually('delivered', () => got.length === 1);
+    assert.equal(errors.length, 1);
+    s1.unsubscribe();
+    s2.unsubscribe();
+    bus.close();
+  });
+});
