@@ -39,6 +39,11 @@ export class MessageQueue {
     return JSON.parse(await this.next(timeoutMs)) as Record<string, unknown>;
   }
 
+  /** Forgets the messages received and not yet taken. */
+  clear(): void {
+    this.buffered.length = 0;
+  }
+
   /** Messages received and not yet taken. */
   pending(): readonly string[] {
     return this.buffered;

@@ -127,14 +127,14 @@ export class Membership {
       return;
     this.lastSeen.set(node, performance.now());
     if (!known) {
-      this.options.logger.info({ node }, 'cluster node joined');
+      this.options.logger.info({ peer: node }, 'cluster node joined');
       this.emit({ node, up: true });
     }
   }
 
   private leave(node: string, why: string): void {
     if (!this.lastSeen.delete(node)) return;
-    this.options.logger.warn({ node, why }, 'cluster node gone');
+    this.options.logger.warn({ peer: node, why }, 'cluster node gone');
     this.emit({ node, up: false });
   }
 
@@ -144,7 +144,7 @@ export class Membership {
         listener(change);
       } catch (err) {
         this.options.logger.error(
-          { err: (err as Error).message, node: change.node },
+          { err: (err as Error).message, peer: change.node },
           'membership listener failed',
         );
       }

@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { connectAsync, type MqttClient } from 'mqtt';
+import WebSocket from 'ws';
+import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+import { Subscription, transportClient } from './support/graphql-clients.js';
+import { MessageQueue } from './support/message-queue.js';
+import { Inbox } from './support/mqtt-helpers.js';
+import { connectWampy, within } from './support/wamp-clients.js';
+import { opened, refusedStatus } from './support/ws-helpers.js';
+
+function mqttClient(node: BrokerNode, clientId: string): Promise<MqttClient> {
+  return connectAsync(`${node.url}/mqtt`, {
+    clientId,
+    reconnectPeriod: 0,
+    connectTimeout: 3000,
+    protocolVersion: 5,
+  });
+}
+
+async function chatClient(node: BrokerNode, room: string): Promise<{ ws: WebSocket; queue: MessageQueue }> {
+  const ws = new WebSocket(`${node.url}/chat`, 'chat.v1');
+  const queue = new MessageQueue(ws);
+  await opened(ws);
+  assert.equal((await queue.json())['type'], 'welcome');
+  ws.send(JSON.stringify({ type: 'join', room }));
+  assert.deepEqual(await queue.json(), { type: 'joined', room });
+  return { ws, queue };
+}
+
+/** Publishes `probe` until `received` shows it arrived: the subscription across nodes is then live. */
+async function untilBridged(publish: () => void, received: () => boolean): Promise<void> {
+  await until(
+    'a probe crossed the nodes',
+    () => {
+      if (received()) return true;
+      publish();
+      return false;
+    },
+    5000,
+  );
+}
+
+describe('cluster: the bus across three broker processes', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await TestCluster.start(3);
+  });
+  after(() => cluster?.close());
+
+  it('chat rooms cross nodes, and each message arrives once', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const alice = await chatClient(n1, 'lobby');
+    const bob = await chatClient(n2, 'lobby');
+    await untilBridged(
+      () => bob.ws.send(JSON.stringify({ type: 'say', room: 'lobby', text: 'probe' })),
+      () => alice.queue.pending().length > 0,
+    );
+    // Drain the probes on both sides, then one real message.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    alice.queue.clear();
+    bob.queue.clear();
+    bob.ws.send(JSON.stringify({ type: 'say', room: 'lobby', text: 'hello from n2' }));
+    const got = await alice.queue.json();
+    assert.equal(got['text'], 'hello from n2');
+    assert.equal((await bob.queue.json())['text'], 'hello from n2', 'local delivery on the publishing node');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(alice.queue.pending(), [], 'nothing delivered twice');
+    assert.deepEqual(bob.queue.pending(), [], 'no echo back from NATS');
+    alice.ws.close();
+    bob.ws.close();
+  });
+
+  it('MQTT QoS 0 from one node reaches MQTT, GraphQL and WAMP subscribers on the others, once each', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const subscriber = await mqttClient(n1, 'sub-n1');
+    const inbox = new Inbox(subscriber);
+    await subscriber.subscribeAsync('sensors/+', { qos: 0 });
+    const graphql = transportClient(`${n2.url}/graphql`);
+    const topicEvents = new Subscription(
+      graphql,
+      'subscription { topic(filter: "sensors/#") { topic payload } }',
+    );
+    const wampy = await connectWampy(`${n3.url}/ws`);
+    const wampEvents: unknown[] = [];
+    await within(
+      'wamp subscribe',
+      wampy.subscribe('sensors.temp', (event: { argsList?: unknown[] }) => {
+        wampEvents.push(event.argsList?.[0]);
+      }),
+    );
+    const publisher = await mqttClient(n3, 'pub-n3');
+
+    await untilBridged(
+      () => publisher.publish('sensors/probe', 'probe'),
+      () => inbox.received.length > 0,
+    );
+    await topicEvents.next();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = inbox.received.length;
+    const count = 20;
+    for (let i = 1; i <= count; i++) publisher.publish('sensors/temp', String(i));
+    await inbox.wait(before + count);
+    const temps = inbox.received.slice(before).map((m) => m.payload);
+    assert.deepEqual(
+      temps,
+      Array.from({ length: count }, (_, i) => String(i + 1)),
+    );
+    const graphqlTemps: string[] = [];
+    while (graphqlTemps.length < count) {
+      const result = await topicEvents.next();
+      const topic = (result.data as { topic: { topic: string; payload: string } }).topic;
+      if (topic.topic === 'sensors/temp') graphqlTemps.push(topic.payload);
+    }
+    assert.deepEqual(graphqlTemps, temps);
+    await until('WAMP got every reading', () => wampEvents.length >= count, 3000);
+    assert.deepEqual(wampEvents.map(String), temps);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(inbox.received.length, before + count, 'nothing delivered twice');
+    assert.equal(wampEvents.length, count);
+
+    topicEvents.stop();
+    await graphql.dispose();
+    await within('wamp disconnect', wampy.disconnect());
+    await subscriber.endAsync();
+    await publisher.endAsync();
+  });
+
+  it('a node killed with SIGKILL mid-traffic: the survivors keep serving, nothing twice', async () => {
+    const extra = await cluster.startNode();
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const survivor = await mqttClient(n2, 'survivor');
+    const survivorInbox = new Inbox(survivor);
+    await survivor.subscribeAsync('load/#', { qos: 0 });
+    const doomed = await mqttClient(extra, 'doomed');
+    const doomedInbox = new Inbox(doomed);
+    doomed.on('error', () => undefined);
+    await doomed.subscribeAsync('load/#', { qos: 0 });
+    const publisher = await mqttClient(n1, 'load-publisher');
+    await untilBridged(
+      () => publisher.publish('load/probe', 'probe'),
+      () => survivorInbox.received.length > 0 && doomedInbox.received.length > 0,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const start = survivorInbox.received.length;
+
+    let sent = 0;
+    const timer = setInterval(() => publisher.publish('load/seq', String(++sent)), 5);
+    await until('traffic flowing to the doomed node', () => doomedInbox.received.length > 50, 5000);
+    await extra.kill();
+    const sentAtKill = sent;
+    await until('traffic after the kill', () => sent > sentAtKill + 100, 5000);
+    clearInterval(timer);
+    await survivorInbox.wait(start + sent, 5000);
+    const seqs = survivorInbox.received.slice(start).map((m) => Number(m.payload));
+    assert.deepEqual(
+      seqs,
+      Array.from({ length: sent }, (_, i) => i + 1),
+      'the survivor got every message once, in order',
+    );
+    // The killed node's clients are gone, and new clients are served by the survivors.
+    const late = await mqttClient(n1, 'late');
+    await late.endAsync();
+    await survivor.endAsync();
+    await publisher.endAsync();
+    doomed.end(true);
+  });
+
+  it('NATS restarted under traffic: local traffic goes on, new upgrades get 503, the nodes come back by themselves', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const local = await mqttClient(n1, 'local-sub');
+    const localInbox = new Inbox(local);
+    await local.subscribeAsync('outage/#', { qos: 0 });
+    const remote = await mqttClient(n2, 'remote-sub');
+    const remoteInbox = new Inbox(remote);
+    await remote.subscribeAsync('outage/#', { qos: 0 });
+    const publisher = await mqttClient(n1, 'outage-publisher');
+    await untilBridged(
+      () => publisher.publish('outage/probe', 'probe'),
+      () => remoteInbox.received.length > 0,
+    );
+
+    await cluster.nats.stop();
+    await until('n1 noticed', () => n1.log().includes('NATS connection lost'), 5000);
+    // Local delivery does not need NATS.
+    const before = localInbox.received.length;
+    publisher.publish('outage/during', 'local only');
+    await localInbox.wait(before + 1);
+    assert.equal(localInbox.received.at(-1)?.payload, 'local only');
+    // A new connection would not see the cluster: refused with 503 until NATS is back.
+    assert.equal(await refusedStatus(new WebSocket(`${n1.url}/mqtt`, 'mqtt')), 503);
+    const ready = await fetch(`${n1.http}/health/ready`);
+    assert.equal(ready.status, 503);
+    assert.deepEqual(((await ready.json()) as { services: unknown }).services, { store: 'up', nats: 'down' });
+
+    await cluster.nats.restart();
+    await until('n1 reconnected', () => n1.log().includes('NATS connection restored'), 10_000);
+    await until('n2 reconnected', () => n2.log().includes('NATS connection restored'), 10_000);
+    // The log says so once, not once per reconnect attempt.
+    assert.equal(n1.log().split('NATS connection lost').length - 1, 1);
+    // Resubscribed by themselves: traffic crosses nodes again.
+    const remoteBefore = remoteInbox.received.length;
+    await untilBridged(
+      () => publisher.publish('outage/after', 'back'),
+      () => remoteInbox.received.length > remoteBefore,
+    );
+    assert.equal((await fetch(`${n1.http}/health/ready`)).status, 200);
+    const again = new WebSocket(`${n1.url}/mqtt`, 'mqtt');
+    await opened(again);
+    again.close();
+    await local.endAsync();
+    await remote.endAsync();
+    await publisher.endAsync();
+  });
+});

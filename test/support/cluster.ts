@@ -1,0 +1,260 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect as tcpConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_CONFIG } from '../../src/default-config.js';
+import { createTestSchema, type TestSchema } from './postgres.js';
+
+const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+const NATS_SERVER = process.env['NATS_SERVER_BIN'] ?? '/usr/sbin/nats-server';
+const START_TIMEOUT_MS = 15_000;
+
+/** A port nobody listens on now (the system's choice, released at once). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function until(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A nats-server with JetStream of the test's own, on a free port, that the test may stop and restart. */
+export class TestNats {
+  private child: ChildProcess | null = null;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'broker-nats-'));
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<TestNats> {
+    const nats = new TestNats(await freePort());
+    await nats.restart();
+    return nats;
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts the server (again, on the same port and store directory) and waits until it answers. */
+  async restart(): Promise<void> {
+    if (this.child !== null) throw new Error('nats-server is running');
+    const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let output = '';
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const failed = new Promise<never>((_, reject) =>
+      child.once('error', (err) => reject(new Error(`cannot run ${NATS_SERVER}: ${err.message}`))),
+    );
+    this.child = child;
+    await Promise.race([
+      failed,
+      until(`nats-server answers on ${this.port} (${output})`, () => answers(this.port), 10_000),
+    ]);
+    // JetStream answers a moment after the port opens.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+
+  /** Stops it at once (SIGKILL: no goodbye to the clients), waiting for the exit. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (child === null) return;
+    this.child = null;
+    if (child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** One broker process of a test cluster: the real `npm start` entry point with its own node id. */
+export class BrokerNode {
+  private output = '';
+  private exited: Promise<number | null>;
+  port = 0;
+
+  constructor(
+    readonly id: string,
+    readonly child: ChildProcess,
+  ) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  get url(): string {
+    return `ws://127.0.0.1:${this.port}`;
+  }
+
+  get http(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Everything the process wrote so far. */
+  log(): string {
+    return this.output;
+  }
+
+  logLines(): Record<string, unknown>[] {
+    return this.output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  async listening(): Promise<void> {
+    const exited = this.exited.then((code) => {
+      throw new Error(`node ${this.id} exited with ${code} before listening:\n${this.output}`);
+    });
+    await Promise.race([
+      exited,
+      until(
+        `node ${this.id} listens`,
+        () => /"url":"ws:\/\/127\.0\.0\.1:\d+"/.test(this.output),
+        START_TIMEOUT_MS,
+      ),
+    ]);
+    this.port = Number(/"url":"ws:\/\/127\.0\.0\.1:(\d+)"/.exec(this.output)?.[1]);
+  }
+
+  /** Waits for the exit; resolves with the exit code. */
+  exit(): Promise<number | null> {
+    return this.exited;
+  }
+
+  /** SIGKILL: the node dies with its sockets, no goodbye to NATS or to clients. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** SIGTERM: the node drains and leaves the cluster. */
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    return this.exited;
+  }
+}
+
+export interface ClusterOptions {
+  /** Extra configuration merged over the default endpoints and the test cluster's settings. */
+  readonly config?: Record<string, unknown>;
+}
+
+/**
+ * NATS (a server of the test's own), a PostgreSQL schema of its own, and broker processes that join
+ * one cluster; every part is real and the nodes are separate OS processes.
+ */
+export class TestCluster {
+  readonly nodes: BrokerNode[] = [];
+  private readonly configDir = mkdtempSync(join(tmpdir(), 'broker-cluster-'));
+  readonly name = `c${randomBytes(5).toString('hex')}`;
+
+  private constructor(
+    readonly nats: TestNats,
+    readonly schema: TestSchema,
+    private readonly options: ClusterOptions,
+  ) {}
+
+  static async start(count: number, options: ClusterOptions = {}): Promise<TestCluster> {
+    const nats = await TestNats.start();
+    const schema = await createTestSchema();
+    const cluster = new TestCluster(nats, schema, options);
+    try {
+      // One at a time: the first runs the migrations, the others find them done.
+      for (let i = 0; i < count; i++) await cluster.startNode();
+    } catch (err) {
+      await cluster.close();
+      throw err;
+    }
+    return cluster;
+  }
+
+  /** Starts another node (named n1, n2, ...) and waits until it listens. */
+  async startNode(extra: Record<string, string> = {}): Promise<BrokerNode> {
+    const id = `n${this.nodes.length + 1}`;
+    const node = this.spawn(id, extra);
+    this.nodes.push(node);
+    await node.listening();
+    return node;
+  }
+
+  /** A node process that has not been awaited (boot failure tests); an undefined variable is left out. */
+  spawn(id: string, extra: Record<string, string | undefined> = {}): BrokerNode {
+    const configFile = join(this.configDir, `${id}.json`);
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        ...DEFAULT_CONFIG,
+        mqtt: { sysIntervalSec: 0 },
+        shutdown: { drainTimeoutMs: 1000 },
+        ...this.options.config,
+        cluster: { name: this.name, heartbeatMs: 250, nodeTimeoutMs: 1500, requestTimeoutMs: 1500 },
+      }),
+    );
+    const env: Record<string, string | undefined> = {
+      PATH: process.env['PATH'] ?? '',
+      CONFIG: configFile,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      NODE_ID: id,
+      NATS_URL: this.nats.url,
+      DATABASE_URL: this.schema.url,
+      ...extra,
+    };
+    const child = spawn(process.execPath, [MAIN], {
+      env: Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined)),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new BrokerNode(id, child);
+  }
+
+  node(id: string): BrokerNode {
+    const node = this.nodes.find((n) => n.id === id);
+    if (node === undefined) throw new Error(`no node ${id}`);
+    return node;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.kill()));
+    await this.nats.close();
+    await this.schema.drop();
+    rmSync(this.configDir, { recursive: true, force: true });
+  }
+}
+
+export { until };
