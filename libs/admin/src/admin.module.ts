@@ -12,6 +12,7 @@ import { type Logger } from 'pino';
 import { AdminAuthGuard } from './admin-auth.guard.js';
 import { AuditController } from './audit.controller.js';
 import { ChargePointsController } from './charge-points.controller.js';
+import { ConnectionDirectory } from './connection-directory.js';
 import { ConnectionsController } from './connections.controller.js';
 import { CredentialsController } from './credentials.controller.js';
 import { EndpointsController } from './endpoints.controller.js';
@@ -28,7 +29,7 @@ import { OriginsController } from './origins.controller.js';
     ConnectionsController,
     AuditController,
   ],
-  providers: [AdminAuthGuard],
+  providers: [AdminAuthGuard, ConnectionDirectory],
 })
 export class AdminModule implements NestModule, OnApplicationBootstrap {
   constructor(

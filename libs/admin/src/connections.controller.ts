@@ -1,63 +1,42 @@
-import { Controller, Delete, Get, Inject, NotFoundException, Param, Query } from '@nestjs/common';
-import { ConnectionRegistry, type TrackedConnection, BROKER_LOGGER } from '#broker/gateway';
+import { Controller, Delete, Get, Inject, NotFoundException, Param, Query, Res } from '@nestjs/common';
+import { BROKER_LOGGER } from '#broker/gateway';
 import { BrokerStore } from '#broker/store';
+import { type Response } from 'express';
 import { type Logger } from 'pino';
 import { Actor, AdminApi } from './admin-api.decorator.js';
+import { ConnectionDirectory, type ConnectionView } from './connection-directory.js';
 import { CloseConnectionQuery, ListConnectionsQuery } from './dto/connection.dto.js';
 
-export interface ConnectionView {
-  readonly id: string;
-  readonly endpoint: string;
-  readonly subprotocol: string;
-  readonly principal: string | null;
-  readonly address: string;
-  readonly openedAt: string;
-  readonly bytesIn: number;
-  readonly bytesOut: number;
-}
+/** Names the cluster nodes that did not answer, so a partial answer never reads as a whole one. */
+export const MISSING_NODES_HEADER = 'Broker-Missing-Nodes';
 
-function view(c: TrackedConnection): ConnectionView {
-  return {
-    id: c.connection.id,
-    endpoint: c.endpoint.path,
-    subprotocol: c.module.options.name,
-    principal: c.principal?.subject ?? null,
-    address: c.remoteAddress,
-    openedAt: new Date(c.openedAt).toISOString(),
-    bytesIn: c.bytesIn,
-    bytesOut: c.bytesOut,
-  };
-}
-
-/** Live connections of this node; closing one sends the given close code to the client. */
+/**
+ * Live connections (of every live node in cluster mode, each naming its node); closing one sends the
+ * given close code to the client, from whichever node the request reached.
+ */
 @AdminApi('connections')
 @Controller('admin/v1/connections')
 export class ConnectionsController {
   constructor(
-    private readonly connections: ConnectionRegistry,
+    private readonly directory: ConnectionDirectory,
     @Inject(BrokerStore) private readonly store: BrokerStore,
     @Inject(BROKER_LOGGER) private readonly logger: Logger,
   ) {}
 
   @Get()
-  list(@Query() query: ListConnectionsQuery): ConnectionView[] {
-    const limit = query.limit ?? 100;
-    const found: ConnectionView[] = [];
-    for (const tracked of this.connections.all()) {
-      const v = view(tracked);
-      if (query.endpoint !== undefined && v.endpoint !== query.endpoint) continue;
-      if (query.subprotocol !== undefined && v.subprotocol !== query.subprotocol) continue;
-      if (query.principal !== undefined && v.principal !== query.principal) continue;
-      if (query.address !== undefined && v.address !== query.address) continue;
-      found.push(v);
-      if (found.length >= limit) break;
-    }
-    return found;
+  async list(
+    @Query() query: ListConnectionsQuery,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ConnectionView[]> {
+    const { connections, missing } = await this.directory.list({ ...query, limit: query.limit ?? 100 });
+    if (missing.length > 0) res.setHeader(MISSING_NODES_HEADER, missing.join(', '));
+    return connections;
   }
 
   @Get(':id')
-  get(@Param('id') id: string): ConnectionView {
-    return view(this.find(id));
+  async get(@Param('id') id: string): Promise<ConnectionView> {
+    const { view, missing } = await this.directory.get(id);
+    return found(id, view, missing);
   }
 
   @Delete(':id')
@@ -66,12 +45,14 @@ export class ConnectionsController {
     @Query() query: CloseConnectionQuery,
     @Actor() actor: string,
   ): Promise<ConnectionView> {
-    const tracked = this.find(id);
     const code = query.code ?? 1000;
     const reason = query.reason ?? 'closed by an operator';
-    const before = view(tracked);
-    this.logger.info({ connection: id, code, actor }, 'connection closed through the admin API');
-    tracked.connection.close(code, reason);
+    const { view, missing } = await this.directory.close({ id, code, reason });
+    const before = found(id, view, missing);
+    this.logger.info(
+      { connection: id, node: before.node, code, actor },
+      'connection closed through the admin API',
+    );
     await this.store.audit.record({
       actor,
       action: 'connection.close',
@@ -81,10 +62,10 @@ export class ConnectionsController {
     });
     return before;
   }
+}
 
-  private find(id: string): TrackedConnection {
-    const tracked = this.connections.get(id);
-    if (tracked === undefined) throw new NotFoundException(`no open connection ${id}`);
-    return tracked;
-  }
+function found(id: string, view: ConnectionView | null, missing: string[]): ConnectionView {
+  if (view !== null) return view;
+  const unasked = missing.length > 0 ? ` (nodes ${missing.join(', ')} did not answer)` : '';
+  throw new NotFoundException(`no open connection ${id}${unasked}`);
 }

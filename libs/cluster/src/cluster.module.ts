@@ -12,6 +12,7 @@ import { HealthChecks } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { ClusterNode, defaultNodeId } from './cluster-node.js';
 import { NatsTopicBus } from './nats-topic-bus.js';
+import { StoreNotices } from './store-notices.js';
 
 class ClusterLifecycle implements OnModuleInit, OnApplicationShutdown {
   constructor(
@@ -75,6 +76,7 @@ export class ClusterModule {
           },
         },
         ClusterLifecycle,
+        StoreNotices,
       ],
       exports: [ClusterNode, TOPIC_BUS],
     };

@@ -2,6 +2,7 @@ export * from './broker-store.js';
 export * from './charge-points.repository.js';
 export * from './credentials.repository.js';
 export * from './errors.js';
+export * from './origin-cache.js';
 export * from './store.module.js';
 export * from './store.types.js';
 export * from './ocpp.repositories.js';

@@ -6,7 +6,8 @@ import { type OriginEntry } from './store.types.js';
 
 /**
  * The handshake reads allowlists from memory, never from the database. Local writes reload at once;
- * writes by another node sharing PostgreSQL are seen at the next poll.
+ * writes by another node sharing PostgreSQL when its change notice arrives (cluster mode), or at the
+ * next poll.
  */
 export class OriginCache implements OriginEntries {
   private global: readonly string[] = [];
@@ -19,12 +20,12 @@ export class OriginCache implements OriginEntries {
     private readonly origins: OriginsRepository,
     private readonly logger: Logger,
   ) {
-    origins.onChange(() => void this.reload());
+    origins.onChange(() => void this.refresh());
   }
 
   async start(pollMs: number | null): Promise<void> {
-    await this.reload();
-    if (pollMs !== null) this.timer = setInterval(() => void this.reload(), pollMs).unref();
+    await this.refresh();
+    if (pollMs !== null) this.timer = setInterval(() => void this.refresh(), pollMs).unref();
   }
 
   stop(): void {
@@ -40,7 +41,8 @@ export class OriginCache implements OriginEntries {
     this.listeners.push(listener);
   }
 
-  private async reload(): Promise<void> {
+  /** Reloads the allowlists from the store (a failed read keeps the last ones). */
+  async refresh(): Promise<void> {
     let entries: OriginEntry[];
     try {
       entries = await this.origins.list();

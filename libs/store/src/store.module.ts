@@ -93,7 +93,7 @@ export class StoreModule {
         },
         StoreLifecycle,
       ],
-      exports: [BrokerStore, ORIGIN_ENTRIES, STORED_TOKENS, PASSWORD_CHECK, CRA_KEYS],
+      exports: [BrokerStore, OriginCache, ORIGIN_ENTRIES, STORED_TOKENS, PASSWORD_CHECK, CRA_KEYS],
     };
   }
 }
