@@ -1,5 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { NoHolderError } from '#broker/cluster';
+import { type BrokerConfig } from '#broker/config';
+import { BROKER_CONFIG } from '#broker/gateway';
 import { CallQueueFullError, CallTimeoutError, ConnectionClosedError } from './call-tracker.js';
+import { ChargePointDirectory } from './charge-point-directory.js';
 import { ChargePointSessions } from './charge-point-sessions.js';
 import { OcppMetrics } from './ocpp-metrics.js';
 import { CallErrorResponse, InvalidResponseError } from './session.js';
@@ -51,12 +55,17 @@ function outcomeOf(err: unknown): string {
   return 'invalid-request';
 }
 
-/** Central-system-initiated calls to a charge point connected to this node (the admin API's backend). */
+/**
+ * Central-system-initiated calls to a charge point (the admin API's backend): on this node's socket, or
+ * in cluster mode through the node holding it.
+ */
 @Injectable()
 export class OcppCallService {
   constructor(
     private readonly sessions: ChargePointSessions,
+    private readonly directory: ChargePointDirectory,
     private readonly metrics: OcppMetrics,
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
   ) {}
 
   /** Resolves with the charge point's CALLRESULT payload; see OcppSession.call for the rejections. */
@@ -64,16 +73,26 @@ export class OcppCallService {
     if (!CENTRAL_SYSTEM_ACTIONS.has(action)) {
       throw new UnknownActionError(`${action} is not an action a central system sends in OCPP 1.6.`);
     }
-    const connected = this.sessions.get(identity);
-    if (connected === undefined) {
-      throw new ChargePointNotConnectedError(`Charge point ${identity} is not connected to this node.`);
-    }
     try {
-      const result = await connected.session.call(action, payload);
+      const result = await this.send(identity, action, payload);
       this.metrics.calls.inc({ direction: 'out', action, outcome: 'result' });
       return result;
     } catch (err) {
+      if (err instanceof ChargePointNotConnectedError) throw err;
       this.metrics.calls.inc({ direction: 'out', action, outcome: outcomeOf(err) });
+      throw err;
+    }
+  }
+
+  private async send(identity: string, action: string, payload: unknown): Promise<unknown> {
+    const connected = this.sessions.get(identity);
+    if (connected !== undefined) return connected.session.call(action, payload);
+    try {
+      return await this.directory.callRemote(identity, action, payload, this.config.ocpp.callTimeoutMs);
+    } catch (err) {
+      if (err instanceof NoHolderError) {
+        throw new ChargePointNotConnectedError(`Charge point ${identity} is not connected.`);
+      }
       throw err;
     }
   }

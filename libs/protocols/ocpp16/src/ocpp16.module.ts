@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { IdTagsController } from './admin/id-tags.controller.js';
 import { OcppCallsController } from './admin/ocpp-calls.controller.js';
 import { OcppStateController } from './admin/ocpp-state.controller.js';
+import { ChargePointDirectory } from './charge-point-directory.js';
 import { ChargePointSessions } from './charge-point-sessions.js';
 import { OcppCallService } from './ocpp-calls.service.js';
 import { OcppMetrics } from './ocpp-metrics.js';
@@ -17,10 +18,11 @@ import { OcppSchemas } from './schemas.js';
   providers: [
     { provide: OcppSchemas, useFactory: () => new OcppSchemas() },
     ChargePointSessions,
+    ChargePointDirectory,
     OcppMetrics,
     OcppCallService,
     Ocpp16Subprotocol,
   ],
-  exports: [ChargePointSessions, OcppCallService],
+  exports: [ChargePointSessions, ChargePointDirectory, OcppCallService],
 })
 export class Ocpp16Module {}

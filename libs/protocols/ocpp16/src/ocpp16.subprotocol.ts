@@ -15,6 +15,7 @@ import { BrokerStore, NotFoundError } from '#broker/store';
 import { type Logger } from 'pino';
 import { CallEventMessage, connectionEventMessage, EventTopics } from './bus-events.js';
 import { CentralSystem } from './central-system.js';
+import { ChargePointDirectory } from './charge-point-directory.js';
 import { ChargePointSessions, type ChargePointConnection } from './charge-point-sessions.js';
 import { CORE_HANDLERS, type HandlerContext } from './handlers/index.js';
 import { OcppMetrics } from './ocpp-metrics.js';
@@ -41,9 +42,17 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     @Inject(BrokerStore) private readonly store: BrokerStore,
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
     private readonly sessions: ChargePointSessions,
+    private readonly directory: ChargePointDirectory,
     private readonly metrics: OcppMetrics,
     private readonly schemas: OcppSchemas,
-  ) {}
+  ) {
+    directory.onReplaced((entry, node) => {
+      entry.connection.close(
+        REPLACED_CLOSE_CODE,
+        `replaced by a newer connection of this charge point (${node})`,
+      );
+    });
+  }
 
   onApplicationBootstrap(): void {
     this.store.ocpp.stations.onWriteError = (err) =>
@@ -139,6 +148,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     } else {
       this.metrics.chargePoints.inc();
     }
+    this.directory.held(entry);
     this.publish(
       connectionEventMessage(
         identity,
@@ -150,6 +160,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     connection.onMessage((data) => session.receive(data.toString('utf8')));
     connection.onClose((code, reason) => {
       session.closed();
+      this.directory.released(entry);
       // A replaced connection closes after its successor registered: dashboards must not read it as offline.
       const replaced = !this.sessions.remove(entry);
       if (!replaced) this.metrics.chargePoints.dec();

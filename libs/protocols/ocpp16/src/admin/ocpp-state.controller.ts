@@ -7,13 +7,15 @@ import {
   type StationView,
   type TransactionView,
 } from '#broker/store';
-import { ChargePointSessions } from '../charge-point-sessions.js';
+import { ChargePointDirectory } from '../charge-point-directory.js';
 import { ListTransactionsQuery } from './transactions.dto.js';
 
 export interface ChargePointState {
   readonly identity: string;
   readonly connected: boolean;
   readonly connectedAt: string | null;
+  /** The cluster node holding its socket; null when not connected or without cluster mode. */
+  readonly node: string | null;
   readonly station: StationView | null;
   readonly connectors: readonly ConnectorView[];
 }
@@ -24,20 +26,21 @@ export interface ChargePointState {
 export class OcppStateController {
   constructor(
     @Inject(BrokerStore) private readonly store: BrokerStore,
-    private readonly sessions: ChargePointSessions,
+    private readonly directory: ChargePointDirectory,
   ) {}
 
   @Get('charge-points/:identity/state')
   async state(@Param('identity') identity: string): Promise<ChargePointState> {
     const station = await this.store.ocpp.stations.get(identity);
-    const session = this.sessions.get(identity);
-    if (station === null && session === undefined) {
+    const location = await this.directory.locate(identity);
+    if (station === null && location === null) {
       throw new NotFoundException(`charge point ${identity} has never connected`);
     }
     return {
       identity,
-      connected: session !== undefined,
-      connectedAt: session?.connectedAt.toISOString() ?? null,
+      connected: location !== null,
+      connectedAt: location?.connectedAt ?? null,
+      node: location?.node ?? null,
       station,
       connectors: await this.store.ocpp.connectors.list(identity),
     };
