@@ -186,6 +186,20 @@ export class ClusterNode {
     return { answers, missing };
   }
 
+  /**
+   * A one-way message to one node's `service` (no answer, no delivery guarantee: a protocol that needs
+   * one watches membership, as a node that is gone never answers).
+   */
+  post(node: string, service: string, body: unknown): void {
+    if (!this.isConnected) return;
+    this.nc.publish(this.subject('node', node, service), JSON.stringify(body));
+  }
+
+  /** Receives the one-way messages posted to this node's `service`. */
+  listen(service: string, handler: (body: unknown) => void): Subscription {
+    return this.onSubject(this.subject('node', this.nodeId, service), handler);
+  }
+
   /** Tells the other nodes that something changed (fire and forget; they also poll as a backstop). */
   notify(topic: string, body: unknown = {}): void {
     if (!this.isConnected) return;
@@ -193,18 +207,22 @@ export class ClusterNode {
   }
 
   onNotice(topic: string, handler: (body: unknown) => void): Subscription {
-    return this.nc.subscribe(this.subject('notice', topic), {
+    return this.onSubject(this.subject('notice', topic), handler);
+  }
+
+  private onSubject(subject: string, handler: (body: unknown) => void): Subscription {
+    return this.nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err !== null) return;
         const body = parseJson(msg.data);
         if (body === undefined) {
-          this.logger.warn({ subject: msg.subject }, 'cluster notice that is not JSON dropped');
+          this.logger.warn({ subject: msg.subject }, 'cluster message that is not JSON dropped');
           return;
         }
         try {
           handler(body);
         } catch (error) {
-          this.logger.error({ err: (error as Error).message, topic }, 'cluster notice handler failed');
+          this.logger.error({ err: (error as Error).message, subject }, 'cluster message handler failed');
         }
       },
     });

@@ -12,6 +12,7 @@ import {
   withPayload,
 } from './messages.js';
 import { Registrations } from './registrations.js';
+import { type RemoteDealer } from './remote.js';
 import { type PendingCall, type Session } from './session.js';
 import { isValidUri, type UriRule } from './uri.js';
 
@@ -34,6 +35,8 @@ export interface DealerOptions {
   readonly procedures: ReadonlyMap<string, RouterProcedure>;
   /** Runs `fn` after `ms`; returns a function that cancels it. Injected so the dealer holds no timers itself. */
   readonly schedule: (ms: number, fn: () => void) => () => void;
+  /** Cluster mode: registrations held by other nodes. */
+  readonly remote?: RemoteDealer;
 }
 
 /** The RPC half of a realm: registrations (exact, prefix, wildcard; shared), calls in flight, cancel and timeout. */
@@ -41,7 +44,11 @@ export class Dealer {
   readonly registrations: Registrations;
 
   constructor(private readonly options: DealerOptions) {
-    this.registrations = new Registrations(options);
+    this.registrations = new Registrations({
+      uriRule: options.uriRule,
+      maxRegistrationsPerSession: options.maxRegistrationsPerSession,
+      ...(options.remote && { remote: options.remote }),
+    });
   }
 
   register(session: Session, request: number, options: Dict, uri: unknown): void {
@@ -72,10 +79,15 @@ export class Dealer {
       return caller.send(withPayload([RESULT, request, {}], outcome.args, outcome.kwargs));
     }
     const route = this.registrations.route(uri);
-    if (route === undefined) return caller.error(CALL, request, E.noSuchProcedure, `no procedure ${uri}`);
-    const { registration, callee } = route;
+    const remote = route === undefined ? this.options.remote : undefined;
+    const elsewhere = remote?.route(uri);
+    if (route === undefined && elsewhere === undefined) {
+      return caller.error(CALL, request, E.noSuchProcedure, `no procedure ${uri}`);
+    }
+    const callee = route?.callee ?? (elsewhere as Session);
     const limit = this.options.maxPendingCallsPerSession;
-    if (caller.calls.size >= limit || callee.invocations.size >= limit) {
+    // A node's stand-in carries every call to that node; its callees' own limits apply there.
+    if (caller.calls.size >= limit || (route !== undefined && callee.invocations.size >= limit)) {
       return caller.error(
         CALL,
         request,
@@ -94,14 +106,23 @@ export class Dealer {
     };
     caller.calls.set(request, call);
     callee.invocations.set(call.invocationRequest, call);
+    this.armTimeout(call, options);
+    if (route === undefined) return remote?.forward(call, uri, options, args, kwargs);
     const details: Dict = {};
-    if (registration.match !== 'exact') details['procedure'] = uri;
+    if (route.registration.match !== 'exact') details['procedure'] = uri;
     if (call.wantsProgress) details['receive_progress'] = true;
     if (options['disclose_me'] === true) {
       details['caller'] = caller.id;
       details['caller_authid'] = caller.identity.authid;
       details['caller_authrole'] = caller.identity.authrole;
     }
+    callee.send(
+      withPayload([INVOCATION, call.invocationRequest, route.registration.id, details], args, kwargs),
+    );
+  }
+
+  /** A CALL's own timeout option: the caller gets `wamp.error.timeout` and the callee an INTERRUPT. */
+  private armTimeout(call: PendingCall, options: Dict): void {
     const timeout = options['timeout'];
     if (
       typeof timeout === 'number' &&
@@ -113,7 +134,6 @@ export class Dealer {
         this.abandon(call, 'killnowait', E.timeout, `no result within ${timeout} ms`),
       );
     }
-    callee.send(withPayload([INVOCATION, call.invocationRequest, registration.id, details], args, kwargs));
   }
 
   yield(callee: Session, request: number, options: Dict, args: Args, kwargs: Kwargs): void {

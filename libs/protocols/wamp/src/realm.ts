@@ -3,6 +3,7 @@ import { Dealer } from './dealer.js';
 import { type Args, type Kwargs } from './messages.js';
 import { ON_JOIN, ON_LEAVE, sessionMetaProcedures } from './meta.js';
 import { type Permissions } from './permissions.js';
+import { type RemoteDealer } from './remote.js';
 import { type Session } from './session.js';
 import { type UriRule } from './uri.js';
 import { type CraSalt } from './wampcra.js';
@@ -36,6 +37,8 @@ export interface RealmHooks {
   readonly schedule: (ms: number, fn: () => void) => () => void;
   /** A client publication in this realm, for the bus bridge. */
   readonly published?: (realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
+  /** Cluster mode: the realm's way to other nodes' registrations. */
+  readonly remote?: (realm: string) => RemoteDealer;
 }
 
 /** One routing and administrative domain: its sessions, broker and dealer, and the session meta events. */
@@ -64,6 +67,7 @@ export class Realm {
       maxPendingCallsPerSession: limits.maxPendingCallsPerSession,
       procedures: sessionMetaProcedures(this.sessions),
       schedule: hooks.schedule,
+      ...(hooks.remote && { remote: hooks.remote(settings.name) }),
     });
   }
 
@@ -79,6 +83,7 @@ export class Realm {
 
   leave(session: Session): void {
     if (!this.sessions.delete(session.id)) return;
+    session.left = true;
     this.broker.leave(session);
     this.dealer.leave(session);
     this.announce(ON_LEAVE, [session.id, session.identity.authid, session.identity.authrole]);

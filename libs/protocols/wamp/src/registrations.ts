@@ -1,6 +1,7 @@
 import { E } from './errors.js';
 import { freshId } from './ids.js';
 import { type Dict, REGISTER, REGISTERED, UNREGISTER, UNREGISTERED } from './messages.js';
+import { type RemoteDealer } from './remote.js';
 import { type Session } from './session.js';
 import { UriIndex } from './uri-index.js';
 import { isReserved, isValidUri, type MatchPolicy, parseMatch, type UriRule } from './uri.js';
@@ -21,6 +22,8 @@ export interface Registration {
 export interface RegistrationOptions {
   readonly uriRule: UriRule;
   readonly maxRegistrationsPerSession: number;
+  /** Cluster mode: a new registration is claimed across the nodes before REGISTERED. */
+  readonly remote?: RemoteDealer;
 }
 
 /** A realm's procedures: exact, prefix and wildcard registrations, shared ones with their invoke policy. */
@@ -64,6 +67,45 @@ export class Registrations {
     if (session.registrations.size >= limit) {
       return session.error(REGISTER, request, E.limitExceeded, `at most ${limit} registrations per session`);
     }
+    const remote = this.options.remote;
+    if (remote !== undefined && this.index.get(match, uri) === undefined) {
+      // New here: another node may hold it. REGISTERED waits for the claim, so of two nodes racing for
+      // one exclusive URI exactly one says REGISTERED.
+      void remote.claim(match, uri, invoke).then(
+        (ours) => this.claimed(session, request, match, uri, invoke as InvokePolicy, ours),
+        () => this.claimed(session, request, match, uri, invoke as InvokePolicy, false),
+      );
+      return;
+    }
+    this.add(session, request, match, uri, invoke as InvokePolicy);
+  }
+
+  private claimed(
+    session: Session,
+    request: number,
+    match: MatchPolicy,
+    uri: string,
+    invoke: InvokePolicy,
+    ours: boolean,
+  ): void {
+    if (session.left) {
+      if (ours && this.index.get(match, uri) === undefined) this.options.remote?.release(match, uri);
+      return;
+    }
+    if (!ours) {
+      const message = `${uri} is already registered on another node`;
+      return session.error(REGISTER, request, E.procedureAlreadyExists, message);
+    }
+    this.add(session, request, match, uri, invoke);
+  }
+
+  private add(
+    session: Session,
+    request: number,
+    match: MatchPolicy,
+    uri: string,
+    invoke: InvokePolicy,
+  ): void {
     let registration = this.index.get(match, uri);
     if (registration !== undefined) {
       if (
@@ -79,7 +121,7 @@ export class Registrations {
         id: freshId(this.byId),
         uri,
         match,
-        invoke: invoke as InvokePolicy,
+        invoke,
         callees: [],
         next: 0,
       };
@@ -89,6 +131,11 @@ export class Registrations {
     registration.callees.push(session);
     session.registrations.set(registration.id, registration);
     session.send([REGISTERED, request, registration.id]);
+  }
+
+  /** The registration of `uri` under `match` here, if any. */
+  find(match: MatchPolicy, uri: string): Registration | undefined {
+    return this.index.get(match, uri);
   }
 
   unregister(session: Session, request: number, id: number): void {
@@ -154,6 +201,7 @@ export class Registrations {
     if (registration.callees.length === 0) {
       this.index.delete(registration.match, registration.uri);
       this.byId.delete(registration.id);
+      this.options.remote?.release(registration.match, registration.uri);
     }
   }
 }

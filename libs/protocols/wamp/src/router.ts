@@ -1,5 +1,6 @@
 import { type Args, type Kwargs } from './messages.js';
 import { Realm, type Limits, type RealmSettings } from './realm.js';
+import { type RemoteDealer } from './remote.js';
 import { type Session } from './session.js';
 
 export interface RouterLimits extends Limits {
@@ -17,6 +18,8 @@ export interface RouterOptions {
   readonly schedule: (ms: number, fn: () => void) => () => void;
   /** Every accepted client publication, for the bus bridge. */
   readonly published?: (realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
+  /** Cluster mode: each realm's way to other nodes' registrations. */
+  readonly remote?: (realm: string) => RemoteDealer;
 }
 
 /** The realms of one router process. Sessions (see `SessionProtocol`) find their realm here at HELLO. */
@@ -52,10 +55,11 @@ export class Router {
   }
 
   private create(settings: RealmSettings): Realm {
-    const published = this.options.published;
+    const { published, remote } = this.options;
     return new Realm(settings, this.options.limits, {
       schedule: this.options.schedule,
       ...(published && { published }),
+      ...(remote && { remote }),
     });
   }
 }

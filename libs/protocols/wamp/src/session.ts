@@ -53,6 +53,8 @@ export class Session {
   readonly calls = new Map<number, PendingCall>();
   readonly invocations = new Map<number, PendingCall>();
   readonly invocationIds = new SequentialIds();
+  /** Set when the session left its realm: work that finishes later (a cluster claim) must not touch it. */
+  left = false;
 
   constructor(
     readonly id: number,

@@ -1,6 +1,7 @@
 import { Inject, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { CRA_KEYS, type CraKeyLookup, PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
 import { type BusMessage, type BusSubscription, TOPIC_BUS, type TopicBus } from '#broker/bus';
+import { ClusterNode } from '#broker/cluster';
 import { type BrokerConfig } from '#broker/config';
 import {
   BROKER_CONFIG,
@@ -18,6 +19,7 @@ import { Router } from './router.js';
 import { type Session } from './session.js';
 import { SessionProtocol } from './session-protocol.js';
 import { busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from './topic-mapping.js';
+import { WampCluster } from './wamp-cluster.js';
 
 export const WAMP_SUBPROTOCOL = 'wamp.2.json';
 
@@ -45,6 +47,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   private readonly busRealm: string | null;
   private busSubscription: BusSubscription | null = null;
   private readonly log: Logger;
+  private readonly cluster: WampCluster | null;
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
@@ -53,11 +56,15 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     // Provided by the store; without it a ticket is only ever a token.
     @Optional() @Inject(PASSWORD_CHECK) private readonly passwordCheck?: PasswordCheck,
     @Optional() @Inject(CRA_KEYS) private readonly craKeys?: CraKeyLookup,
+    @Optional() @Inject(ClusterNode) cluster?: ClusterNode,
   ) {
     this.log = logger.child({ module: WAMP_SUBPROTOCOL });
     const wamp = config.wamp;
     this.busRealm = wamp.busRealm;
+    const remote = cluster === undefined ? undefined : new WampCluster(cluster, this.log);
+    this.cluster = remote ?? null;
     this.router = new Router({
+      ...(remote && { remote: (realm: string) => remote.remote(realm) }),
       realms: wamp.realms.map(realmSettings),
       autoRealm: autoRealmSettings(wamp),
       limits: wamp.limits,
@@ -66,13 +73,15 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     });
   }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     if (this.busRealm !== null)
       this.busSubscription = this.bus.subscribe('#', (message) => this.fromBus(message));
+    await this.cluster?.start(this.router);
   }
 
   onModuleDestroy(): void {
     this.busSubscription?.unsubscribe();
+    this.cluster?.stop();
   }
 
   open(connection: Connection, context: ConnectionContext): void {
