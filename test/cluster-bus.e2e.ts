@@ -127,6 +127,33 @@ describe('cluster: the bus across three broker processes', () => {
     await publisher.endAsync();
   });
 
+  it('a message goes only to the nodes whose clients subscribed to it', async () => {
+    const idle = await cluster.startNode();
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const received = async (node: BrokerNode): Promise<number> => {
+      const text = await (await fetch(`${node.http}/metrics`)).text();
+      return Number(/^broker_cluster_bus_received_total (\d+)$/m.exec(text)?.[1]);
+    };
+    const subscriber = await mqttClient(n2, 'interested');
+    const inbox = new Inbox(subscriber);
+    await subscriber.subscribeAsync('only/+', { qos: 0 });
+    const publisher = await mqttClient(n1, 'only-publisher');
+    await untilBridged(
+      () => publisher.publish('only/probe', 'probe'),
+      () => inbox.received.length > 0,
+    );
+    const idleBefore = await received(idle);
+    const before = inbox.received.length;
+    for (let i = 0; i < 50; i++) publisher.publish('only/x', String(i));
+    await inbox.wait(before + 50);
+    assert.equal(await received(idle), idleBefore, 'the idle node took nothing from NATS');
+    assert.ok(Number.isFinite(idleBefore));
+    await subscriber.endAsync();
+    await publisher.endAsync();
+    await idle.stop();
+    cluster.nodes.splice(cluster.nodes.indexOf(idle), 1);
+  });
+
   it('a node killed with SIGKILL mid-traffic: the survivors keep serving, nothing twice', async () => {
     const extra = await cluster.startNode();
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];

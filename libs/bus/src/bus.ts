@@ -37,6 +37,16 @@ export interface BusSubscription {
   unsubscribe(): void;
 }
 
+export interface SubscribeOptions {
+  /**
+   * 'cluster' (the default): messages published on every node. 'node': messages published in this
+   * process, plus those of other nodes that `attract` brings here. A bridge that routes by its own
+   * subscriptions (MQTT's) subscribes '#' for the node and attracts its clients' filters, so other
+   * nodes send it only what its clients want.
+   */
+  readonly reach?: 'cluster' | 'node';
+}
+
 export interface TopicBus {
   /**
    * Delivers the message to every subscription whose filter matches its topic and returns how many handlers
@@ -45,7 +55,14 @@ export interface TopicBus {
    */
   publish(message: BusMessage): number;
   /** Throws InvalidTopicError if the filter is not a valid topic filter. */
-  subscribe(filter: string, handler: BusHandler): BusSubscription;
+  subscribe(filter: string, handler: BusHandler, options?: SubscribeOptions): BusSubscription;
+  /**
+   * Brings messages matching `filter` that other nodes publish to this node's 'node'-reach
+   * subscriptions, each message once however many attracted filters it matches. Reference counted:
+   * each call needs its own unsubscribe. Nothing to do in a single process. Throws InvalidTopicError
+   * if the filter is not a valid topic filter.
+   */
+  attract(filter: string): BusSubscription;
 }
 
 /** Nest injection token for the process-wide TopicBus. */

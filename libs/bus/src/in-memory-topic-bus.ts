@@ -1,4 +1,4 @@
-import type { BusHandler, BusMessage, BusSubscription, TopicBus } from './bus.js';
+import type { BusHandler, BusMessage, BusSubscription, SubscribeOptions, TopicBus } from './bus.js';
 import { assertTopicFilter, assertTopicName } from './topic.js';
 
 export interface InMemoryTopicBusOptions {
@@ -32,6 +32,8 @@ interface Entry {
 }
 
 const DOLLAR = 0x24;
+
+const NOTHING: BusSubscription = { unsubscribe: () => undefined };
 
 function newNode(parent: TrieNode | undefined, level: string | undefined): TrieNode {
   return { parent, level, children: undefined, plus: undefined, exact: undefined, hash: undefined };
@@ -113,7 +115,8 @@ export class InMemoryTopicBus implements TopicBus {
     return delivered;
   }
 
-  subscribe(filter: string, handler: BusHandler): BusSubscription {
+  /** One process is one node: both reaches see every message. */
+  subscribe(filter: string, handler: BusHandler, _options?: SubscribeOptions): BusSubscription {
     assertTopicFilter(filter);
     const levels = filter.split('/');
     const isHash = levels[levels.length - 1] === '#';
@@ -139,6 +142,12 @@ export class InMemoryTopicBus implements TopicBus {
     else (node.exact ??= new Set()).add(entry);
     this.subscriptions++;
     return { unsubscribe: () => this.remove(entry) };
+  }
+
+  /** No other node to attract from. */
+  attract(filter: string): BusSubscription {
+    assertTopicFilter(filter);
+    return NOTHING;
   }
 
   private push(node: TrieNode, start: number): void {

@@ -8,8 +8,9 @@ import {
 } from '@nestjs/common';
 import { type BusMessage, TOPIC_BUS } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
-import { HealthChecks } from '#broker/gateway';
+import { GatewayMetrics, HealthChecks } from '#broker/gateway';
 import { type Logger } from 'pino';
+import { registerClusterMetrics } from './cluster-metrics.js';
 import { ClusterNode, defaultNodeId } from './cluster-node.js';
 import { NatsTopicBus } from './nats-topic-bus.js';
 import { StoreNotices } from './store-notices.js';
@@ -19,9 +20,11 @@ class ClusterLifecycle implements OnModuleInit, OnApplicationShutdown {
     @Inject(ClusterNode) private readonly node: ClusterNode,
     @Inject(TOPIC_BUS) private readonly bus: NatsTopicBus,
     @Inject(HealthChecks) private readonly health: HealthChecks,
+    @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics,
   ) {}
 
   onModuleInit(): void {
+    registerClusterMetrics(this.metrics, this.node, this.bus);
     this.health.add('nats', {
       check: async () => {
         if (!this.node.isConnected) throw new Error('NATS is unreachable');

@@ -151,6 +151,41 @@ describe('NatsTopicBus: the bus across two nodes', () => {
     assert.equal(got.length, 3);
   });
 
+  it("'node'-reach subscriptions hear their own node, and from the others only what is attracted, once", async () => {
+    const got: string[] = [];
+    const bridge = busB.subscribe('#', (m) => got.push(`${m.node ?? 'local'}:${m.topic}`), { reach: 'node' });
+    const receivedBefore = busB.stats.received;
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: 'unwanted/x', payload: payload('-'), origin: 'test' });
+    busB.publish({ topic: 'own/x', payload: payload('-'), origin: 'test' });
+    const a1 = busB.attract('dev/+/t');
+    const a2 = busB.attract('dev/#');
+    const a3 = busB.attract('dev/#');
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: 'dev/1/t', payload: payload('-'), origin: 'test' });
+    await eventually('the attracted message', () => got.includes('a:dev/1/t'));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.deepEqual(got, ['local:own/x', 'a:dev/1/t'], 'own messages, and attracted ones once');
+    // Only attracted topics crossed: the unwanted one never reached B.
+    assert.equal(
+      busB.stats.received - receivedBefore,
+      2,
+      'one copy per attracted filter matched, deduplicated',
+    );
+    a1.unsubscribe();
+    a2.unsubscribe();
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: 'dev/2/t', payload: payload('-'), origin: 'test' });
+    await eventually('still attracted by the third reference', () => got.includes('a:dev/2/t'));
+    a3.unsubscribe();
+    a3.unsubscribe();
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: 'dev/3/t', payload: payload('-'), origin: 'test' });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.ok(!got.includes('a:dev/3/t'));
+    bridge.unsubscribe();
+  });
+
   it('drops and logs a message on a bus subject that is not ours, and keeps serving', async () => {
     const got: string[] = [];
     const sub = busB.subscribe('bad/+', (m) => got.push(text(m)));

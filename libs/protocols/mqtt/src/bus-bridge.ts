@@ -8,7 +8,8 @@ export const BUS_ORIGIN = 'mqtt';
  * Topics map one to one: MQTT topic `a/b` is bus topic `a/b`. Every message an MQTT client (or a
  * will) publishes goes to the bus with its content type; every bus message from another module
  * reaches matching MQTT subscribers as a QoS 0, non-retained publish with the same topic, payload
- * and content type. `$`-topics are not bridged in either direction.
+ * and content type. `$`-topics are not bridged in either direction. In a cluster the bridge hears every
+ * message of its own node and, from the others, only the topics its clients' filters attract.
  */
 export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
   broker.hooks.published = (message, principal) => {
@@ -23,20 +24,44 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
       principal,
     });
   };
-  return bus.subscribe('#', (message) => {
-    // Our own echo; the same origin from another node is MQTT traffic of that node's clients.
-    if (message.origin === BUS_ORIGIN && message.node === undefined) return;
-    // Nobody subscribed over MQTT: the payload, which a publisher may build only when read, is left alone.
-    const subscribers = broker.subscribersOf(message.topic);
-    if (subscribers.length === 0) return;
-    broker.routeTo(subscribers, {
-      topic: message.topic,
-      payload: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength),
-      qos: 0,
-      retain: false,
-      publisherId: null,
-      expiresAt: null,
-      properties: message.contentType === undefined ? {} : { contentType: message.contentType },
-    });
-  });
+  // Other nodes send this node only the topics its MQTT clients subscribed to.
+  const attracted = new Map<string, BusSubscription>();
+  const attract = (filter: string, present: boolean): void => {
+    if (!present) {
+      attracted.get(filter)?.unsubscribe();
+      attracted.delete(filter);
+    } else if (!filter.startsWith('$')) {
+      attracted.set(filter, bus.attract(filter));
+    }
+  };
+  for (const filter of broker.subscriptions.filters()) attract(filter, true);
+  broker.subscriptions.onFilter = attract;
+  const subscription = bus.subscribe(
+    '#',
+    (message) => {
+      // Our own echo; the same origin from another node is MQTT traffic of that node's clients.
+      if (message.origin === BUS_ORIGIN && message.node === undefined) return;
+      // Nobody subscribed over MQTT: the payload, which a publisher may build only when read, is left alone.
+      const subscribers = broker.subscribersOf(message.topic);
+      if (subscribers.length === 0) return;
+      broker.routeTo(subscribers, {
+        topic: message.topic,
+        payload: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength),
+        qos: 0,
+        retain: false,
+        publisherId: null,
+        expiresAt: null,
+        properties: message.contentType === undefined ? {} : { contentType: message.contentType },
+      });
+    },
+    { reach: 'node' },
+  );
+  return {
+    unsubscribe: () => {
+      subscription.unsubscribe();
+      broker.subscriptions.onFilter = null;
+      for (const attraction of attracted.values()) attraction.unsubscribe();
+      attracted.clear();
+    },
+  };
 }

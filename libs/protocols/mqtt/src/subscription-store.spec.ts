@@ -28,6 +28,25 @@ function matched(store: SubscriptionStore, topic: string, online = everyoneOnlin
 }
 
 describe('SubscriptionStore', () => {
+  it('says when a filter gets its first member and loses its last, direct and shared alike', () => {
+    const store = new SubscriptionStore();
+    const events: string[] = [];
+    store.onFilter = (filter, present) => events.push(`${present ? '+' : '-'}${filter}`);
+    store.add('a', sub('x/#'));
+    store.add('b', sub('x/#'));
+    store.add('a', sub('x/#', 1));
+    store.add('c', sub('$share/g/x/#'));
+    store.add('c', sub('y'));
+    assert.deepEqual([...store.filters()].sort(), ['x/#', 'y']);
+    store.remove('a', sub('x/#'));
+    store.remove('b', sub('x/#'));
+    store.remove('b', sub('x/#'));
+    store.remove('c', sub('$share/g/x/#'));
+    store.remove('c', sub('y'));
+    assert.deepEqual(events, ['+x/#', '+y', '-x/#', '-y']);
+    assert.deepEqual([...store.filters()], []);
+  });
+
   it('matches exact levels, + and #, including # matching the parent level', () => {
     const store = new SubscriptionStore();
     store.add('a', sub('x/y'));

@@ -25,6 +25,15 @@ const NO_MATCHES: readonly SubscriptionMatch[] = Object.freeze([]);
 export class SubscriptionStore {
   private readonly root = node();
   private count = 0;
+  /** Members per filter (direct and shared alike), for the filter events. */
+  private readonly perFilter = new Map<string, number>();
+  /** A filter got its first member, or lost its last (the bus bridge attracts its topics). */
+  onFilter: ((filter: string, present: boolean) => void) | null = null;
+
+  /** Every filter that has a member now. */
+  filters(): IterableIterator<string> {
+    return this.perFilter.keys();
+  }
 
   get size(): number {
     return this.count;
@@ -38,7 +47,10 @@ export class SubscriptionStore {
       at = next;
     }
     const members = this.membersOf(at, subscription.group, true);
-    if (!members.has(clientId)) this.count++;
+    if (!members.has(clientId)) {
+      this.count++;
+      this.countFilter(subscription.filter, 1);
+    }
     members.set(clientId, subscription);
   }
 
@@ -54,6 +66,7 @@ export class SubscriptionStore {
     const members = this.membersOf(leaf, subscription.group, false);
     if (members === undefined || !members.delete(clientId)) return;
     this.count--;
+    this.countFilter(subscription.filter, -1);
     if (subscription.group !== null && members.size === 0) leaf.shared.delete(subscription.group);
     // Prune the branch back to the first node still in use.
     for (let i = levels.length; i > 0; i--) {
@@ -61,6 +74,14 @@ export class SubscriptionStore {
       if (at.children.size > 0 || at.direct.size > 0 || at.shared.size > 0) break;
       (path[i - 1] as TrieNode).children.delete(levels[i - 1] as string);
     }
+  }
+
+  private countFilter(filter: string, delta: 1 | -1): void {
+    const next = (this.perFilter.get(filter) ?? 0) + delta;
+    if (next > 0) this.perFilter.set(filter, next);
+    else this.perFilter.delete(filter);
+    if (next === 1 && delta === 1) this.onFilter?.(filter, true);
+    else if (next === 0) this.onFilter?.(filter, false);
   }
 
   /** Every subscription matching `topic`; one member per shared group. */

@@ -29,6 +29,8 @@ export interface BrokerOptions {
   readonly maxSubscriptionsPerSession: number;
   /** Sees every client publication that was accepted (the bus bridge). */
   readonly published?: (topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
+  /** A subscription came (its first subscriber) or went (its last): the bus bridge attracts its topics. */
+  readonly subscriptionChanged?: (match: MatchPolicy, uri: string, present: boolean) => void;
 }
 
 /** Who receives a publication, from PUBLISH.Options (publisher exclusion, black- and whitelisting). */
@@ -98,6 +100,7 @@ export class Broker {
       subscription = { id: freshId(this.byId), uri, match, subscribers: new Set() };
       this.index.set(match, uri, subscription);
       this.byId.set(subscription.id, subscription);
+      this.options.subscriptionChanged?.(match, uri, true);
     }
     subscription.subscribers.add(session);
     session.subscriptions.set(subscription.id, subscription);
@@ -223,6 +226,7 @@ export class Broker {
     if (subscription.subscribers.size === 0) {
       this.index.delete(subscription.match, subscription.uri);
       this.byId.delete(subscription.id);
+      this.options.subscriptionChanged?.(subscription.match, subscription.uri, false);
     }
   }
 }

@@ -5,7 +5,7 @@ import { ON_JOIN, ON_LEAVE, sessionMetaProcedures } from './meta.js';
 import { type Permissions } from './permissions.js';
 import { type RemoteDealer } from './remote.js';
 import { type Session } from './session.js';
-import { type UriRule } from './uri.js';
+import { type MatchPolicy, type UriRule } from './uri.js';
 import { type CraSalt } from './wampcra.js';
 
 /** A wampcra user, its key already derived (salted WAMP-CRA), so no secret is kept beyond what signing needs. */
@@ -39,6 +39,8 @@ export interface RealmHooks {
   readonly published?: (realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
   /** Cluster mode: the realm's way to other nodes' registrations. */
   readonly remote?: (realm: string) => RemoteDealer;
+  /** A topic subscription came or went in this realm (the bus bridge attracts its topics). */
+  readonly subscriptionChanged?: (realm: string, match: MatchPolicy, uri: string, present: boolean) => void;
 }
 
 /** One routing and administrative domain: its sessions, broker and dealer, and the session meta events. */
@@ -52,13 +54,16 @@ export class Realm {
     limits: Limits,
     hooks: RealmHooks,
   ) {
-    const published = hooks.published;
+    const { published, subscriptionChanged } = hooks;
     this.broker = new Broker({
       uriRule: settings.uriRule,
       maxSubscriptionsPerSession: limits.maxSubscriptionsPerSession,
       ...(published && {
         published: (topic, args, kwargs, publisher) =>
           published(settings.name, topic, args, kwargs, publisher),
+      }),
+      ...(subscriptionChanged && {
+        subscriptionChanged: (match, uri, present) => subscriptionChanged(settings.name, match, uri, present),
       }),
     });
     this.dealer = new Dealer({

@@ -2,6 +2,7 @@ import { type Args, type Kwargs } from './messages.js';
 import { Realm, type Limits, type RealmSettings } from './realm.js';
 import { type RemoteDealer } from './remote.js';
 import { type Session } from './session.js';
+import { type MatchPolicy } from './uri.js';
 
 export interface RouterLimits extends Limits {
   /** HELLO to WELCOME, challenge included; a session that takes longer is aborted. */
@@ -20,6 +21,8 @@ export interface RouterOptions {
   readonly published?: (realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
   /** Cluster mode: each realm's way to other nodes' registrations. */
   readonly remote?: (realm: string) => RemoteDealer;
+  /** A topic subscription came or went in a realm (the bus bridge attracts its topics). */
+  readonly subscriptionChanged?: (realm: string, match: MatchPolicy, uri: string, present: boolean) => void;
 }
 
 /** The realms of one router process. Sessions (see `SessionProtocol`) find their realm here at HELLO. */
@@ -55,11 +58,12 @@ export class Router {
   }
 
   private create(settings: RealmSettings): Realm {
-    const { published, remote } = this.options;
+    const { published, remote, subscriptionChanged } = this.options;
     return new Realm(settings, this.options.limits, {
       schedule: this.options.schedule,
       ...(published && { published }),
       ...(remote && { remote }),
+      ...(subscriptionChanged && { subscriptionChanged }),
     });
   }
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from './topic-mapping.js';
+import { busFilterOf, busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from './topic-mapping.js';
 
 describe('WAMP <-> bus topic mapping', () => {
   it('maps components to levels', () => {
@@ -20,6 +20,14 @@ describe('WAMP <-> bus topic mapping', () => {
     }
     assert.equal(wampTopicOf('Chat/Lobby', 'strict'), null);
     assert.equal(wampTopicOf('Chat/Lobby', 'loose'), 'Chat.Lobby');
+  });
+
+  it('a subscription attracts the bus filter covering what it may receive', () => {
+    assert.equal(busFilterOf('exact', 'a.b.c'), 'a/b/c');
+    assert.equal(busFilterOf('wildcard', 'a..c'), 'a/+/c');
+    assert.equal(busFilterOf('prefix', 'a.b'), 'a/#');
+    assert.equal(busFilterOf('prefix', 'a'), '#');
+    assert.equal(busFilterOf('exact', 'a/b'), null);
   });
 
   it('binary arguments round-trip as bytes', () => {

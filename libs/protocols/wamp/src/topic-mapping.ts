@@ -1,5 +1,5 @@
 import { type Args, type Kwargs } from './messages.js';
-import { isReserved, isValidComponent, MAX_URI_LENGTH, type UriRule } from './uri.js';
+import { isReserved, isValidComponent, type MatchPolicy, MAX_URI_LENGTH, type UriRule } from './uri.js';
 
 /**
  * WAMP topics and bus topics map level for level: `a.b.c` <-> `a/b/c`.
@@ -13,6 +13,19 @@ import { isReserved, isValidComponent, MAX_URI_LENGTH, type UriRule } from './ur
 export function busTopicOf(uri: string): string | null {
   if (isReserved(uri) || /[/+#]/.test(uri) || uri.includes('\u0000')) return null;
   return uri.replaceAll('.', '/');
+}
+
+/**
+ * The bus filter covering what a subscription of this realm may receive from the bus: exact `a.b` is
+ * `a/b`, wildcard `a..c` is `a/+/c`, and prefix `a.b` (a prefix of the URI's text, so `a.bc` too) is
+ * `a/#`. Null for URIs the bus cannot carry (then nothing comes from the bus for them anyway).
+ */
+export function busFilterOf(match: MatchPolicy, uri: string): string | null {
+  if (/[/+#]/.test(uri) || uri.includes('\u0000')) return null;
+  const levels = uri.split('.');
+  if (match === 'exact') return levels.join('/');
+  if (match === 'wildcard') return levels.map((level) => (level === '' ? '+' : level)).join('/');
+  return [...levels.slice(0, -1), '#'].join('/');
 }
 
 export function wampTopicOf(topic: string, rule: UriRule): string | null {

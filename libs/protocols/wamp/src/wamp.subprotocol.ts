@@ -13,12 +13,13 @@ import {
 } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { type Credentials } from './authenticate.js';
+import { type MatchPolicy } from './uri.js';
 import { type Args, type Kwargs } from './messages.js';
 import { autoRealmSettings, realmSettings } from './realm-settings.js';
 import { Router } from './router.js';
 import { type Session } from './session.js';
 import { SessionProtocol } from './session-protocol.js';
-import { busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from './topic-mapping.js';
+import { busFilterOf, busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from './topic-mapping.js';
 import { WampCluster } from './wamp-cluster.js';
 
 export const WAMP_SUBPROTOCOL = 'wamp.2.json';
@@ -46,6 +47,8 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   private readonly sessions = new Map<Connection, SessionProtocol>();
   private readonly busRealm: string | null;
   private busSubscription: BusSubscription | null = null;
+  /** Per subscription of the bus realm (match and URI), the bus filter it attracts from other nodes. */
+  private readonly attracted = new Map<string, BusSubscription>();
   private readonly log: Logger;
   private readonly cluster: WampCluster | null;
 
@@ -70,17 +73,20 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
       limits: wamp.limits,
       schedule,
       published: (realm, topic, args, kwargs, publisher) => this.toBus(realm, topic, args, kwargs, publisher),
+      subscriptionChanged: (realm, match, uri, present) => this.attract(realm, match, uri, present),
     });
   }
 
   async onModuleInit(): Promise<void> {
     if (this.busRealm !== null)
-      this.busSubscription = this.bus.subscribe('#', (message) => this.fromBus(message));
+      this.busSubscription = this.bus.subscribe('#', (message) => this.fromBus(message), { reach: 'node' });
     await this.cluster?.start(this.router);
   }
 
   onModuleDestroy(): void {
     this.busSubscription?.unsubscribe();
+    for (const attraction of this.attracted.values()) attraction.unsubscribe();
+    this.attracted.clear();
     this.cluster?.stop();
   }
 
@@ -131,6 +137,24 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
 
   goodbye(connection: Connection): void {
     this.sessions.get(connection)?.shutdown();
+  }
+
+  /** The bus brings other nodes' messages only for topics the bus realm's subscribers want. */
+  private attract(realm: string, match: MatchPolicy, uri: string, present: boolean): void {
+    if (realm !== this.busRealm) return;
+    const key = `${match} ${uri}`;
+    if (!present) {
+      this.attracted.get(key)?.unsubscribe();
+      this.attracted.delete(key);
+      return;
+    }
+    const filter = busFilterOf(match, uri);
+    if (filter === null) return;
+    try {
+      this.attracted.set(key, this.bus.attract(filter));
+    } catch (err) {
+      this.log.debug({ err: (err as Error).message, uri }, 'WAMP subscription not attracted from the bus');
+    }
   }
 
   private toBus(realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session): void {
