@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { connect } from '@nats-io/transport-node';
 import { connectAsync, type MqttClient } from 'mqtt';
 import WebSocket from 'ws';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
@@ -152,6 +153,50 @@ describe('cluster: the bus across three broker processes', () => {
     await publisher.endAsync();
     await idle.stop();
     cluster.nodes.splice(cluster.nodes.indexOf(idle), 1);
+  });
+
+  it('garbage on every subject the nodes listen to is logged and dropped, never a crash', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const nc = await connect({ servers: cluster.nats.url });
+    const p = cluster.name;
+    const junk = ['not json', '{"k":"call"}', '[1,2', '{"identity":5}', ''];
+    for (const body of junk) {
+      for (const subject of [
+        `${p}.bus.chat.lobby`,
+        `${p}.bus.a./zz`,
+        `${p}.bus-long`,
+        `${p}.node.n1.wamp`,
+        `${p}.node.n1.ocpp.call`,
+        `${p}.notice.origins`,
+        `${p}.notice.ocpp//claim`,
+        `${p}.notice.ocpp.claim`,
+      ]) {
+        nc.publish(subject, body);
+      }
+    }
+    const reply = await nc.request(`${p}.node.n1.admin.connections.list`, 'not json', { timeout: 2000 });
+    assert.match(new TextDecoder().decode(reply.data), /"ok":false/);
+    await nc.flush();
+    await nc.close();
+    for (const node of [n1, n2]) {
+      const ready = await fetch(`${node.http}/health/ready`);
+      assert.equal(ready.status, 200, `${node.id} still serves`);
+    }
+    await until('n1 logged the drops', () => /bus message from NATS dropped/.test(n1.log()), 3000);
+    await until(
+      'n1 logged the junk requests',
+      () => /cluster message that is not JSON dropped/.test(n1.log()),
+      3000,
+    );
+    // Traffic across nodes still flows.
+    const alice = await chatClient(n1, 'after-junk');
+    const bob = await chatClient(n2, 'after-junk');
+    await untilBridged(
+      () => bob.ws.send(JSON.stringify({ type: 'say', room: 'after-junk', text: 'still here' })),
+      () => alice.queue.pending().length > 0,
+    );
+    alice.ws.close();
+    bob.ws.close();
   });
 
   it('a node killed with SIGKILL mid-traffic: the survivors keep serving, nothing twice', async () => {
