@@ -12,3 +12,5 @@ export * from './metrics.js';
 export * from './flat-uuid.js';
 export * from './endpoint-scope-error.js';
 export * from './health-checks.js';
+export * from './clock.js';
+export * from './manual-clock.js';

@@ -1,6 +1,8 @@
 /** Counters behind `$SYS/broker/...`; the broker core bumps them, the $SYS publisher reads them. */
 export class BrokerStats {
-  readonly startedAt = Date.now();
+  /** Milliseconds since the epoch, from the broker's clock. */
+  constructor(readonly startedAt: number) {}
+
   messagesReceived = 0;
   messagesSent = 0;
   publishReceived = 0;

@@ -1,8 +1,10 @@
 import { type MqttConfig } from '#broker/config';
+import { type Clock, systemClock } from '#broker/gateway';
 import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
 import { RetainedStore } from './retained-store.js';
-import { type Delivery, type InFlight, Session, type SessionOwner } from './session.js';
+import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
+import { SessionLifecycle } from './session-lifecycle.js';
 import { type Subscription, type SubscriptionMatch } from './subscription.js';
 import { SubscriptionStore } from './subscription-store.js';
 
@@ -22,11 +24,17 @@ export class MqttBroker {
   readonly sessions = new Map<string, Session>();
   readonly subscriptions = new SubscriptionStore();
   readonly retained: RetainedStore;
-  readonly stats = new BrokerStats();
+  readonly stats: BrokerStats;
+  readonly lifecycle: SessionLifecycle;
   hooks: BrokerHooks = {};
 
-  constructor(readonly config: MqttConfig) {
+  constructor(
+    readonly config: MqttConfig,
+    readonly clock: Clock = systemClock,
+  ) {
     this.retained = new RetainedStore(config.maxRetainedMessages, config.maxRetainedBytes);
+    this.stats = new BrokerStats(clock.now());
+    this.lifecycle = new SessionLifecycle(this);
   }
 
   get connectedCount(): number {
@@ -110,7 +118,7 @@ export class MqttBroker {
   pump(session: Session): void {
     const owner = session.owner;
     if (owner === null) return;
-    const now = Date.now();
+    const now = this.clock.now();
     while (session.queuedCount > 0 && session.inflightCount < owner.sendWindow) {
       const delivery = session.queue.shift() as Delivery;
       if (!isExpired(delivery.message, now)) this.launch(session, owner, delivery);
@@ -165,7 +173,7 @@ export class MqttBroker {
 
   /** Forgets a session: its subscriptions leave the trie and its queue is discarded. */
   endSession(session: Session): void {
-    session.clearTimers();
+    session.clearTimers(this.clock);
     for (const subscription of session.discard()) this.subscriptions.remove(session.clientId, subscription);
     if (this.sessions.get(session.clientId) === session) this.sessions.delete(session.clientId);
   }

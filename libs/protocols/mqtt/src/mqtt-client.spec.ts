@@ -1,6 +1,7 @@
-import { afterEach, describe, it, mock } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type MqttConfig } from '#broker/config';
+import { ManualClock } from '#broker/gateway';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { MqttBroker } from './broker.js';
 import { MqttClient, type MqttLogger } from './mqtt-client.js';
@@ -100,8 +101,6 @@ function publish(topic: string, payload: string, qos: 0 | 1 | 2, messageId?: num
 }
 
 describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
-  afterEach(() => mock.timers.reset());
-
   it('respects the client receive maximum: no more QoS 1 in flight until acknowledged', async () => {
     const broker = new MqttBroker(config);
     const sub = new Peer(broker);
@@ -168,8 +167,8 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('queued messages past their expiry are not delivered; the rest carry the remaining interval', async () => {
-    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
-    const broker = new MqttBroker(config);
+    const clock = new ManualClock(1_000_000);
+    const broker = new MqttBroker(config, clock);
     const sub = new Peer(broker);
     await sub.connect('sub', { clean: false, properties: { sessionExpiryInterval: 600 } });
     sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'exp', qos: 1 }] });
@@ -178,7 +177,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     await pub.connect('pub');
     pub.send(publish('exp', 'short', 1, 1, { properties: { messageExpiryInterval: 10 } }));
     pub.send(publish('exp', 'long', 1, 2, { properties: { messageExpiryInterval: 100 } }));
-    mock.timers.tick(30_000);
+    clock.advance(30_000);
     const back = new Peer(broker);
     await back.connect('sub', { clean: false, properties: { sessionExpiryInterval: 600 } });
     const got = back.publishes();
@@ -189,8 +188,8 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('a delayed will goes out after its delay; a session ends after its expiry', async () => {
-    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
-    const broker = new MqttBroker(config);
+    const clock = new ManualClock(1_000_000);
+    const broker = new MqttBroker(config, clock);
     const watcher = new Peer(broker);
     await watcher.connect('watcher');
     watcher.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'w', qos: 0 }] });
@@ -207,15 +206,69 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     });
     dying.client.transportClosed();
     assert.equal(watcher.publishes().length, 0);
-    mock.timers.tick(5_000);
+    clock.advance(5_000);
     assert.deepEqual(
       watcher.publishes().map((p) => String(p.payload)),
       ['bye'],
     );
     assert.equal(broker.sessions.has('dying'), true);
-    mock.timers.tick(15_000);
+    clock.advance(15_000);
     assert.equal(broker.sessions.has('dying'), false);
   });
+
+  it('no-local holds on the many-subscriber path: the publisher is skipped, every other subscriber gets it', async () => {
+    const broker = new MqttBroker(config);
+    const peers = [new Peer(broker), new Peer(broker), new Peer(broker)];
+    const [self, a, b] = peers as [Peer, Peer, Peer];
+    await self.connect('self');
+    await a.connect('a');
+    await b.connect('b');
+    self.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'nl/+', qos: 0, nl: true }] });
+    self.send({ cmd: 'subscribe', messageId: 2, subscriptions: [{ topic: 'nl/#', qos: 1, nl: true }] });
+    a.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'nl/+', qos: 0 }] });
+    b.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'nl/#', qos: 0 }] });
+    self.send(publish('nl/x', 'mine', 0));
+    assert.deepEqual(self.publishes(), []);
+    assert.deepEqual(
+      [a, b].map((peer) => peer.publishes().map((p) => String(p.payload))),
+      [['mine'], ['mine']],
+    );
+  });
+
+  for (const clean of [true, false]) {
+    it(`a delayed will on a takeover ${clean ? 'with clean start goes out at once (the session ends)' : 'that resumes the session is not sent'}`, async () => {
+      const clock = new ManualClock(1_000_000);
+      const broker = new MqttBroker(config, clock);
+      const watcher = new Peer(broker);
+      await watcher.connect('watcher');
+      watcher.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'w', qos: 0 }] });
+      const first = new Peer(broker);
+      await first.connect('device', {
+        clean: false,
+        properties: { sessionExpiryInterval: 60 },
+        will: {
+          topic: 'w',
+          payload: Buffer.from('bye'),
+          qos: 0,
+          retain: false,
+          properties: { willDelayInterval: 30 },
+        },
+      });
+      const second = new Peer(broker);
+      const connack = (await second.connect('device', {
+        clean,
+        properties: { sessionExpiryInterval: 60 },
+      })) as mqttPacket.IConnackPacket;
+      assert.equal(first.take('disconnect').reasonCode, 0x8e);
+      assert.equal(connack.sessionPresent, !clean);
+      assert.deepEqual(
+        watcher.publishes().map((p) => String(p.payload)),
+        clean ? ['bye'] : [],
+      );
+      clock.advance(60_000);
+      assert.deepEqual(watcher.publishes(), [], 'never a second time, and not after the delay either');
+    });
+  }
 
   it('DISCONNECT 0x04 or an error code publishes the will, a normal DISCONNECT does not', async () => {
     const broker = new MqttBroker(config);

@@ -4,6 +4,7 @@ import { type Packet } from 'mqtt-packet';
 import { type MqttBroker } from './broker.js';
 import { CLOSE, type ClientContext, type MqttTransport } from './client-context.js';
 import { dispatch } from './handlers/dispatch.js';
+import { type TimerHandle } from '#broker/gateway';
 import { type MqttMessage } from './message.js';
 import { encodePublish, OutboundAliases } from './outbound-publish.js';
 import { encodePacket, type PacketHandler, PacketReader } from './packet-reader.js';
@@ -39,6 +40,10 @@ function keepAliveExpired(client: MqttClient): void {
   client.disconnect(RC.keepAliveTimeout, 'keep alive timeout');
 }
 
+function connectExpired(client: MqttClient): void {
+  client.close(CLOSE.policy, 'no CONNECT in time', false);
+}
+
 /**
  * One MQTT network connection, sans-IO: bytes in through `receive`, packets out through the
  * transport, one handler per packet type (handlers/). It owns its session while connected.
@@ -60,8 +65,8 @@ export class MqttClient implements SessionOwner, PacketHandler {
   readonly held: Packet[] = [];
   readonly outboundAliases = new OutboundAliases();
   private readonly reader: PacketReader;
-  private keepAliveTimer: NodeJS.Timeout | null = null;
-  private connectTimer: NodeJS.Timeout | null;
+  private keepAliveTimer: TimerHandle | null = null;
+  private connectTimer: TimerHandle | null;
 
   get inboundAliases(): Map<number, string> {
     return (this.inboundAliasTable ??= new Map());
@@ -75,11 +80,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
     readonly log: MqttLogger,
   ) {
     this.reader = new PacketReader(broker.config.maxPacketSize, this);
-    this.connectTimer = setTimeout(
-      () => this.close(CLOSE.policy, 'no CONNECT in time', false),
-      broker.config.connectTimeoutMs,
-    );
-    this.connectTimer.unref();
+    this.connectTimer = broker.clock.after(broker.config.connectTimeoutMs, connectExpired, this);
   }
 
   get sendWindow(): number {
@@ -173,20 +174,32 @@ export class MqttClient implements SessionOwner, PacketHandler {
     if (this.state === 'closed') return;
     const wasConnected = this.state === 'connected';
     this.state = 'closed';
-    if (this.connectTimer !== null) clearTimeout(this.connectTimer);
-    if (this.keepAliveTimer !== null) clearTimeout(this.keepAliveTimer);
+    if (this.connectTimer !== null) this.broker.clock.cancel(this.connectTimer);
+    if (this.keepAliveTimer !== null) this.broker.clock.cancel(this.keepAliveTimer);
     if (wasConnected) this.detach(publishWill);
     if (endTransport) this.transport.end(code, reason);
   }
 
-  /** CONNACK accepted: from here the keep-alive runs and held packets are handled in order. */
+  /** CONNACK accepted: from here the keep-alive runs. */
   started(keepAliveSec: number): void {
-    if (this.connectTimer !== null) clearTimeout(this.connectTimer);
+    if (this.connectTimer !== null) this.broker.clock.cancel(this.connectTimer);
     this.connectTimer = null;
     if (keepAliveSec > 0) {
       // 1.5 times the keep-alive without a packet ends the connection (3.1.2.10).
-      this.keepAliveTimer = setTimeout(keepAliveExpired, keepAliveSec * 1500, this);
-      this.keepAliveTimer.unref();
+      this.keepAliveTimer = this.broker.clock.after(keepAliveSec * 1500, keepAliveExpired, this);
+    }
+  }
+
+  /** The packets that arrived while CONNECT was being authenticated, handled in order once accepted. */
+  releaseHeld(): void {
+    for (const packet of this.held.splice(0)) {
+      if (this.state !== 'connected') return;
+      try {
+        dispatch(this, packet);
+      } catch (err) {
+        if (!(err instanceof MqttProtocolError)) throw err;
+        return this.fail(err);
+      }
     }
   }
 
@@ -215,7 +228,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
     const alias = this.version === 5 ? this.outboundAliases.lookup(topic) : undefined;
     let bytes: Buffer;
     try {
-      bytes = encodePublish(delivery, dup, this.version, alias, Date.now());
+      bytes = encodePublish(delivery, dup, this.version, alias, this.broker.clock.now());
     } catch (err) {
       // A message this client cannot be sent must not fail the publisher or the other subscribers.
       this.log.warn(
@@ -241,39 +254,30 @@ export class MqttClient implements SessionOwner, PacketHandler {
     this.write({ cmd: 'pubrel', messageId: packetId, reasonCode: RC.success });
   }
 
-  /** Gives up the session: the will is published now or after its delay, and the session expires or ends. */
+  /** Gives up the session; its will and expiry are the session lifecycle's business. */
   private detach(publishWill: boolean): void {
     const session = this.session;
-    if (session === null || session.owner !== this) return;
-    session.owner = null;
+    if (session === null) return;
     const will = publishWill ? this.will : null;
     const principal = this.principal?.subject ?? null;
-    const broker = this.broker;
-    const permissions = this.permissions;
-    if (will !== null) {
-      const publish = (): void => {
-        session.pendingWill = null;
-        if (!permissions.canPublish(will.message.topic)) return;
-        const message =
-          will.expirySec === null
-            ? will.message
-            : { ...will.message, expiresAt: Date.now() + will.expirySec * 1000 };
-        broker.publish(message, { principal, bridge: true });
-      };
-      const delay = Math.min(will.delaySec, session.expirySec);
-      if (delay === 0) publish();
-      else {
-        session.pendingWill = publish;
-        session.willTimer = setTimeout(publish, delay * 1000);
-        session.willTimer.unref();
-      }
-    }
-    if (session.expirySec === 0) return broker.endSession(session);
-    session.expiryTimer = setTimeout(() => {
-      session.pendingWill?.();
-      broker.endSession(session);
-    }, session.expirySec * 1000);
-    session.expiryTimer.unref();
+    const { broker, permissions } = this;
+    broker.lifecycle.detach(
+      session,
+      this,
+      will === null
+        ? null
+        : {
+            delaySec: will.delaySec,
+            publish: () => {
+              if (!permissions.canPublish(will.message.topic)) return;
+              const message =
+                will.expirySec === null
+                  ? will.message
+                  : { ...will.message, expiresAt: broker.clock.now() + will.expirySec * 1000 };
+              broker.publish(message, { principal, bridge: true });
+            },
+          },
+    );
   }
 }
 

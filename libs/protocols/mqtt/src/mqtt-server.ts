@@ -52,7 +52,7 @@ export class MqttServer implements OnApplicationBootstrap, OnApplicationShutdown
   onApplicationShutdown(): void {
     if (this.sysTimer !== null) clearInterval(this.sysTimer);
     this.busSubscription?.unsubscribe();
-    for (const session of this.broker.sessions.values()) session.clearTimers();
+    this.broker.lifecycle.stopAll();
   }
 
   open(transport: MqttTransport, context: ClientContext): MqttClient {

@@ -1,3 +1,4 @@
+import { type Clock, type TimerHandle } from '#broker/gateway';
 import { type QoS } from 'mqtt-packet';
 import { DeliveryQueue } from './delivery-queue.js';
 import { type MqttMessage } from './message.js';
@@ -49,8 +50,8 @@ export class Session {
   owner: SessionOwner | null = null;
   /** Seconds the session lives after its connection ends; 0: it ends with the connection. */
   expirySec = 0;
-  expiryTimer: NodeJS.Timeout | null = null;
-  willTimer: NodeJS.Timeout | null = null;
+  expiryTimer: TimerHandle | null = null;
+  willTimer: TimerHandle | null = null;
   /** Publishes the will of the last connection once its delay is over or the session ends first. */
   pendingWill: (() => void) | null = null;
   private lastPacketId = 0;
@@ -102,10 +103,10 @@ export class Session {
     return this.lastPacketId;
   }
 
-  clearTimers(): void {
-    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer);
+  clearTimers(clock: Clock): void {
+    if (this.expiryTimer !== null) clock.cancel(this.expiryTimer);
     this.expiryTimer = null;
-    if (this.willTimer !== null) clearTimeout(this.willTimer);
+    if (this.willTimer !== null) clock.cancel(this.willTimer);
     this.willTimer = null;
     this.pendingWill = null;
   }

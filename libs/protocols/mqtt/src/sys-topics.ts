@@ -18,7 +18,7 @@ export function publishSysTopics(broker: MqttBroker): void {
     'load/bytes/sent': stats.bytesSent,
     'retained messages/count': broker.retained.size,
     'subscriptions/count': broker.subscriptions.size,
-    uptime: Math.floor((Date.now() - stats.startedAt) / 1000),
+    uptime: Math.floor((broker.clock.now() - stats.startedAt) / 1000),
   };
   for (const [name, value] of Object.entries(values)) {
     const message = {

@@ -2,7 +2,7 @@ import { type IPubackPacket, type IPubcompPacket, type IPubrecPacket, type IPubr
 import { type MqttClient } from '../mqtt-client.js';
 import { RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
-import { requirePacketId } from './dispatch.js';
+import { requirePacketId } from './packet-id.js';
 
 function sessionOf(client: MqttClient): Session {
   return client.session as Session;

@@ -6,8 +6,6 @@ import { CLOSE } from '../client-context.js';
 import { type MqttClient } from '../mqtt-client.js';
 import { Permissions } from '../permissions.js';
 import { MqttProtocolError, RC, v3ConnackCode } from '../reason-codes.js';
-import { Session } from '../session.js';
-import { dispatch } from './dispatch.js';
 import { willOf } from './will.js';
 
 /** MQTT 3.1 limits client ids to 23 characters (3.1 spec, CONNECT payload). */
@@ -74,33 +72,20 @@ function accept(client: MqttClient, packet: IConnectPacket, principal: Principal
   const clean = packet.clean ?? true;
   const assigned = packet.clientId.length === 0 ? flatUuid('auto-') : null;
   const clientId = assigned ?? packet.clientId;
-  if (!broker.sessions.has(clientId) && broker.sessions.size >= config.maxSessions) {
-    return refuse(client, RC.quotaExceeded, 'too many sessions');
-  }
+  const requestedExpiry =
+    client.version === 5 ? (props.sessionExpiryInterval ?? 0) : clean ? 0 : config.maxSessionExpirySec;
+  const attached = broker.lifecycle.attach(
+    client,
+    clientId,
+    clean,
+    Math.min(requestedExpiry, config.maxSessionExpirySec),
+  );
+  if (attached === null) return refuse(client, RC.quotaExceeded, 'too many sessions');
+  const { session, present: sessionPresent } = attached;
   client.clientId = clientId;
   client.principal = principal;
   client.permissions = Permissions.of(principal);
   if (principal !== null) client.context.identify?.(principal);
-
-  broker.sessions.get(clientId)?.owner?.takeOver();
-  // Read after the takeover: a session that ended with the old connection is gone.
-  let session = broker.sessions.get(clientId);
-  if (session !== undefined && clean) {
-    // The old session ends here, so a will still waiting for its delay goes out now (3.1.3.2.2).
-    session.pendingWill?.();
-    broker.endSession(session);
-    session = undefined;
-  }
-  const sessionPresent = session !== undefined;
-  if (session === undefined) {
-    session = new Session(clientId);
-    broker.sessions.set(clientId, session);
-  }
-  session.clearTimers();
-  const requestedExpiry =
-    client.version === 5 ? (props.sessionExpiryInterval ?? 0) : clean ? 0 : config.maxSessionExpirySec;
-  session.expirySec = Math.min(requestedExpiry, config.maxSessionExpirySec);
-  session.owner = client;
   client.session = session;
 
   if (props.receiveMaximum !== undefined) client.clientReceiveMaximum = props.receiveMaximum;
@@ -138,17 +123,7 @@ function accept(client: MqttClient, packet: IConnectPacket, principal: Principal
     'mqtt client connected',
   );
   broker.resume(session);
-
-  const held = client.held.splice(0);
-  for (const next of held) {
-    if (client.state !== 'connected') return;
-    try {
-      dispatch(client, next);
-    } catch (err) {
-      if (!(err instanceof MqttProtocolError)) throw err;
-      return client.fail(err);
-    }
-  }
+  client.releaseHeld();
 }
 
 /** CONNACK with the refusal (v5 reason code, or the nearest v3 return code), then close. */

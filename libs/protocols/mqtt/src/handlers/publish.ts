@@ -4,7 +4,7 @@ import { type MqttMessage, type PassThroughProperties } from '../message.js';
 import { type MqttClient } from '../mqtt-client.js';
 import { MqttProtocolError, RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
-import { requirePacketId } from './dispatch.js';
+import { requirePacketId } from './packet-id.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -50,7 +50,7 @@ export function messageFromPublish(client: MqttClient, input: PublishInput): Mqt
     publisherId: input.publisherId,
     expiresAt:
       client.version === 5 && messageExpiryInterval !== undefined
-        ? Date.now() + messageExpiryInterval * 1000
+        ? client.broker.clock.now() + messageExpiryInterval * 1000
         : null,
     properties,
   };

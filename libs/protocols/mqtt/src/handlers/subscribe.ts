@@ -5,7 +5,7 @@ import { MqttProtocolError, RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
 import { type Subscription } from '../subscription.js';
 import { parseFilter, type ParsedFilter } from '../topic-filter.js';
-import { requirePacketId } from './dispatch.js';
+import { requirePacketId } from './packet-id.js';
 
 /** v3 has one failure code for every refused filter. */
 const V3_FAILURE = 0x80;
@@ -44,7 +44,7 @@ export function handleSubscribe(client: MqttClient, packet: ISubscribePacket): v
       : { cmd: 'suback', messageId: id, granted },
   );
 
-  const now = Date.now();
+  const now = client.broker.clock.now();
   for (const { subscription, isNew } of retainedFor) {
     if (subscription.retainHandling === 2 || (subscription.retainHandling === 1 && !isNew)) continue;
     for (const message of client.broker.retained.matching(subscription.filter, now)) {

@@ -2,7 +2,7 @@ import { type IUnsubscribePacket } from 'mqtt-packet';
 import { type MqttClient } from '../mqtt-client.js';
 import { RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
-import { requirePacketId } from './dispatch.js';
+import { requirePacketId } from './packet-id.js';
 
 export function handleUnsubscribe(client: MqttClient, packet: IUnsubscribePacket): void {
   const id = requirePacketId(packet.messageId, 'UNSUBSCRIBE');

@@ -1,0 +1,91 @@
+import { type MqttConfig } from '#broker/config';
+import { type Clock } from '#broker/gateway';
+import { Session, type SessionOwner } from './session.js';
+
+/** The broker state a session's life touches (MqttBroker provides it). */
+export interface SessionHost {
+  readonly sessions: Map<string, Session>;
+  readonly config: MqttConfig;
+  readonly clock: Clock;
+  /** Forgets a session: subscriptions out of the trie, queue discarded, timers stopped. */
+  endSession(session: Session): void;
+}
+
+/** The will of a connection that ended: published by `publish`, after `delaySec` unless the session ends first. */
+export interface PendingWill {
+  readonly delaySec: number;
+  publish(): void;
+}
+
+export type Attached = { readonly session: Session; readonly present: boolean } | null;
+
+/**
+ * A session's whole life in one place (MQTT 4.1, 3.1.2.4, 3.1.3.2.2): attach a connection (taking over the
+ * one holding the client id, clean start or resume), detach it (the will now or after its delay, then
+ * the session's expiry), and end it. Timers come from the broker's Clock.
+ */
+export class SessionLifecycle {
+  constructor(private readonly host: SessionHost) {}
+
+  /**
+   * A new connection for `clientId`. Null past `maxSessions` for a client id not held yet. Otherwise the
+   * connection holding it is taken over (v5 DISCONNECT 0x8E); on a clean start the old session ends
+   * (a will still waiting for its delay goes out now), else it is resumed and keeps its state.
+   */
+  attach(owner: SessionOwner, clientId: string, clean: boolean, expirySec: number): Attached {
+    const { sessions, config } = this.host;
+    if (!sessions.has(clientId) && sessions.size >= config.maxSessions) return null;
+    sessions.get(clientId)?.owner?.takeOver();
+    // Read after the takeover: a session that ended with the old connection is gone.
+    let session = sessions.get(clientId);
+    if (session !== undefined && clean) {
+      this.end(session);
+      session = undefined;
+    }
+    const present = session !== undefined;
+    if (session === undefined) {
+      session = new Session(clientId);
+      sessions.set(clientId, session);
+    }
+    // A resumed session's delayed will and expiry are off: its client is back (3.1.3.2.2).
+    session.clearTimers(this.host.clock);
+    session.expirySec = expirySec;
+    session.owner = owner;
+    return { session, present };
+  }
+
+  /**
+   * `owner`'s connection ended. The will goes out now, or after its delay (at most the session's expiry);
+   * a session with no expiry ends now, else when its expiry passes (publishing a will still waiting).
+   */
+  detach(session: Session, owner: SessionOwner, will: PendingWill | null): void {
+    if (session.owner !== owner) return;
+    session.owner = null;
+    const { clock } = this.host;
+    if (will !== null) {
+      const publish = (): void => {
+        session.pendingWill = null;
+        will.publish();
+      };
+      const delay = Math.min(will.delaySec, session.expirySec);
+      if (delay === 0) publish();
+      else {
+        session.pendingWill = publish;
+        session.willTimer = clock.after(delay * 1000, publish);
+      }
+    }
+    if (session.expirySec === 0) return this.end(session);
+    session.expiryTimer = clock.after(session.expirySec * 1000, () => this.end(session));
+  }
+
+  /** Ends a session: a will still waiting goes out first. */
+  end(session: Session): void {
+    session.pendingWill?.();
+    this.host.endSession(session);
+  }
+
+  /** Shutdown: no timer of any session fires any more. */
+  stopAll(): void {
+    for (const session of this.host.sessions.values()) session.clearTimers(this.host.clock);
+  }
+}
