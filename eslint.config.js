@@ -16,6 +16,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
     files: ['apps/bench/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
