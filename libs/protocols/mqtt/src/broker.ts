@@ -13,6 +13,8 @@ export interface BrokerHooks {
   published?(message: MqttMessage, principal: string | null): void;
   /** A message was dropped (full queue, full retained store): for the log. */
   dropped?(why: string, clientId: string | null, topic: string): void;
+  /** A client's retained message was stored (or, with an empty payload, cleared): for the cluster. */
+  retained?(message: MqttMessage): void;
 }
 
 /**
@@ -46,8 +48,9 @@ export class MqttBroker {
   /** Routes a message to every matching subscriber; returns how many sessions got it. */
   publish(message: MqttMessage, publisher: { principal: string | null; bridge: boolean }): number {
     this.stats.publishReceived++;
-    if (message.retain && !this.retained.store(message)) {
-      this.hooks.dropped?.('retained store full', message.publisherId, message.topic);
+    if (message.retain) {
+      if (this.retained.store(message)) this.hooks.retained?.(message);
+      else this.hooks.dropped?.('retained store full', message.publisherId, message.topic);
     }
     if (publisher.bridge) this.hooks.published?.(message, publisher.principal);
     return this.route(message);

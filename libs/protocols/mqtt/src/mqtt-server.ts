@@ -4,7 +4,9 @@ import {
   Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
+  type OnModuleInit,
 } from '@nestjs/common';
+import { ClusterNode } from '#broker/cluster';
 import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
 import { TOPIC_BUS, type BusSubscription, type TopicBus } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
@@ -12,6 +14,7 @@ import { BROKER_CONFIG, BROKER_LOGGER } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { MqttBroker } from './broker.js';
 import { bridgeBus } from './bus-bridge.js';
+import { ClusterRetained } from './cluster-retained.js';
 import { type ClientContext, type MqttTransport } from './client-context.js';
 import { MqttClient } from './mqtt-client.js';
 import { publishSysTopics } from './sys-topics.js';
@@ -21,22 +24,31 @@ import { publishSysTopics } from './sys-topics.js';
  * with its bus bridge and $SYS timer.
  */
 @Injectable()
-export class MqttServer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   readonly broker: MqttBroker;
   readonly logger: Logger;
   private busSubscription: BusSubscription | null = null;
   private sysTimer: NodeJS.Timeout | null = null;
+  /** Cluster mode: retained messages shared through a KV bucket. */
+  private readonly retained: ClusterRetained | null;
 
   constructor(
     @Inject(BROKER_CONFIG) readonly config: BrokerConfig,
     @Inject(BROKER_LOGGER) logger: Logger,
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
     @Optional() @Inject(PASSWORD_CHECK) private readonly passwords: PasswordCheck | null = null,
+    @Optional() @Inject(ClusterNode) cluster: ClusterNode | null = null,
   ) {
     this.logger = logger.child({ module: 'mqtt' });
     this.broker = new MqttBroker(config.mqtt);
     this.broker.hooks.dropped = (why, clientId, topic) =>
       this.logger.debug({ why, clientId, topic }, 'mqtt message dropped');
+    this.retained = cluster === null ? null : new ClusterRetained(cluster, this.broker, this.logger);
+  }
+
+  /** Before any client connects, the retained messages of the cluster are loaded. */
+  async onModuleInit(): Promise<void> {
+    await this.retained?.start();
   }
 
   onApplicationBootstrap(): void {
@@ -50,6 +62,7 @@ export class MqttServer implements OnApplicationBootstrap, OnApplicationShutdown
   }
 
   onApplicationShutdown(): void {
+    this.retained?.stop();
     if (this.sysTimer !== null) clearInterval(this.sysTimer);
     this.busSubscription?.unsubscribe();
     this.broker.lifecycle.stopAll();

@@ -38,6 +38,11 @@ export class RetainedStore {
     return true;
   }
 
+  /** The retained message of `topic`, if any. */
+  get(topic: string): MqttMessage | undefined {
+    return this.messages.get(topic);
+  }
+
   /** The live retained messages matching `filter`; expired ones are dropped on the way. */
   matching(filter: string, now: number): MqttMessage[] {
     const found: MqttMessage[] = [];

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decodeRetained, encodeRetained } from './cluster-retained.js';
+import { type MqttMessage } from './message.js';
+
+describe('retained messages as KV values', () => {
+  it('round-trip topic, payload bytes, QoS, expiry, publisher and v5 properties', () => {
+    const message: MqttMessage = {
+      topic: 'home/état/temp',
+      payload: Buffer.from([0, 1, 2, 255]),
+      qos: 1,
+      retain: true,
+      publisherId: 'sensor-1',
+      expiresAt: 1_800_000_000_000,
+      properties: {
+        contentType: 'application/octet-stream',
+        correlationData: Buffer.from('abc'),
+        userProperties: { a: '1', b: ['2', '3'] },
+        payloadFormatIndicator: false,
+        responseTopic: 'r/1',
+      },
+    };
+    assert.deepEqual(decodeRetained(encodeRetained(message)), message);
+  });
+
+  it('refuses values that are not ours', () => {
+    assert.equal(decodeRetained(new Uint8Array([1, 2])), null);
+    assert.equal(decodeRetained(Buffer.from([0, 0, 0, 9, 1])), null);
+    const notJson = Buffer.concat([Buffer.from([0, 0, 0, 3]), Buffer.from('{{{')]);
+    assert.equal(decodeRetained(notJson), null);
+    const noTopic = Buffer.from('{"qos":0}');
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(noTopic.byteLength);
+    assert.equal(decodeRetained(Buffer.concat([header, noTopic])), null);
+  });
+});
