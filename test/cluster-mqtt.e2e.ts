@@ -62,4 +62,86 @@ describe('cluster: MQTT state across nodes', () => {
     const late = await cluster.startNode();
     assert.deepEqual(await retainedAt(late, 'late/#'), ['late/x=kept']);
   });
+
+  it("a device's node killed: its will arrives once, its session resumes on another node", async () => {
+    const doomed = await cluster.startNode();
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const watchers = [await client(n1, 'watcher-1'), await client(n2, 'watcher-2')];
+    const inboxes = watchers.map((w) => new Inbox(w));
+    for (const w of watchers) await w.subscribeAsync('wills/#', { qos: 0 });
+    const device = await connectAsync(`${doomed.url}/mqtt`, {
+      clientId: 'device-7',
+      clean: false,
+      reconnectPeriod: 0,
+      protocolVersion: 5,
+      properties: { sessionExpiryInterval: 300 },
+      will: { topic: 'wills/device-7', payload: Buffer.from('gone'), qos: 0, retain: false },
+    });
+    device.on('error', () => undefined);
+    await device.subscribeAsync('cmd/device-7', { qos: 1 });
+    // The bus needs the watchers' subscriptions on the other nodes before the will can reach them.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await doomed.kill();
+    for (const inbox of inboxes) await inbox.waitFor((m) => m.topic === 'wills/device-7', 8000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(
+      inboxes.map((inbox) => inbox.received.filter((m) => m.topic === 'wills/device-7').length),
+      [1, 1],
+      'the will went out once',
+    );
+
+    const back = await connectAsync(`${n1.url}/mqtt`, {
+      clientId: 'device-7',
+      clean: false,
+      reconnectPeriod: 0,
+      protocolVersion: 5,
+      properties: { sessionExpiryInterval: 300 },
+    });
+    const backInbox = new Inbox(back);
+    assert.equal(
+      (back as unknown as { connackPacket?: { sessionPresent: boolean } }).connackPacket?.sessionPresent,
+      true,
+    );
+    const commander = await client(n2, 'commander');
+    await until(
+      'the resumed subscription gets commands without a new SUBSCRIBE',
+      () => {
+        commander.publish('cmd/device-7', 'reboot', { qos: 1 });
+        return backInbox.received.length > 0;
+      },
+      5000,
+    );
+    assert.equal(backInbox.received[0]?.payload, 'reboot');
+    await back.endAsync();
+    await commander.endAsync();
+    for (const w of watchers) await w.endAsync();
+  });
+
+  it('a client id connecting on another node takes the session over (0x8E there); concurrent CONNECTs leave one', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const first = await client(n1, 'roamer');
+    const takenOver = new Promise<number | undefined>((resolve) =>
+      first.once('disconnect', (packet: { reasonCode?: number }) => resolve(packet.reasonCode)),
+    );
+    const second = await client(n2, 'roamer');
+    assert.equal(await takenOver, 0x8e);
+    await second.endAsync();
+
+    const attempts = await Promise.allSettled(
+      [n1, n2, n3].map((node) =>
+        connectAsync(`${node.url}/mqtt`, {
+          clientId: 'twin',
+          reconnectPeriod: 0,
+          connectTimeout: 3000,
+          protocolVersion: 5,
+        }),
+      ),
+    );
+    const clients = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+    for (const c of clients) c.on('error', () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const connected = clients.filter((c) => c.connected);
+    assert.equal(connected.length, 1, `${connected.length} of ${attempts.length} twins still connected`);
+    for (const c of clients) c.end(true);
+  });
 });

@@ -4,6 +4,7 @@ import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
 import { RetainedStore } from './retained-store.js';
 import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
+import { type SessionDirectory } from './session-directory.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { type Subscription, type SubscriptionMatch } from './subscription.js';
 import { SubscriptionStore } from './subscription-store.js';
@@ -29,6 +30,8 @@ export class MqttBroker {
   readonly stats: BrokerStats;
   readonly lifecycle: SessionLifecycle;
   hooks: BrokerHooks = {};
+  /** Cluster mode: one owner per client id across the nodes. */
+  directory: SessionDirectory | null = null;
 
   constructor(
     readonly config: MqttConfig,
@@ -164,6 +167,7 @@ export class MqttBroker {
     if (previous !== undefined) this.subscriptions.remove(session.clientId, previous);
     session.subscriptions.set(subscription.raw, subscription);
     this.subscriptions.add(session.clientId, subscription);
+    this.directory?.changed(session, session.will);
   }
 
   unsubscribe(session: Session, raw: string): boolean {
@@ -171,6 +175,7 @@ export class MqttBroker {
     if (subscription === undefined) return false;
     session.subscriptions.delete(raw);
     this.subscriptions.remove(session.clientId, subscription);
+    this.directory?.changed(session, session.will);
     return true;
   }
 
@@ -178,7 +183,9 @@ export class MqttBroker {
   endSession(session: Session): void {
     session.clearTimers(this.clock);
     for (const subscription of session.discard()) this.subscriptions.remove(session.clientId, subscription);
-    if (this.sessions.get(session.clientId) === session) this.sessions.delete(session.clientId);
+    if (this.sessions.get(session.clientId) !== session) return;
+    this.sessions.delete(session.clientId);
+    this.directory?.ended(session);
   }
 }
 

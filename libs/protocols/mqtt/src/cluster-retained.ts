@@ -1,71 +1,12 @@
 import { type ClusterNode } from '#broker/cluster';
 import { type KV, type KvWatchEntry } from '@nats-io/kv';
-import { type QoS } from 'mqtt-packet';
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
-import { type MqttMessage, type PassThroughProperties } from './message.js';
+import { type MqttMessage } from './message.js';
+import { decodeMessage, encodeMessage } from './message-codec.js';
 
 /** KV keys are subject tokens: a topic whose base64url is longer stays on its node (and is logged). */
 const MAX_KEY_LENGTH = 2048;
-
-/** What a retained message's value holds besides its payload, as JSON. */
-interface Meta {
-  readonly topic: string;
-  readonly qos: QoS;
-  readonly publisherId: string | null;
-  readonly expiresAt: number | null;
-  readonly properties: Omit<PassThroughProperties, 'correlationData'> & { correlationData?: string };
-}
-
-/** A value: 4 bytes of JSON length, the JSON, then the payload as it came (no base64 on the payload). */
-export function encodeRetained(message: MqttMessage): Uint8Array {
-  const { correlationData, ...properties } = message.properties;
-  const meta: Meta = {
-    topic: message.topic,
-    qos: message.qos,
-    publisherId: message.publisherId,
-    expiresAt: message.expiresAt,
-    properties:
-      correlationData === undefined
-        ? properties
-        : { ...properties, correlationData: correlationData.toString('base64') },
-  };
-  const json = Buffer.from(JSON.stringify(meta), 'utf8');
-  const value = Buffer.allocUnsafe(4 + json.byteLength + message.payload.byteLength);
-  value.writeUInt32BE(json.byteLength, 0);
-  json.copy(value, 4);
-  message.payload.copy(value, 4 + json.byteLength);
-  return value;
-}
-
-/** The message a value holds, or null when it is not one of ours. */
-export function decodeRetained(value: Uint8Array): MqttMessage | null {
-  const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  if (bytes.byteLength < 4) return null;
-  const length = bytes.readUInt32BE(0);
-  if (4 + length > bytes.byteLength) return null;
-  let meta: Meta;
-  try {
-    meta = JSON.parse(bytes.subarray(4, 4 + length).toString('utf8')) as Meta;
-  } catch {
-    return null;
-  }
-  if (typeof meta?.topic !== 'string' || ![0, 1, 2].includes(meta.qos)) return null;
-  const { correlationData, ...properties } = meta.properties ?? {};
-  return {
-    topic: meta.topic,
-    // A copy: the KV entry's buffer is not ours to keep.
-    payload: Buffer.from(bytes.subarray(4 + length)),
-    qos: meta.qos,
-    retain: true,
-    publisherId: typeof meta.publisherId === 'string' ? meta.publisherId : null,
-    expiresAt: typeof meta.expiresAt === 'number' ? meta.expiresAt : null,
-    properties:
-      typeof correlationData === 'string'
-        ? { ...properties, correlationData: Buffer.from(correlationData, 'base64') }
-        : properties,
-  };
-}
 
 /**
  * Retained messages shared by the nodes: each one a KV entry keyed by its topic, every node's in-memory
@@ -115,7 +56,7 @@ export class ClusterRetained {
       );
       return;
     }
-    const done = message.payload.byteLength === 0 ? kv.delete(key) : kv.put(key, encodeRetained(message));
+    const done = message.payload.byteLength === 0 ? kv.delete(key) : kv.put(key, encodeMessage(message));
     done.catch((err: unknown) =>
       this.log.warn(
         { err: (err as Error).message, topic: message.topic },
@@ -153,7 +94,7 @@ export class ClusterRetained {
       if (held !== undefined) this.broker.retained.store({ ...held, payload: Buffer.alloc(0) });
       return;
     }
-    const message = decodeRetained(entry.value);
+    const message = decodeMessage(entry.value);
     if (message === null) {
       this.log.warn({ key: entry.key }, 'mqtt: retained entry that is not a message ignored');
       return;

@@ -11,6 +11,7 @@ import { encodePacket, type PacketHandler, PacketReader } from './packet-reader.
 import { Permissions } from './permissions.js';
 import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
 import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
+import { type WillRecord } from './session-directory.js';
 
 /** The slice of pino the core logs through. */
 export interface MqttLogger {
@@ -56,6 +57,8 @@ export class MqttClient implements SessionOwner, PacketHandler {
   principal: Principal | null = null;
   permissions = Permissions.unrestricted;
   will: Will | null = null;
+  /** The will as the cluster's directory keeps it (null: none, or one this client may not publish). */
+  willRecord: WillRecord | null = null;
   /** What the client announced in its v5 CONNECT. */
   clientReceiveMaximum = 65535;
   clientMaxPacketSize = Number.POSITIVE_INFINITY;
@@ -268,6 +271,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
         ? null
         : {
             delaySec: will.delaySec,
+            record: this.willRecord,
             publish: () => {
               if (!permissions.canPublish(will.message.topic)) return;
               const message =

@@ -15,6 +15,7 @@ import { type Logger } from 'pino';
 import { MqttBroker } from './broker.js';
 import { bridgeBus } from './bus-bridge.js';
 import { ClusterRetained } from './cluster-retained.js';
+import { ClusterSessions } from './cluster-sessions.js';
 import { type ClientContext, type MqttTransport } from './client-context.js';
 import { MqttClient } from './mqtt-client.js';
 import { publishSysTopics } from './sys-topics.js';
@@ -29,8 +30,9 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
   readonly logger: Logger;
   private busSubscription: BusSubscription | null = null;
   private sysTimer: NodeJS.Timeout | null = null;
-  /** Cluster mode: retained messages shared through a KV bucket. */
+  /** Cluster mode: retained messages and sessions shared through KV buckets. */
   private readonly retained: ClusterRetained | null;
+  private readonly sessions: ClusterSessions | null;
 
   constructor(
     @Inject(BROKER_CONFIG) readonly config: BrokerConfig,
@@ -44,11 +46,13 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     this.broker.hooks.dropped = (why, clientId, topic) =>
       this.logger.debug({ why, clientId, topic }, 'mqtt message dropped');
     this.retained = cluster === null ? null : new ClusterRetained(cluster, this.broker, this.logger);
+    this.sessions = cluster === null ? null : new ClusterSessions(cluster, this.broker, this.logger);
   }
 
   /** Before any client connects, the retained messages of the cluster are loaded. */
   async onModuleInit(): Promise<void> {
     await this.retained?.start();
+    await this.sessions?.start();
   }
 
   onApplicationBootstrap(): void {
@@ -63,6 +67,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
 
   onApplicationShutdown(): void {
     this.retained?.stop();
+    this.sessions?.stop();
     if (this.sysTimer !== null) clearInterval(this.sysTimer);
     this.busSubscription?.unsubscribe();
     this.broker.lifecycle.stopAll();

@@ -10,6 +10,7 @@ export const RC = {
   badUserNameOrPassword: 0x86,
   notAuthorized: 0x87,
   serverUnavailable: 0x88,
+  serverBusy: 0x89,
   serverShuttingDown: 0x8b,
   badAuthenticationMethod: 0x8c,
   keepAliveTimeout: 0x8d,

@@ -1,20 +1,26 @@
 import { type MqttConfig } from '#broker/config';
 import { type Clock } from '#broker/gateway';
+import { type SessionDirectory, type SessionState, type WillRecord } from './session-directory.js';
 import { Session, type SessionOwner } from './session.js';
+import { type Subscription } from './subscription.js';
 
 /** The broker state a session's life touches (MqttBroker provides it). */
 export interface SessionHost {
   readonly sessions: Map<string, Session>;
   readonly config: MqttConfig;
   readonly clock: Clock;
+  readonly directory: SessionDirectory | null;
   /** Forgets a session: subscriptions out of the trie, queue discarded, timers stopped. */
   endSession(session: Session): void;
+  subscribe(session: Session, subscription: Subscription): void;
 }
 
 /** The will of a connection that ended: published by `publish`, after `delaySec` unless the session ends first. */
 export interface PendingWill {
   readonly delaySec: number;
   publish(): void;
+  /** What the cluster's directory keeps of it while it waits. */
+  readonly record: WillRecord | null;
 }
 
 export type Attached = { readonly session: Session; readonly present: boolean } | null;
@@ -32,7 +38,14 @@ export class SessionLifecycle {
    * connection holding it is taken over (v5 DISCONNECT 0x8E); on a clean start the old session ends
    * (a will still waiting for its delay goes out now), else it is resumed and keeps its state.
    */
-  attach(owner: SessionOwner, clientId: string, clean: boolean, expirySec: number): Attached {
+  attach(
+    owner: SessionOwner,
+    clientId: string,
+    clean: boolean,
+    expirySec: number,
+    /** Cluster mode: the state the session had on the node it came from. */
+    imported: SessionState | null = null,
+  ): Attached {
     const { sessions, config } = this.host;
     if (!sessions.has(clientId) && sessions.size >= config.maxSessions) return null;
     sessions.get(clientId)?.owner?.takeOver();
@@ -42,10 +55,11 @@ export class SessionLifecycle {
       this.end(session);
       session = undefined;
     }
-    const present = session !== undefined;
+    const present = session !== undefined || imported !== null;
     if (session === undefined) {
       session = new Session(clientId);
       sessions.set(clientId, session);
+      for (const subscription of imported?.subscriptions ?? []) this.host.subscribe(session, subscription);
     }
     // A resumed session's delayed will and expiry are off: its client is back (3.1.3.2.2).
     session.clearTimers(this.host.clock);
@@ -65,6 +79,7 @@ export class SessionLifecycle {
     if (will !== null) {
       const publish = (): void => {
         session.pendingWill = null;
+        session.will = null;
         will.publish();
       };
       const delay = Math.min(will.delaySec, session.expirySec);
@@ -75,6 +90,8 @@ export class SessionLifecycle {
       }
     }
     if (session.expirySec === 0) return this.end(session);
+    session.will = session.pendingWill === null ? null : (will?.record ?? null);
+    this.host.directory?.changed(session, session.will);
     session.expiryTimer = clock.after(session.expirySec * 1000, () => this.end(session));
   }
 
@@ -82,6 +99,25 @@ export class SessionLifecycle {
   end(session: Session): void {
     session.pendingWill?.();
     this.host.endSession(session);
+  }
+
+  /**
+   * Cluster mode, on the node holding `clientId` when another node takes it: the connection gets
+   * DISCONNECT 0x8E. On a clean start the session ends here (a waiting will goes out); else it leaves
+   * quietly (its client is back, so no will) and its state goes with it.
+   */
+  handOver(clientId: string, clean: boolean): SessionState | null {
+    this.host.sessions.get(clientId)?.owner?.takeOver();
+    const session = this.host.sessions.get(clientId);
+    if (session === undefined) return null;
+    if (clean) {
+      this.end(session);
+      return null;
+    }
+    const state = { expirySec: session.expirySec, subscriptions: [...session.subscriptions.values()] };
+    session.clearTimers(this.host.clock);
+    this.host.endSession(session);
+    return state;
   }
 
   /** Shutdown: no timer of any session fires any more. */

@@ -2,6 +2,7 @@ import { type Clock, type TimerHandle } from '#broker/gateway';
 import { type QoS } from 'mqtt-packet';
 import { DeliveryQueue } from './delivery-queue.js';
 import { type MqttMessage } from './message.js';
+import { type WillRecord } from './session-directory.js';
 import { type Subscription } from './subscription.js';
 
 /** A message on its way to one subscriber, with what its subscriptions made of it. */
@@ -54,6 +55,8 @@ export class Session {
   willTimer: TimerHandle | null = null;
   /** Publishes the will of the last connection once its delay is over or the session ends first. */
   pendingWill: (() => void) | null = null;
+  /** Cluster mode: the will the directory keeps for this session (the connection's, or one still waiting). */
+  will: WillRecord | null = null;
   private lastPacketId = 0;
 
   constructor(readonly clientId: string) {}

@@ -5,6 +5,7 @@ import { authenticate } from '../authenticate.js';
 import { CLOSE } from '../client-context.js';
 import { type MqttClient } from '../mqtt-client.js';
 import { Permissions } from '../permissions.js';
+import { type SessionState, type WillRecord } from '../session-directory.js';
 import { MqttProtocolError, RC, v3ConnackCode } from '../reason-codes.js';
 import { willOf } from './will.js';
 
@@ -51,11 +52,21 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
 
   client.state = 'authenticating';
   authenticate(packet, client.context, client.passwords)
-    .then((outcome) => {
+    .then(async (outcome) => {
       if (client.state !== 'authenticating') return;
       if (!outcome.ok) return refuse(client, outcome.reasonCode, 'authentication failed');
       client.will = will;
-      accept(client, packet, outcome.principal);
+      const taking = take(client, packet, outcome.principal);
+      const directory = client.broker.directory;
+      const claim =
+        directory === null
+          ? { state: null }
+          : await directory.claim(taking.clientId, clean, taking.expirySec, taking.willRecord);
+      if (client.state !== 'authenticating') return;
+      if (claim === 'lost') {
+        return refuse(client, RC.serverBusy, 'another connection with this client id won; try again');
+      }
+      accept(client, packet, taking, claim.state);
     })
     .catch((err: Error) => {
       // Only a bug lands here; it ends this connection, never the process (no unhandled rejection).
@@ -65,26 +76,68 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
     });
 }
 
-function accept(client: MqttClient, packet: IConnectPacket, principal: Principal | null): void {
+/** What an authenticated CONNECT is about to take: its client id, session expiry and will. */
+interface Taking {
+  readonly clientId: string;
+  /** Set when the server chose the client id. */
+  readonly assigned: string | null;
+  readonly requestedExpiry: number;
+  readonly expirySec: number;
+  readonly principal: Principal | null;
+  readonly permissions: Permissions;
+  readonly willRecord: WillRecord | null;
+}
+
+function take(client: MqttClient, packet: IConnectPacket, principal: Principal | null): Taking {
+  const config = client.broker.config;
+  const clean = packet.clean ?? true;
+  const assigned = packet.clientId.length === 0 ? flatUuid('auto-') : null;
+  const requestedExpiry =
+    client.version === 5
+      ? (packet.properties?.sessionExpiryInterval ?? 0)
+      : clean
+        ? 0
+        : config.maxSessionExpirySec;
+  const permissions = Permissions.of(principal);
+  const will = client.will;
+  return {
+    clientId: assigned ?? packet.clientId,
+    assigned,
+    requestedExpiry,
+    expirySec: Math.min(requestedExpiry, config.maxSessionExpirySec),
+    principal,
+    permissions,
+    willRecord:
+      will === null || !permissions.canPublish(will.message.topic)
+        ? null
+        : {
+            message: will.message,
+            delaySec: will.delaySec,
+            expirySec: will.expirySec,
+            principal: principal?.subject ?? null,
+          },
+  };
+}
+
+function accept(
+  client: MqttClient,
+  packet: IConnectPacket,
+  taking: Taking,
+  imported: SessionState | null,
+): void {
   const { broker } = client;
   const config = broker.config;
   const props = packet.properties ?? {};
   const clean = packet.clean ?? true;
-  const assigned = packet.clientId.length === 0 ? flatUuid('auto-') : null;
-  const clientId = assigned ?? packet.clientId;
-  const requestedExpiry =
-    client.version === 5 ? (props.sessionExpiryInterval ?? 0) : clean ? 0 : config.maxSessionExpirySec;
-  const attached = broker.lifecycle.attach(
-    client,
-    clientId,
-    clean,
-    Math.min(requestedExpiry, config.maxSessionExpirySec),
-  );
+  const { clientId, assigned, requestedExpiry, principal } = taking;
+  const attached = broker.lifecycle.attach(client, clientId, clean, taking.expirySec, imported);
   if (attached === null) return refuse(client, RC.quotaExceeded, 'too many sessions');
   const { session, present: sessionPresent } = attached;
   client.clientId = clientId;
   client.principal = principal;
-  client.permissions = Permissions.of(principal);
+  client.permissions = taking.permissions;
+  client.willRecord = taking.willRecord;
+  session.will = taking.willRecord;
   if (principal !== null) client.context.identify?.(principal);
   client.session = session;
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeRetained, encodeRetained } from './cluster-retained.js';
+import { decodeMessage, encodeMessage } from './message-codec.js';
 import { type MqttMessage } from './message.js';
 
-describe('retained messages as KV values', () => {
+describe('messages as bytes for NATS', () => {
   it('round-trip topic, payload bytes, QoS, expiry, publisher and v5 properties', () => {
     const message: MqttMessage = {
       topic: 'home/état/temp',
@@ -20,17 +20,17 @@ describe('retained messages as KV values', () => {
         responseTopic: 'r/1',
       },
     };
-    assert.deepEqual(decodeRetained(encodeRetained(message)), message);
+    assert.deepEqual(decodeMessage(encodeMessage(message)), message);
   });
 
   it('refuses values that are not ours', () => {
-    assert.equal(decodeRetained(new Uint8Array([1, 2])), null);
-    assert.equal(decodeRetained(Buffer.from([0, 0, 0, 9, 1])), null);
+    assert.equal(decodeMessage(new Uint8Array([1, 2])), null);
+    assert.equal(decodeMessage(Buffer.from([0, 0, 0, 9, 1])), null);
     const notJson = Buffer.concat([Buffer.from([0, 0, 0, 3]), Buffer.from('{{{')]);
-    assert.equal(decodeRetained(notJson), null);
+    assert.equal(decodeMessage(notJson), null);
     const noTopic = Buffer.from('{"qos":0}');
     const header = Buffer.alloc(4);
     header.writeUInt32BE(noTopic.byteLength);
-    assert.equal(decodeRetained(Buffer.concat([header, noTopic])), null);
+    assert.equal(decodeMessage(Buffer.concat([header, noTopic])), null);
   });
 });

@@ -1,0 +1,66 @@
+import { type QoS } from 'mqtt-packet';
+import { type MqttMessage, type PassThroughProperties } from './message.js';
+
+/** What an encoded message holds besides its payload, as JSON. */
+interface Meta {
+  readonly topic: string;
+  readonly qos: QoS;
+  readonly retain: boolean;
+  readonly publisherId: string | null;
+  readonly expiresAt: number | null;
+  readonly properties: Omit<PassThroughProperties, 'correlationData'> & { correlationData?: string };
+}
+
+/**
+ * A message as bytes for NATS (a KV value, a session record's will): 4 bytes of JSON length, the JSON,
+ * then the payload as it came (no base64 on the payload).
+ */
+export function encodeMessage(message: MqttMessage): Buffer {
+  const { correlationData, ...properties } = message.properties;
+  const meta: Meta = {
+    topic: message.topic,
+    qos: message.qos,
+    retain: message.retain,
+    publisherId: message.publisherId,
+    expiresAt: message.expiresAt,
+    properties:
+      correlationData === undefined
+        ? properties
+        : { ...properties, correlationData: correlationData.toString('base64') },
+  };
+  const json = Buffer.from(JSON.stringify(meta), 'utf8');
+  const value = Buffer.allocUnsafe(4 + json.byteLength + message.payload.byteLength);
+  value.writeUInt32BE(json.byteLength, 0);
+  json.copy(value, 4);
+  message.payload.copy(value, 4 + json.byteLength);
+  return value;
+}
+
+/** The message a value holds, or null when it is not one of ours. */
+export function decodeMessage(value: Uint8Array): MqttMessage | null {
+  const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (bytes.byteLength < 4) return null;
+  const length = bytes.readUInt32BE(0);
+  if (4 + length > bytes.byteLength) return null;
+  let meta: Meta;
+  try {
+    meta = JSON.parse(bytes.subarray(4, 4 + length).toString('utf8')) as Meta;
+  } catch {
+    return null;
+  }
+  if (typeof meta?.topic !== 'string' || ![0, 1, 2].includes(meta.qos)) return null;
+  const { correlationData, ...properties } = meta.properties ?? {};
+  return {
+    topic: meta.topic,
+    // A copy: the KV entry's buffer is not ours to keep.
+    payload: Buffer.from(bytes.subarray(4 + length)),
+    qos: meta.qos,
+    retain: meta.retain === true,
+    publisherId: typeof meta.publisherId === 'string' ? meta.publisherId : null,
+    expiresAt: typeof meta.expiresAt === 'number' ? meta.expiresAt : null,
+    properties:
+      typeof correlationData === 'string'
+        ? { ...properties, correlationData: Buffer.from(correlationData, 'base64') }
+        : properties,
+  };
+}

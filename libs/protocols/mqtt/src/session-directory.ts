@@ -1,0 +1,39 @@
+import { type MqttMessage } from './message.js';
+import { type Session } from './session.js';
+import { type Subscription } from './subscription.js';
+
+/** What moves with a session from one node to another: its expiry and its subscriptions. */
+export interface SessionState {
+  readonly expirySec: number;
+  readonly subscriptions: readonly Subscription[];
+}
+
+/** A connection's will as the directory keeps it, so another node can publish it if this one dies. */
+export interface WillRecord {
+  readonly message: MqttMessage;
+  readonly delaySec: number;
+  /** The will's message expiry interval, or null. */
+  readonly expirySec: number | null;
+  readonly principal: string | null;
+}
+
+/** The outcome of a claim: the state the session had elsewhere (null: none), or another CONNECT won. */
+export type Claim = { readonly state: SessionState | null } | 'lost';
+
+/**
+ * Where the sessions of a cluster live (absent on a single node): one owner per client id across the
+ * nodes. The core asks it before a connection takes a client id and tells it what changes; it never
+ * waits on it otherwise.
+ */
+export interface SessionDirectory {
+  /**
+   * Makes this node the owner of `clientId`: the node holding it lets go (its connection gets DISCONNECT
+   * 0x8E; on a clean start its session ends and a waiting will goes out, else its state comes here).
+   * 'lost' when a CONNECT for the same id on another node won the race.
+   */
+  claim(clientId: string, clean: boolean, expirySec: number, will: WillRecord | null): Promise<Claim>;
+  /** The session's subscriptions, expiry or will changed. */
+  changed(session: Session, will: WillRecord | null): void;
+  /** The session ended here (expired, clean start, or handed to another node). */
+  ended(session: Session): void;
+}
