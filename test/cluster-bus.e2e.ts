@@ -278,6 +278,16 @@ describe('cluster: the bus across three broker processes', () => {
       () => remoteInbox.received.length > remoteBefore,
     );
     assert.equal((await fetch(`${n1.http}/health/ready`)).status, 200);
+    // Membership came back too: well past the node timeout, nobody was declared dead.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    for (const node of cluster.nodes) {
+      const metrics = await (await fetch(`${node.http}/metrics`)).text();
+      assert.match(
+        metrics,
+        new RegExp(`^broker_cluster_nodes ${cluster.nodes.length}$`, 'm'),
+        `${node.id} sees every node`,
+      );
+    }
     const again = new WebSocket(`${n1.url}/mqtt`, 'mqtt');
     await opened(again);
     again.close();
