@@ -46,10 +46,18 @@ export function startBareServer(): Promise<ServerProcess> {
   return startScriptServer('bare ws', new URL('./bare-ws-server.js', import.meta.url));
 }
 
-/** The broker's own entry point, configured by file; info logging stays on, written to /dev/null. */
-export async function startBrokerServer(configFile: string, port: number): Promise<ServerProcess> {
+/**
+ * The broker's own entry point, configured by file (plus `env`: a cluster node's NATS_URL, say); info
+ * logging stays on, written to /dev/null.
+ */
+export async function startBrokerServer(
+  configFile: string,
+  port: number,
+  env: Record<string, string> = {},
+  name = 'broker',
+): Promise<ServerProcess> {
   const script = fileURLToPath(new URL('../../../src/main.js', import.meta.url));
-  return startNodeServer('broker', script, { CONFIG: configFile, LOG_LEVEL: 'info' }, port);
+  return startNodeServer(name, script, { CONFIG: configFile, LOG_LEVEL: 'info', ...env }, port);
 }
 
 /** A process of the load side, with an IPC channel, killed with the servers on exit. */

@@ -12,7 +12,7 @@ export interface BenchOptions {
 export const USAGE = `Usage: node dist/apps/bench/src/main.js [handshake] [options]
 
 Handshakes per second and latency of a bare ws server and of the broker, alternating rounds.
-Other benchmarks: main.js graphql --help, main.js wamp --help.
+Other benchmarks: main.js graphql --help, main.js wamp --help, main.js cluster --help.
 
   --duration <s>     measured seconds per round (default 5)
   --warmup <s>       unmeasured seconds before each round (default 1)

@@ -1,4 +1,5 @@
 import { USAGE, UsageError } from './cli-options.js';
+import { CLUSTER_USAGE, runClusterBench } from './cluster/cluster-bench.js';
 import { GRAPHQL_USAGE, runGraphqlBench } from './graphql/graphql-bench.js';
 import { runHandshakeBench } from './handshake-bench.js';
 import { runWampBench, WAMP_USAGE } from './wamp/wamp-bench.js';
@@ -12,9 +13,10 @@ const BENCHES: Readonly<Record<string, Bench>> = {
   handshake: { usage: USAGE, run: runHandshakeBench },
   graphql: { usage: GRAPHQL_USAGE, run: runGraphqlBench },
   wamp: { usage: WAMP_USAGE, run: runWampBench },
+  cluster: { usage: CLUSTER_USAGE, run: runClusterBench },
 };
 
-/** `main.js [handshake|graphql|wamp] [options]`; with no name (or only flags) it is the handshake benchmark. */
+/** `main.js [handshake|graphql|wamp|cluster] [options]`; with no name (or only flags) it is the handshake benchmark. */
 async function main(): Promise<void> {
   const [first, ...rest] = process.argv.slice(2);
   const named = first !== undefined ? BENCHES[first] : undefined;

@@ -7,7 +7,10 @@ import { DeliveryTracker } from './delivery-tracker.js';
 import { packetIdFor, PublishTemplate } from './mqtt-wire.js';
 
 export interface TrafficOptions {
+  /** Where the subscribers connect, and the publishers too unless publisherUrl is given. */
   readonly url: string;
+  /** Where the publishers connect when not at `url` (another node of a cluster). */
+  readonly publisherUrl?: string;
   readonly serverPid: number;
   readonly topic: string;
   readonly qos: 0 | 1;
@@ -26,6 +29,9 @@ export interface TrafficOptions {
   readonly timeoutMs: number;
   /** Each client's sends of one tick leave in one write (see WriteBatcher), or a write per message. */
   readonly batchWrites: boolean;
+  /** Called when the measured window opens and closes (to sample the CPU of other processes). */
+  readonly onWindowStart?: () => void;
+  readonly onWindowEnd?: () => void;
 }
 
 export interface TrafficResult {
@@ -42,6 +48,10 @@ export interface TrafficResult {
   readonly serverCpuUsPerMessage: number | null;
   /** Lost, duplicated, reordered or malformed messages, missing PUBACKs, dropped connections. */
   readonly errors: ReadonlyMap<string, number>;
+  /** Messages the publishers sent over the whole run, warm-up included. */
+  readonly published: number;
+  /** First receipts of a sent message over the whole run, summed over subscribers (fan-out counts each copy). */
+  readonly received: number;
 }
 
 const CONNECT_PARALLEL = 50;
@@ -58,6 +68,8 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
   let windowStart = Infinity;
   let windowEnd = Infinity;
   let deliveriesInWindow = 0;
+  let published = 0;
+  let received = 0;
   let sending = true;
 
   const templates = Array.from(
@@ -78,6 +90,7 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
             const verdict = tracker.delivered(s, publish.publisher, publish.seq);
             if (verdict.error !== null) addError(errors, verdict.error, verdict.errorCount);
             if (!verdict.fresh) return;
+            received++;
             if (now >= windowStart && now < windowEnd) deliveriesInWindow++;
             if (publish.sentAt >= windowStart && publish.sentAt < windowEnd)
               latencies.push(now - publish.sentAt);
@@ -93,7 +106,7 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
     });
     const publishers = await inBatches(options.publishers, CONNECT_PARALLEL, async (p) => {
       const client = await BenchClient.connect(
-        options.url,
+        options.publisherUrl ?? options.url,
         `pub-${p}-${process.pid}`,
         { onPuback: () => (pubacks[p] = (pubacks[p] as number) + 1), onError },
         options.timeoutMs,
@@ -106,6 +119,7 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
     function sendNext(p: number): void {
       const now = performance.now();
       const seq = tracker.published(p);
+      published++;
       (publishers[p] as BenchClient).send(
         (templates[p] as PublishTemplate).build(seq, now, packetIdFor(seq)),
       );
@@ -116,8 +130,14 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
     windowStart = started + options.warmupMs;
     windowEnd = windowStart + options.durationMs;
     const timers = [
-      setTimeout(() => cpu.start(), options.warmupMs),
-      setTimeout(() => cpu.stop(), options.warmupMs + options.durationMs),
+      setTimeout(() => {
+        cpu.start();
+        options.onWindowStart?.();
+      }, options.warmupMs),
+      setTimeout(() => {
+        cpu.stop();
+        options.onWindowEnd?.();
+      }, options.warmupMs + options.durationMs),
     ];
     const load = options.load;
     let pacer: NodeJS.Timeout | undefined;
@@ -162,6 +182,8 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
           ? null
           : (cpu.shares.serverMs * 1000) / deliveriesInWindow,
       errors,
+      published,
+      received,
     };
   } finally {
     await closeAll();
