@@ -125,14 +125,21 @@ export class BrokerNode {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** Whether the process still runs. */
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   /** Everything the process wrote so far. */
   log(): string {
     return this.output;
   }
 
   logLines(): Record<string, unknown>[] {
+    // The last line may be partly written: only whole lines are parsed.
     return this.output
       .split('\n')
+      .slice(0, -1)
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   }

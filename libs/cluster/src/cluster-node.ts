@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type ClusterConfig } from '#broker/config';
 import { Kvm, type KV, type KvOptions } from '@nats-io/kv';
@@ -11,7 +12,7 @@ import {
 import { connect } from '@nats-io/transport-node';
 import { type Logger } from 'pino';
 import { Membership } from './membership.js';
-import { topicToSubject } from './subjects.js';
+import { MAX_SUBJECT_BYTES, topicToSubject } from './subjects.js';
 
 /** A request to another node got no answer in time (the node is busy, partitioned or just died). */
 export class NodeTimeoutError extends Error {
@@ -60,10 +61,15 @@ export function defaultNodeId(port: number): string {
  */
 export class ClusterNode {
   private readonly handlers = new Map<string, RequestHandler>();
+  private readonly connectionListeners = new Set<(connected: boolean) => void>();
+  /** Keyed handlers of this node, by subject. */
+  private readonly keyed = new Map<string, RequestHandler>();
   private connected = true;
 
   readonly name: string;
   readonly membership: Membership;
+  /** This process among the node's lifetimes: records written under the node id carry it. */
+  readonly incarnation = randomUUID();
 
   private constructor(
     readonly nc: NatsConnection,
@@ -76,6 +82,7 @@ export class ClusterNode {
     this.name = config.name;
     this.membership = new Membership(nodes, {
       nodeId,
+      incarnation: this.incarnation,
       heartbeatMs: config.heartbeatMs,
       nodeTimeoutMs: config.nodeTimeoutMs,
       logger,
@@ -98,7 +105,8 @@ export class ClusterNode {
         noEcho: true,
         maxReconnectAttempts: -1,
         reconnectTimeWait: 500,
-        pingInterval: 10_000,
+        // A node cut off from NATS notices within about nodeTimeoutMs, as the others notice it.
+        pingInterval: Math.min(10_000, Math.max(500, Math.floor(config.nodeTimeoutMs / 2))),
         maxPingOut: 2,
         timeout: config.requestTimeoutMs,
       });
@@ -150,9 +158,22 @@ export class ClusterNode {
     return this.respond(this.subject('node', this.nodeId, service), handler);
   }
 
-  /** Answers requests for `key` of `service` while this node holds it (one charge point's socket, say). */
-  serveKey(service: string, key: string, handler: RequestHandler): Subscription {
-    return this.respond(this.subject('key', service, topicToSubject(key)), handler);
+  /**
+   * Answers requests for `key` of `service` while this node holds it (one charge point's socket, say).
+   * Throws RangeError for a key too long for a subject.
+   */
+  serveKey(service: string, key: string, handler: RequestHandler): { unsubscribe(): void } {
+    const subject = this.keySubject(service, key);
+    if (subject === null) throw new RangeError(`a key of ${service} is too long to serve across the cluster`);
+    // No echo: a request of this node's own for a key it serves never comes back from NATS.
+    this.keyed.set(subject, handler);
+    const subscription = this.respond(subject, handler);
+    return {
+      unsubscribe: () => {
+        if (this.keyed.get(subject) === handler) this.keyed.delete(subject);
+        subscription.unsubscribe();
+      },
+    };
   }
 
   /** A request to one node; this node's own requests run the local handler without a round trip. */
@@ -160,14 +181,33 @@ export class ClusterNode {
     if (node === this.nodeId) {
       const handler = this.handlers.get(service);
       if (handler === undefined) throw new NoHolderError(`this node does not serve ${service}`);
-      return (await handler(body)) as T;
+      return this.runLocal<T>(handler, body);
     }
     return this.ask<T>(this.subject('node', node, service), body, timeoutMs);
   }
 
   /** A request to whichever node holds `key`; NoHolderError when none does. */
-  requestKey<T>(service: string, key: string, body: unknown, timeoutMs?: number): Promise<T> {
-    return this.ask<T>(this.subject('key', service, topicToSubject(key)), body, timeoutMs);
+  async requestKey<T>(service: string, key: string, body: unknown, timeoutMs?: number): Promise<T> {
+    const subject = this.keySubject(service, key);
+    if (subject === null) throw new NoHolderError(`a key of ${service} is too long to be held`);
+    const local = this.keyed.get(subject);
+    if (local !== undefined) return this.runLocal<T>(local, body);
+    return this.ask<T>(subject, body, timeoutMs);
+  }
+
+  private keySubject(service: string, key: string): string | null {
+    const subject = this.subject('key', service, topicToSubject(key));
+    return Buffer.byteLength(subject) <= MAX_SUBJECT_BYTES ? subject : null;
+  }
+
+  /** A handler of this node's, its failure shaped as a remote one's. */
+  private async runLocal<T>(handler: RequestHandler, body: unknown): Promise<T> {
+    try {
+      return (await handler(body)) as T;
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      throw new RemoteError(error.name, error.message);
+    }
   }
 
   /** The same request to every live node, this one included, each within the time limit. */
@@ -190,9 +230,16 @@ export class ClusterNode {
    * A one-way message to one node's `service` (no answer, no delivery guarantee: a protocol that needs
    * one watches membership, as a node that is gone never answers).
    */
-  post(node: string, service: string, body: unknown): void {
-    if (!this.isConnected) return;
-    this.nc.publish(this.subject('node', node, service), JSON.stringify(body));
+  post(node: string, service: string, body: unknown): boolean {
+    if (!this.isConnected) return false;
+    try {
+      this.nc.publish(this.subject('node', node, service), JSON.stringify(body));
+      return true;
+    } catch (err) {
+      // Past the server's payload limit, or closing: the caller answers for the lost message.
+      this.logger.debug({ err: (err as Error).message, node, service }, 'cluster message not sent');
+      return false;
+    }
   }
 
   /** Receives the one-way messages posted to this node's `service`. */
@@ -226,6 +273,22 @@ export class ClusterNode {
         }
       },
     });
+  }
+
+  /** Called when the NATS connection goes (false) and comes back (true); returns the unsubscribe. */
+  onConnection(listener: (connected: boolean) => void): () => void {
+    this.connectionListeners.add(listener);
+    return () => this.connectionListeners.delete(listener);
+  }
+
+  private emitConnection(connected: boolean): void {
+    for (const listener of this.connectionListeners) {
+      try {
+        listener(connected);
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, 'cluster connection listener failed');
+      }
+    }
   }
 
   /** Leaves the cluster: deletes the heartbeat, then drains (pending replies go out) and closes. */
@@ -292,9 +355,11 @@ export class ClusterNode {
         if (status.type === 'disconnect' && this.connected) {
           this.connected = false;
           this.logger.error('NATS connection lost: new connections get 503 until it is back');
+          this.emitConnection(false);
         } else if (status.type === 'reconnect' && !this.connected) {
           this.connected = true;
           this.logger.info('NATS connection restored');
+          this.emitConnection(true);
         }
       }
     })();

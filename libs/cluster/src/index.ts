@@ -1,3 +1,4 @@
+export { type BucketWatch, watchBucket } from './bucket-watch.js';
 export { ClusterModule } from './cluster.module.js';
 export {
   ClusterNode,

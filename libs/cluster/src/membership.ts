@@ -1,9 +1,11 @@
-import { type KV, type KvWatchEntry } from '@nats-io/kv';
-import { type QueuedIterator } from '@nats-io/nats-core';
+import { type KV, type KvEntry, type KvWatchEntry } from '@nats-io/kv';
 import { type Logger } from 'pino';
+import { type BucketWatch, watchBucket } from './bucket-watch.js';
 
 export interface MembershipOptions {
   readonly nodeId: string;
+  /** This process; a node restarted under the same id is a new incarnation. */
+  readonly incarnation: string;
   readonly heartbeatMs: number;
   readonly nodeTimeoutMs: number;
   readonly logger: Logger;
@@ -16,40 +18,91 @@ export interface MembershipChange {
   readonly up: boolean;
 }
 
+/** What a heartbeat entry holds. */
+interface Beat {
+  readonly incarnation: string;
+}
+
+interface Seen {
+  /** performance.now() when this node last saw the heartbeat change. */
+  at: number;
+  incarnation: string;
+}
+
+function beatOf(entry: KvEntry): Beat | null {
+  try {
+    const beat = entry.json<Beat>();
+    return typeof beat?.incarnation === 'string' ? beat : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Which nodes are alive, from the engine rather than a protocol of ours: each node renews a heartbeat
  * entry in a KV bucket, every node watches the bucket, and a node whose entry has not changed for
- * `nodeTimeoutMs` (by this node's clock: no clock of another machine is compared) is dead. A node that
- * stops cleanly deletes its entry, so the others see it go at once.
+ * `nodeTimeoutMs` (by this node's clock) is dead. A node that stops cleanly deletes its entry, so the
+ * others see it go at once; one restarted under the same id shows a new incarnation, and counts as gone
+ * and back. A node whose own loop stalled, or that lost NATS, judges nobody on that gap: the heartbeats
+ * it could not read are not the others' fault.
  */
 export class Membership {
-  /** Other nodes, with when this node last saw their heartbeat (performance.now()). */
-  private readonly lastSeen = new Map<string, number>();
+  private readonly seen = new Map<string, Seen>();
   private readonly listeners = new Set<(change: MembershipChange) => void>();
   private timer: NodeJS.Timeout | null = null;
-  private watcher: QueuedIterator<KvWatchEntry> | null = null;
-  private stopped = false;
+  private watch: BucketWatch | null = null;
   private wasConnected = true;
+  private lastTick = performance.now();
 
   constructor(
     private readonly kv: KV,
     private readonly options: MembershipOptions,
   ) {}
 
+  /**
+   * Joins: refuses while another live process beats under this node id, writes the first beat, and
+   * resolves once the current members are known.
+   */
   async start(): Promise<void> {
+    await this.ensureAlone();
     await this.beat();
-    await this.watch();
+    this.watch = await watchBucket(this.kv, (entry) => this.saw(entry), {
+      log: this.options.logger,
+      what: 'cluster nodes',
+      retryMs: this.options.heartbeatMs,
+      loadTimeoutMs: this.options.nodeTimeoutMs,
+    });
+    await this.watch.loaded;
+    this.lastTick = performance.now();
     this.timer = setInterval(() => this.tick(), this.options.heartbeatMs);
     this.timer.unref();
   }
 
   /** Live nodes, this one included, sorted. */
   live(): string[] {
-    return [this.options.nodeId, ...this.lastSeen.keys()].sort();
+    return [this.options.nodeId, ...this.seen.keys()].sort();
   }
 
   isLive(node: string): boolean {
-    return node === this.options.nodeId || this.lastSeen.has(node);
+    return node === this.options.nodeId || this.seen.has(node);
+  }
+
+  /**
+   * Asks the bucket itself before acting on a death (adopting the node's sessions, freeing its
+   * registrations): true unless the node's entry is there, fresh by the server's clock, and of the
+   * incarnation this node last knew.
+   */
+  async confirmDead(node: string, incarnation?: string): Promise<boolean> {
+    const entry = await this.kv.get(node).catch(() => undefined);
+    if (entry === undefined) return false;
+    if (entry === null || entry.operation !== 'PUT') return true;
+    if (Date.now() - entry.created.getTime() > this.options.nodeTimeoutMs) return true;
+    return incarnation !== undefined && beatOf(entry)?.incarnation !== incarnation;
+  }
+
+  /** The incarnation a live node beats with, as last seen. */
+  incarnationOf(node: string): string | undefined {
+    return node === this.options.nodeId ? this.options.incarnation : this.seen.get(node)?.incarnation;
   }
 
   /** Called for each node that joins or leaves the live set; returns the unsubscribe. */
@@ -60,80 +113,90 @@ export class Membership {
 
   /** Stops renewing and deletes this node's entry, so the others see it leave without waiting. */
   async stop(): Promise<void> {
-    this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
-    this.watcher?.stop();
+    this.watch?.stop();
     await this.kv.delete(this.options.nodeId).catch(() => undefined);
   }
 
+  /** Two processes with one node id would steal each other's state: the second waits, then refuses. */
+  private async ensureAlone(): Promise<void> {
+    const { nodeId, incarnation, heartbeatMs, nodeTimeoutMs } = this.options;
+    const first = await this.kv.get(nodeId);
+    if (first === null || first.operation !== 'PUT' || beatOf(first)?.incarnation === incarnation) return;
+    if (Date.now() - first.created.getTime() > nodeTimeoutMs) return;
+    // A beat under our id, fresh: an earlier process of ours that just died, or a live twin. Wait and see.
+    const until = Date.now() + nodeTimeoutMs + heartbeatMs;
+    while (Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, heartbeatMs));
+      const now = await this.kv.get(nodeId);
+      if (now === null || now.operation !== 'PUT') return;
+      if (now.revision !== first.revision) {
+        throw new Error(
+          `another process is running as node ${nodeId} (cluster.nodeId / NODE_ID must be unique)`,
+        );
+      }
+    }
+  }
+
   private tick(): void {
-    const connected = this.options.connected();
-    if (!connected) {
+    const now = performance.now();
+    const late = now - this.lastTick > this.options.heartbeatMs * 2;
+    this.lastTick = now;
+    if (!this.options.connected()) {
       this.wasConnected = false;
       return;
     }
-    const now = performance.now();
-    if (!this.wasConnected) {
-      // Back from an outage: heartbeats could not reach us, so nobody is judged on that gap.
+    if (!this.wasConnected || late) {
+      // Back from an outage, or this process's loop stalled: the heartbeats it could not read meanwhile
+      // wait behind this timer, so nobody is judged on that gap.
+      for (const entry of this.seen.values()) entry.at = now;
+      // After an outage the watch may wait for a consumer the server lost: a new one reads the bucket now.
+      if (!this.wasConnected) this.watch?.restart();
       this.wasConnected = true;
-      for (const node of this.lastSeen.keys()) this.lastSeen.set(node, now);
     }
     this.beat().catch((err: unknown) =>
       this.options.logger.warn({ err: (err as Error).message }, 'cluster heartbeat not written'),
     );
-    for (const [node, seen] of this.lastSeen) {
-      if (now - seen > this.options.nodeTimeoutMs) this.leave(node, 'heartbeat timed out');
+    for (const [node, entry] of this.seen) {
+      if (now - entry.at > this.options.nodeTimeoutMs) this.leave(node, 'heartbeat timed out');
     }
   }
 
   private async beat(): Promise<void> {
-    await this.kv.put(this.options.nodeId, JSON.stringify({ at: Date.now() }));
-  }
-
-  private async watch(): Promise<void> {
-    const watcher = await this.kv.watch();
-    this.watcher = watcher;
-    void (async () => {
-      for await (const entry of watcher) this.seen(entry);
-    })().then(
-      () => this.rewatch(),
-      (err: unknown) => {
-        this.options.logger.warn({ err: (err as Error).message }, 'cluster membership watch failed');
-        this.rewatch();
-      },
+    await this.kv.put(
+      this.options.nodeId,
+      JSON.stringify({ incarnation: this.options.incarnation } satisfies Beat),
     );
   }
 
-  /** The watch ended without stop(): start another, so membership never silently freezes. */
-  private rewatch(): void {
-    if (this.stopped) return;
-    const retry = setTimeout(() => {
-      this.watch().catch(() => this.rewatch());
-    }, this.options.heartbeatMs);
-    retry.unref();
-  }
-
-  private seen(entry: KvWatchEntry): void {
+  private saw(entry: KvWatchEntry): void {
     const node = entry.key;
     if (node === this.options.nodeId) return;
     if (entry.operation !== 'PUT') {
       this.leave(node, 'left the cluster');
       return;
     }
-    const known = this.lastSeen.has(node);
-    // A replayed entry (not a live update) may be a dead node's last beat that the bucket keeps until
-    // its age limit: judged by the server's time of writing, the only moment a replay knows.
-    if (!known && !entry.isUpdate && Date.now() - entry.created.getTime() > this.options.nodeTimeoutMs)
-      return;
-    this.lastSeen.set(node, performance.now());
-    if (!known) {
-      this.options.logger.info({ peer: node }, 'cluster node joined');
-      this.emit({ node, up: true });
+    const beat = beatOf(entry);
+    if (beat === null) return;
+    const known = this.seen.get(node);
+    // A node first seen by an old entry (a dead node's last beat, kept until the bucket's age limit) is not
+    // live: judged by the server's time of writing (the nodes' clocks must agree within nodeTimeoutMs).
+    if (known === undefined && Date.now() - entry.created.getTime() > this.options.nodeTimeoutMs) return;
+    if (known !== undefined && known.incarnation !== beat.incarnation) {
+      this.leave(node, 'restarted');
     }
+    const current = this.seen.get(node);
+    if (current !== undefined) {
+      current.at = performance.now();
+      return;
+    }
+    this.seen.set(node, { at: performance.now(), incarnation: beat.incarnation });
+    this.options.logger.info({ peer: node }, 'cluster node joined');
+    this.emit({ node, up: true });
   }
 
   private leave(node: string, why: string): void {
-    if (!this.lastSeen.delete(node)) return;
+    if (!this.seen.delete(node)) return;
     this.options.logger.warn({ peer: node, why }, 'cluster node gone');
     this.emit({ node, up: false });
   }

@@ -129,6 +129,21 @@ describe('NatsTopicBus: the bus across two nodes', () => {
     s3.unsubscribe();
   });
 
+  it('a filter too long for a subject costs no NATS subscription (NATS would drop the connection) and still gets its topics', async () => {
+    const long = `deep/${'y'.repeat(5000)}`;
+    const got: string[] = [];
+    const s1 = busB.subscribe(`${long}/#`, (m) => got.push(m.topic.slice(0, 10)));
+    const s2 = busB.subscribe('alive/x', (m) => got.push(m.topic));
+    await settled(nodeA, nodeB);
+    busA.publish({ topic: `${long}/z`, payload: payload('l'), origin: 'test' });
+    busA.publish({ topic: 'alive/x', payload: payload('a'), origin: 'test' });
+    await eventually('both delivered', () => got.length === 2);
+    assert.deepEqual(got.sort(), ['alive/x', 'deep/yyyyy']);
+    assert.ok(nodeB.isConnected);
+    s1.unsubscribe();
+    s2.unsubscribe();
+  });
+
   it('listens on NATS once per distinct filter, and stops with its last local subscription', async () => {
     const before = busB.remoteFilterCount;
     const got: string[] = [];

@@ -8,8 +8,10 @@ import {
   topicMatches,
   type TopicBus,
 } from '#broker/bus';
-import { headers, type Msg, type Subscription } from '@nats-io/nats-core';
+import { randomInt } from 'node:crypto';
+import { type Msg, type Subscription } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
+import { decodeEnvelope, type Envelope, encodeEnvelope, encodeMeta } from './bus-envelope.js';
 import { type ClusterNode } from './cluster-node.js';
 import { filterToSubjects, MAX_SUBJECT_BYTES, subjectToTopic, topicToSubject } from './subjects.js';
 
@@ -34,7 +36,7 @@ interface Attracted {
   readonly subscriptions: Subscription[];
 }
 
-/** Per publishing node, the sequence numbers seen lately: an attracted message matching two filters comes twice. */
+/** Per publishing process, the sequence numbers seen lately: an attracted message matching two filters comes twice. */
 interface Recent {
   readonly seen: Set<number>;
   readonly order: number[];
@@ -43,15 +45,10 @@ interface Recent {
 /** NATS writes the copies of one message for one connection back to back; a short window catches them. */
 const RECENT_WINDOW = 1024;
 
-/** Header names: short, as they travel with every message. */
-const ORIGIN = 'o';
-const CONTENT_TYPE = 'c';
-const PRINCIPAL = 'p';
-const NODE = 'n';
-/** The publishing node's sequence number of the message. */
-const SEQ = 's';
-/** The topic itself, on the subject for topics too long to be a subject. */
-const TOPIC = 't';
+/** Publishers whose recent sequence numbers are kept (the oldest forgotten past it). */
+const MAX_PUBLISHERS = 256;
+/** Encoded publisher metadata and topic subjects kept for reuse (the maps are cleared when full). */
+const MAX_CACHED = 1024;
 
 /** Malformed messages on our subjects are logged at most this often (they are counted in between). */
 const DROP_LOG_INTERVAL_MS = 10_000;
@@ -66,7 +63,7 @@ const DROP_LOG_INTERVAL_MS = 10_000;
  *
  * A 'node'-reach subscription (a bridge routing by its own subscriptions) gets no NATS subscription
  * of its own: its owner attracts the filters it wants, and what they bring is delivered to the 'node'
- * subscriptions once per message (the publisher's sequence number tells the copies apart).
+ * subscriptions once per message (the publisher's boot id and sequence number tell the copies apart).
  *
  * Topics too long for a subject travel on one overflow subject every node listens to, and are matched
  * against the local trie on arrival. While NATS is unreachable, messages are delivered locally only
@@ -79,7 +76,11 @@ export class NatsTopicBus implements TopicBus {
   private readonly filters = new Map<string, RemoteFilter>();
   private readonly attracted = new Map<string, Attracted>();
   private readonly recent = new Map<string, Recent>();
+  /** This process's messages are told apart from an earlier process's under the same node id. */
+  private readonly boot = randomInt(2 ** 32);
   private seq = 0;
+  private readonly metas = new Map<string, Buffer>();
+  private readonly subjects = new Map<string, string | null>();
   private readonly prefix: string;
   private readonly overflowSubject: string;
   private readonly overflow: Subscription;
@@ -96,6 +97,11 @@ export class NatsTopicBus implements TopicBus {
     this.nodeReach = new InMemoryTopicBus(errors);
     this.prefix = node.subject('bus', '');
     this.overflowSubject = node.subject('bus-long');
+    node.membership.onChange((change) => {
+      if (change.up) return;
+      for (const key of this.recent.keys())
+        if (key.startsWith(`${change.node}\u0000`)) this.recent.delete(key);
+    });
     this.overflow = node.nc.subscribe(this.overflowSubject, {
       callback: (err, msg) => {
         if (err === null) this.receiveOverflow(msg);
@@ -130,9 +136,10 @@ export class NatsTopicBus implements TopicBus {
     if (remote === undefined) {
       remote = { handlers: new Set(), subscriptions: [] };
       const target = remote;
-      for (const subject of filterToSubjects(filter)) {
+      // A filter too long for a subject only matches topics too long for one: those come on bus-long.
+      for (const subject of this.subjectsOf(filter)) {
         target.subscriptions.push(
-          this.node.nc.subscribe(this.prefix + subject, {
+          this.node.nc.subscribe(subject, {
             callback: (err, msg) => {
               if (err === null) this.receive(filter, target, msg);
             },
@@ -159,9 +166,9 @@ export class NatsTopicBus implements TopicBus {
     let attracted = this.attracted.get(filter);
     if (attracted === undefined) {
       attracted = { count: 0, subscriptions: [] };
-      for (const subject of filterToSubjects(filter)) {
+      for (const subject of this.subjectsOf(filter)) {
         attracted.subscriptions.push(
-          this.node.nc.subscribe(this.prefix + subject, {
+          this.node.nc.subscribe(subject, {
             callback: (err, msg) => {
               if (err === null) this.receiveAttracted(msg);
             },
@@ -195,25 +202,56 @@ export class NatsTopicBus implements TopicBus {
   }
 
   private forward(message: BusMessage): void {
-    const h = headers();
-    h.set(ORIGIN, message.origin);
-    h.set(NODE, this.node.nodeId);
-    h.set(SEQ, String(++this.seq));
-    if (message.contentType !== undefined) h.set(CONTENT_TYPE, message.contentType);
-    if (message.principal !== undefined && message.principal !== null) h.set(PRINCIPAL, message.principal);
-    const subject = topicToSubject(message.topic);
     try {
+      const subject = this.subjectOf(message.topic);
+      const data = encodeEnvelope(
+        this.boot,
+        ++this.seq,
+        this.metaOf(message),
+        subject === null ? message.topic : '',
+        message.payload,
+      );
       this.stats.sent++;
-      if (Buffer.byteLength(subject) + this.prefix.length <= MAX_SUBJECT_BYTES) {
-        this.node.nc.publish(this.prefix + subject, message.payload, { headers: h });
-      } else {
-        h.set(TOPIC, message.topic);
-        this.node.nc.publish(this.overflowSubject, message.payload, { headers: h });
-      }
+      this.node.nc.publish(subject ?? this.overflowSubject, data);
     } catch (err) {
-      // Closed or a payload past the server's limit: local delivery stands, the other nodes miss it.
+      // Closed, or a payload past the server's limit: local delivery stands, the other nodes miss it.
       this.drop(`not sent to other nodes: ${(err as Error).message}`, message.topic);
     }
+  }
+
+  /** The subjects a filter listens on, without those too long to be a subject. */
+  private subjectsOf(filter: string): string[] {
+    return filterToSubjects(filter)
+      .map((subject) => this.prefix + subject)
+      .filter((subject) => Buffer.byteLength(subject) <= MAX_SUBJECT_BYTES);
+  }
+
+  /** The subject of a topic, or null when it is too long for one (the message goes on bus-long). */
+  private subjectOf(topic: string): string | null {
+    let subject = this.subjects.get(topic);
+    if (subject !== undefined) return subject;
+    const full = this.prefix + topicToSubject(topic);
+    subject = Buffer.byteLength(full) <= MAX_SUBJECT_BYTES ? full : null;
+    if (this.subjects.size >= MAX_CACHED) this.subjects.clear();
+    this.subjects.set(topic, subject);
+    return subject;
+  }
+
+  private metaOf(message: BusMessage): Buffer {
+    const principal = message.principal ?? null;
+    const key = `${message.origin}\u0000${message.contentType ?? '\u0001'}\u0000${principal ?? '\u0001'}`;
+    let meta = this.metas.get(key);
+    if (meta === undefined) {
+      meta = encodeMeta({
+        origin: message.origin,
+        node: this.node.nodeId,
+        contentType: message.contentType,
+        principal,
+      });
+      if (this.metas.size >= MAX_CACHED) this.metas.clear();
+      this.metas.set(key, meta);
+    }
+    return meta;
   }
 
   private receive(filter: string, remote: RemoteFilter, msg: Msg): void {
@@ -222,8 +260,9 @@ export class NatsTopicBus implements TopicBus {
     if (topic === null) return this.drop('subject is not a topic', msg.subject);
     // NATS wildcards also match '$'-topics, which MQTT keeps out of leading wildcards.
     if (!topicMatches(filter, topic)) return;
-    const message = this.decode(topic, msg);
-    if (message === null) return;
+    const envelope = this.open(msg);
+    if (envelope === null) return;
+    const message = this.messageOf(topic, envelope);
     for (const entry of remote.handlers) {
       try {
         const result: unknown = entry.handler(message);
@@ -237,61 +276,58 @@ export class NatsTopicBus implements TopicBus {
 
   private receiveAttracted(msg: Msg): void {
     this.stats.received++;
-    if (this.isRepeat(msg)) return;
+    const envelope = this.open(msg);
+    if (envelope === null || this.isRepeat(envelope)) return;
     const topic = subjectToTopic(msg.subject.slice(this.prefix.length));
     if (topic === null) return this.drop('subject is not a topic', msg.subject);
-    const message = this.decode(topic, msg);
-    if (message === null) return;
     try {
-      this.nodeReach.publish(message);
+      this.nodeReach.publish(this.messageOf(topic, envelope));
     } catch (err) {
       this.drop(`attracted message refused: ${(err as Error).message}`, msg.subject);
     }
   }
 
   /** Whether this copy of a message already came through another attracted filter. */
-  private isRepeat(msg: Msg): boolean {
-    const node = msg.headers?.get(NODE) ?? '';
-    const seq = Number(msg.headers?.get(SEQ));
-    if (node === '' || !Number.isSafeInteger(seq)) return false;
-    let recent = this.recent.get(node);
-    if (recent === undefined) this.recent.set(node, (recent = { seen: new Set(), order: [] }));
-    if (recent.seen.has(seq)) return true;
-    recent.seen.add(seq);
-    recent.order.push(seq);
+  private isRepeat(envelope: Envelope): boolean {
+    const publisher = `${envelope.node}\u0000${envelope.boot}`;
+    let recent = this.recent.get(publisher);
+    if (recent === undefined) {
+      if (this.recent.size >= MAX_PUBLISHERS) this.recent.delete(this.recent.keys().next().value as string);
+      this.recent.set(publisher, (recent = { seen: new Set(), order: [] }));
+    }
+    if (recent.seen.has(envelope.seq)) return true;
+    recent.seen.add(envelope.seq);
+    recent.order.push(envelope.seq);
     if (recent.order.length > RECENT_WINDOW) recent.seen.delete(recent.order.shift() as number);
     return false;
   }
 
   private receiveOverflow(msg: Msg): void {
     this.stats.received++;
-    const topic = msg.headers?.get(TOPIC) ?? '';
-    if (topic === '') return this.drop('long-topic message without its topic', msg.subject);
-    const message = this.decode(topic, msg);
-    if (message === null) return;
+    const envelope = this.open(msg);
+    if (envelope === null) return;
+    if (envelope.topic === '') return this.drop('long-topic message without its topic', msg.subject);
     try {
-      this.local.publish(message);
+      this.local.publish(this.messageOf(envelope.topic, envelope));
     } catch (err) {
       this.drop(`long-topic message refused: ${(err as Error).message}`, msg.subject);
     }
   }
 
-  private decode(topic: string, msg: Msg): BusMessage | null {
-    const origin = msg.headers?.get(ORIGIN) ?? '';
-    const node = msg.headers?.get(NODE) ?? '';
-    if (origin === '' || node === '') {
-      this.drop('message without its origin or node header', msg.subject);
-      return null;
-    }
-    const contentType = msg.headers?.get(CONTENT_TYPE) ?? '';
-    const principal = msg.headers?.get(PRINCIPAL) ?? '';
+  private open(msg: Msg): Envelope | null {
+    const envelope = decodeEnvelope(msg.data);
+    if (envelope === null) this.drop('not a bus envelope', msg.subject);
+    return envelope;
+  }
+
+  private messageOf(topic: string, envelope: Envelope): BusMessage {
     return {
       topic,
-      payload: msg.data,
-      origin,
-      node,
-      principal: principal === '' ? null : principal,
-      ...(contentType === '' ? {} : { contentType }),
+      payload: envelope.payload,
+      origin: envelope.origin,
+      node: envelope.node,
+      principal: envelope.principal,
+      ...(envelope.contentType === undefined ? {} : { contentType: envelope.contentType }),
     };
   }
 

@@ -52,8 +52,11 @@ export class MqttBroker {
   publish(message: MqttMessage, publisher: { principal: string | null; bridge: boolean }): number {
     this.stats.publishReceived++;
     if (message.retain) {
-      if (this.retained.store(message)) this.hooks.retained?.(message);
-      else this.hooks.dropped?.('retained store full', message.publisherId, message.topic);
+      // Clearing a topic nothing was retained on changes nothing, here or in the cluster.
+      const changes = message.payload.byteLength > 0 || this.retained.get(message.topic) !== undefined;
+      if (!this.retained.store(message))
+        this.hooks.dropped?.('retained store full', message.publisherId, message.topic);
+      else if (changes) this.hooks.retained?.(message);
     }
     if (publisher.bridge) this.hooks.published?.(message, publisher.principal);
     return this.route(message);

@@ -1,4 +1,4 @@
-import { type ClusterNode } from '#broker/cluster';
+import { type BucketWatch, type ClusterNode, watchBucket } from '#broker/cluster';
 import { type KV, type KvWatchEntry } from '@nats-io/kv';
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
@@ -17,7 +17,7 @@ const MAX_KEY_LENGTH = 2048;
  */
 export class ClusterRetained {
   private kv: KV | null = null;
-  private stopped = false;
+  private watch: BucketWatch | null = null;
 
   constructor(
     private readonly node: ClusterNode,
@@ -27,20 +27,27 @@ export class ClusterRetained {
 
   /** Resolves once the bucket's current entries are in the store (at most 5 s on a huge bucket). */
   async start(): Promise<void> {
-    const kv = await this.node.bucket('mqtt-retained', { history: 1 });
+    const kv = await this.node.bucket('mqtt-retained', {
+      history: 1,
+      // Encoding adds a little to each message: room for the broker's own limit, and a bound on the bucket.
+      max_bytes: Math.max(1024 * 1024, this.broker.config.maxRetainedBytes * 2),
+    });
     this.kv = kv;
     this.broker.hooks.retained = (message) => this.write(message);
-    const stored = (await kv.status()).values;
-    let loaded: () => void = () => undefined;
-    const replayed = new Promise<void>((resolve) => (loaded = resolve));
-    await this.watch(kv, loaded);
-    if (stored > 0) {
-      await Promise.race([replayed, new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
-    }
+    this.watch = await watchBucket(kv, (entry) => this.apply(entry), {
+      log: this.log,
+      what: 'mqtt retained',
+      retryMs: 1000,
+      loadTimeoutMs: 5000,
+    });
+    this.node.onConnection((connected) => {
+      if (connected) this.watch?.restart();
+    });
+    await this.watch.loaded;
   }
 
   stop(): void {
-    this.stopped = true;
+    this.watch?.stop();
     this.broker.hooks.retained = undefined;
   }
 
@@ -63,28 +70,6 @@ export class ClusterRetained {
         'mqtt: retained message not shared with the cluster',
       ),
     );
-  }
-
-  private async watch(kv: KV, loaded: () => void = () => undefined): Promise<void> {
-    const watcher = await kv.watch();
-    void (async () => {
-      for await (const entry of watcher) {
-        this.apply(entry);
-        // The replay of what the bucket held ends with the entry that has nothing pending behind it.
-        if (entry.delta === 0) loaded();
-      }
-    })().then(
-      () => this.rewatch(kv),
-      (err: unknown) => {
-        this.log.warn({ err: (err as Error).message }, 'mqtt: retained watch failed');
-        this.rewatch(kv);
-      },
-    );
-  }
-
-  private rewatch(kv: KV): void {
-    if (this.stopped) return;
-    setTimeout(() => void this.watch(kv).catch(() => this.rewatch(kv)), 1000).unref();
   }
 
   private apply(entry: KvWatchEntry): void {

@@ -231,7 +231,9 @@ export class MqttClient implements SessionOwner, PacketHandler {
     const alias = this.version === 5 ? this.outboundAliases.lookup(topic) : undefined;
     let bytes: Buffer;
     try {
-      bytes = encodePublish(delivery, dup, this.version, alias, this.broker.clock.now());
+      // The time only matters to a message that expires: most do not, and reading the clock per delivery shows in a fan-out.
+      const now = delivery.message.expiresAt === null ? 0 : this.broker.clock.now();
+      bytes = encodePublish(delivery, dup, this.version, alias, now);
     } catch (err) {
       // A message this client cannot be sent must not fail the publisher or the other subscribers.
       this.log.warn(

@@ -3,6 +3,7 @@ import { ClusterNode, NoHolderError, NodeTimeoutError, RemoteError } from '#brok
 import { BROKER_LOGGER } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { CallQueueFullError, CallTimeoutError, ConnectionClosedError } from './call-tracker.js';
+import { CENTRAL_SYSTEM_ACTIONS } from './central-system-actions.js';
 import { type ChargePointConnection, ChargePointSessions } from './charge-point-sessions.js';
 import { type ErrorCode, OcppError } from './errors.js';
 import { CallErrorResponse, InvalidResponseError } from './session.js';
@@ -43,6 +44,8 @@ const NOT_HERE = 'NotHere';
 interface Claim {
   readonly identity: string;
   readonly node: string;
+  /** When the new connection opened (epoch ms): an older claim never closes a newer socket. */
+  readonly connectedAt: number;
 }
 
 function outcomeOf(err: unknown): CallOutcome {
@@ -120,11 +123,23 @@ export class ChargePointDirectory implements OnModuleInit {
   held(entry: ChargePointConnection): void {
     const cluster = this.cluster;
     if (cluster === null) return;
-    cluster.notify(CLAIM, { identity: entry.identity, node: cluster.nodeId } satisfies Claim);
-    this.served.set(
-      entry,
-      cluster.serveKey(WHERE, entry.identity, () => this.locationOf(entry)),
-    );
+    cluster.notify(CLAIM, {
+      identity: entry.identity,
+      node: cluster.nodeId,
+      connectedAt: entry.connectedAt.getTime(),
+    } satisfies Claim);
+    try {
+      this.served.set(
+        entry,
+        cluster.serveKey(WHERE, entry.identity, () => this.locationOf(entry)),
+      );
+    } catch (err) {
+      // An identity too long for a subject: the charge point works, reachable only through this node.
+      this.logger.warn(
+        { chargePoint: entry.identity.slice(0, 64), err: (err as Error).message },
+        'ocpp: not reachable from other nodes',
+      );
+    }
   }
 
   /** Its connection closed: stop answering for it. */
@@ -206,6 +221,9 @@ export class ChargePointDirectory implements OnModuleInit {
     if (typeof request !== 'object' || request === null || typeof request.action !== 'string') {
       return { error: 'Error', message: 'not a call request' };
     }
+    if (!CENTRAL_SYSTEM_ACTIONS.has(request.action)) {
+      return { error: 'Error', message: `${request.action} is not an action a central system sends` };
+    }
     const entry = this.sessions.get(String(request.identity));
     if (entry === undefined)
       return { error: NOT_HERE, message: `charge point ${request.identity} is not connected` };
@@ -223,7 +241,16 @@ export class ChargePointDirectory implements OnModuleInit {
   private claimed(claim: Claim): void {
     if (typeof claim?.identity !== 'string' || typeof claim.node !== 'string') return;
     const entry = this.sessions.get(claim.identity);
-    if (entry === undefined) return;
+    // A claim older than the socket here (a charge point that went A -> B -> A) does not close it; on a
+    // tie the node id decides, so two sockets opened at once on two nodes do not both go.
+    if (entry === undefined || typeof claim.connectedAt !== 'number') return;
+    const mine = entry.connectedAt.getTime();
+    const cluster = this.cluster;
+    if (
+      claim.connectedAt < mine ||
+      (claim.connectedAt === mine && cluster !== null && claim.node < cluster.nodeId)
+    )
+      return;
     this.logger.info(
       { chargePoint: claim.identity, node: claim.node },
       'ocpp: connected to another node, letting go here',

@@ -2,6 +2,7 @@ export * from './bus-events.js';
 export * from './call-tracker.js';
 export * from './charge-point-sessions.js';
 export * from './errors.js';
+export * from './central-system-actions.js';
 export * from './ocpp-calls.service.js';
 export * from './ocpp16.module.js';
 export * from './ocpp16.subprotocol.js';

@@ -4,39 +4,10 @@ import { type BrokerConfig } from '#broker/config';
 import { BROKER_CONFIG } from '#broker/gateway';
 import { CallQueueFullError, CallTimeoutError, ConnectionClosedError } from './call-tracker.js';
 import { ChargePointDirectory } from './charge-point-directory.js';
+import { CENTRAL_SYSTEM_ACTIONS } from './central-system-actions.js';
 import { ChargePointSessions } from './charge-point-sessions.js';
 import { OcppMetrics } from './ocpp-metrics.js';
 import { CallErrorResponse, InvalidResponseError } from './session.js';
-
-/** OCPP 1.6 actions a central system sends to charge points (Core and the other profiles, security extension included). */
-export const CENTRAL_SYSTEM_ACTIONS: ReadonlySet<string> = new Set([
-  'CancelReservation',
-  'CertificateSigned',
-  'ChangeAvailability',
-  'ChangeConfiguration',
-  'ClearCache',
-  'ClearChargingProfile',
-  'DataTransfer',
-  'DeleteCertificate',
-  'ExtendedTriggerMessage',
-  'GetCompositeSchedule',
-  'GetConfiguration',
-  'GetDiagnostics',
-  'GetInstalledCertificateIds',
-  'GetLocalListVersion',
-  'GetLog',
-  'InstallCertificate',
-  'RemoteStartTransaction',
-  'RemoteStopTransaction',
-  'ReserveNow',
-  'Reset',
-  'SendLocalList',
-  'SetChargingProfile',
-  'SignedUpdateFirmware',
-  'TriggerMessage',
-  'UnlockConnector',
-  'UpdateFirmware',
-]);
 
 export class ChargePointNotConnectedError extends Error {
   override readonly name = 'ChargePointNotConnectedError';

@@ -78,9 +78,14 @@ export class Dealer {
       if ('error' in outcome) return caller.error(CALL, request, outcome.error, outcome.message);
       return caller.send(withPayload([RESULT, request, {}], outcome.args, outcome.kwargs));
     }
-    const route = this.registrations.route(uri);
-    const remote = route === undefined ? this.options.remote : undefined;
-    const elsewhere = remote?.route(uri);
+    const found = this.registrations.route(uri);
+    const remote = this.options.remote;
+    // An exact local registration outranks anything; otherwise another node's may (WAMP's order).
+    const elsewhere =
+      remote === undefined || found?.registration.match === 'exact'
+        ? undefined
+        : remote.route(uri, found?.registration);
+    const route = elsewhere === undefined ? found : undefined;
     if (route === undefined && elsewhere === undefined) {
       return caller.error(CALL, request, E.noSuchProcedure, `no procedure ${uri}`);
     }

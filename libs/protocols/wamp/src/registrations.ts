@@ -64,13 +64,14 @@ export class Registrations {
       );
     }
     const limit = this.options.maxRegistrationsPerSession;
-    if (session.registrations.size >= limit) {
+    if (session.registrations.size + session.pendingRegistrations >= limit) {
       return session.error(REGISTER, request, E.limitExceeded, `at most ${limit} registrations per session`);
     }
     const remote = this.options.remote;
     if (remote !== undefined && this.index.get(match, uri) === undefined) {
       // New here: another node may hold it. REGISTERED waits for the claim, so of two nodes racing for
       // one exclusive URI exactly one says REGISTERED.
+      session.pendingRegistrations++;
       void remote.claim(match, uri, invoke).then(
         (ours) => this.claimed(session, request, match, uri, invoke as InvokePolicy, ours),
         () => this.claimed(session, request, match, uri, invoke as InvokePolicy, false),
@@ -88,6 +89,7 @@ export class Registrations {
     invoke: InvokePolicy,
     ours: boolean,
   ): void {
+    session.pendingRegistrations--;
     if (session.left) {
       if (ours && this.index.get(match, uri) === undefined) this.options.remote?.release(match, uri);
       return;

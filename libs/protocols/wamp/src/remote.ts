@@ -7,9 +7,18 @@ import { type MatchPolicy } from './uri.js';
  * core stays sans-IO: a call to another node's procedure is a call whose callee is a stand-in session
  * for that node; its answers come back through the dealer's `yield` and `error` as the stand-in's.
  */
+/** A registration's place in the order a call tries them (exact, longest prefix, wildcard). */
+export interface Precedence {
+  readonly match: MatchPolicy;
+  readonly uri: string;
+}
+
 export interface RemoteDealer {
-  /** The stand-in callee of the node whose registration takes calls to `uri`, or undefined. */
-  route(uri: string): Session | undefined;
+  /**
+   * The stand-in callee of the node whose registration takes calls to `uri`, or undefined; with `local`
+   * (this node's best registration for it) only a remote one that outranks it.
+   */
+  route(uri: string, local?: Precedence): Session | undefined;
   /** Sends the call to the stand-in's node. */
   forward(call: PendingCall, uri: string, options: Dict, args: Args, kwargs: Kwargs): void;
   /**

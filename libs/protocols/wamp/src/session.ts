@@ -55,6 +55,8 @@ export class Session {
   readonly invocationIds = new SequentialIds();
   /** Set when the session left its realm: work that finishes later (a cluster claim) must not touch it. */
   left = false;
+  /** REGISTERs waiting for their cluster claim: they count against the registration limit already. */
+  pendingRegistrations = 0;
 
   constructor(
     readonly id: number,

@@ -1,10 +1,11 @@
-import { type ClusterNode } from '#broker/cluster';
+import { createHash } from 'node:crypto';
+import { type BucketWatch, type ClusterNode, watchBucket } from '#broker/cluster';
 import { type KV, type KvWatchEntry } from '@nats-io/kv';
 import { type Logger } from 'pino';
 import { E } from './errors.js';
 import { type Args, CALL, type Dict, ERROR, INTERRUPT, INVOCATION, type Kwargs, RESULT } from './messages.js';
 import { Permissions } from './permissions.js';
-import { type RemoteDealer } from './remote.js';
+import { type Precedence, type RemoteDealer } from './remote.js';
 import { type Router } from './router.js';
 import { type PendingCall, Session } from './session.js';
 import { UriIndex } from './uri-index.js';
@@ -16,7 +17,12 @@ const SERVICE = 'wamp';
 /** A registration as the cluster records it: which node takes its calls, and how its callees share it. */
 interface RegistrationRecord {
   readonly node: string;
+  /** The process of that node that wrote it: a record of an earlier process under the id is stale. */
+  readonly incarnation: string;
   readonly invoke: string;
+  readonly realm: string;
+  readonly match: MatchPolicy;
+  readonly uri: string;
 }
 
 interface Known extends RegistrationRecord {
@@ -67,24 +73,21 @@ const ADVANCED = {
 };
 const NOBODY = { send: () => undefined };
 
-function b64(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64url');
-}
-
-/** KV keys hold [-/_=.a-zA-Z0-9]: the realm and URI are base64url, the match policy a word. */
+/** KV keys hold [-/_=.a-zA-Z0-9] and must stay short: a hash of the realm, the match policy and the URI. */
 function keyOf(realm: string, match: MatchPolicy, uri: string): string {
-  return `${b64(realm)}.${match}.${b64(uri)}`;
+  return createHash('sha256').update(`${realm}\u0000${match}\u0000${uri}`).digest('base64url');
 }
 
-function parseKey(key: string): { realm: string; match: MatchPolicy; uri: string } | null {
-  const [realm, match, uri] = key.split('.');
-  if (realm === undefined || uri === undefined) return null;
-  if (match !== 'exact' && match !== 'prefix' && match !== 'wildcard') return null;
-  return {
-    realm: Buffer.from(realm, 'base64url').toString('utf8'),
-    match,
-    uri: Buffer.from(uri, 'base64url').toString('utf8'),
-  };
+function isRecord(value: unknown): value is RegistrationRecord {
+  const r = value as RegistrationRecord;
+  return (
+    typeof r?.node === 'string' &&
+    typeof r.incarnation === 'string' &&
+    typeof r.invoke === 'string' &&
+    typeof r.realm === 'string' &&
+    typeof r.uri === 'string' &&
+    (r.match === 'exact' || r.match === 'prefix' || r.match === 'wildcard')
+  );
 }
 
 /** Another node, as the callee of the calls this node sends it in one realm. */
@@ -150,7 +153,7 @@ export class WampCluster {
   private readonly standIns = new Map<string, NodeStandIn>();
   private readonly forwarded = new Map<string, ForwardedCaller>();
   private router: Router | null = null;
-  private stopped = false;
+  private watch: BucketWatch | null = null;
   /** Set while a call from another node runs here: it is never sent on to a third node. */
   private inbound = false;
 
@@ -161,33 +164,65 @@ export class WampCluster {
 
   async start(router: Router): Promise<void> {
     this.router = router;
-    this.kv = await this.node.bucket('wamp-registrations', { history: 1 });
-    await this.watch(this.kv);
+    const kv = await this.node.bucket('wamp-registrations', { history: 1 });
+    this.kv = kv;
+    this.watch = await watchBucket(kv, (entry) => this.changed(entry), {
+      log: this.log,
+      what: 'wamp registrations',
+      retryMs: 1000,
+      loadTimeoutMs: 5000,
+    });
+    await this.watch.loaded;
+    this.sweep();
     this.node.listen(SERVICE, (body) => this.receive(body as Wire));
     this.node.membership.onChange((change) => {
-      if (!change.up) this.nodeGone(change.node);
+      if (!change.up) void this.nodeGone(change.node);
+    });
+    this.node.onConnection((connected) => {
+      if (!connected) this.connectionLost();
+      else this.watch?.restart();
     });
   }
 
+  /**
+   * At start: records of an earlier process under this node id, or of a node not live, or of a live
+   * node's earlier incarnation, hold URIs nobody serves; they go.
+   */
+  private sweep(): void {
+    const { membership } = this.node;
+    for (const known of [...this.records.values()]) {
+      const live =
+        known.node !== this.node.nodeId &&
+        membership.isLive(known.node) &&
+        membership.incarnationOf(known.node) === known.incarnation;
+      if (!live) this.deleteRecord(known);
+    }
+  }
+
+  private deleteRecord(known: Known): void {
+    this.kv?.delete(known.key, { previousSeq: known.revision }).catch(() => undefined);
+  }
+
   stop(): void {
-    this.stopped = true;
+    this.watch?.stop();
   }
 
   /** The realm's port for its dealer. */
   remote(realm: string): RemoteDealer {
     return {
-      route: (uri) => this.route(realm, uri),
+      route: (uri, local) => this.route(realm, uri, local),
       forward: (call, uri, options, args, kwargs) => this.forward(realm, call, uri, options, args, kwargs),
       claim: (match, uri, invoke) => this.claim(realm, match, uri, invoke),
       release: (match, uri) => this.release(realm, match, uri),
     };
   }
 
-  private route(realm: string, uri: string): Session | undefined {
+  private route(realm: string, uri: string, local: Precedence | undefined): Session | undefined {
     const index = this.indexes.get(realm);
     if (index === undefined || this.inbound) return undefined;
     for (const known of index.matching(uri)) {
       if (known.node === this.node.nodeId || !this.node.membership.isLive(known.node)) continue;
+      if (local !== undefined && !outranks(known, local)) return undefined;
       return this.standIn(realm, known.node);
     }
     return undefined;
@@ -224,7 +259,7 @@ export class WampCluster {
     const forwardedOptions: Dict = {};
     if (options['receive_progress'] === true) forwardedOptions['receive_progress'] = true;
     if (options['disclose_me'] === true) forwardedOptions['disclose_me'] = true;
-    this.node.post(standIn.node, SERVICE, {
+    const sent = this.node.post(standIn.node, SERVICE, {
       k: 'call',
       from: this.node.nodeId,
       realm,
@@ -235,50 +270,78 @@ export class WampCluster {
       ...(kwargs !== undefined && { kwargs }),
       caller: { session: caller.id, authid: caller.identity.authid, authrole: caller.identity.authrole },
     } satisfies Wire);
+    if (!sent) {
+      const dealer = this.router?.existingRealm(realm)?.dealer;
+      dealer?.error(
+        standIn,
+        INVOCATION,
+        call.invocationRequest,
+        {},
+        E.canceled,
+        [`the call could not be sent to node ${standIn.node} (NATS unreachable, or the call is too large)`],
+        undefined,
+      );
+    }
   }
 
   private async claim(realm: string, match: MatchPolicy, uri: string, invoke: string): Promise<boolean> {
     const kv = this.kv;
     if (kv === null) return true;
     const key = keyOf(realm, match, uri);
-    const record = JSON.stringify({ node: this.node.nodeId, invoke } satisfies RegistrationRecord);
+    const mine: RegistrationRecord = {
+      node: this.node.nodeId,
+      incarnation: this.node.incarnation,
+      invoke,
+      realm,
+      match,
+      uri,
+    };
+    const record = JSON.stringify(mine);
     try {
-      this.remember(key, { node: this.node.nodeId, invoke }, await kv.create(key, record));
+      this.remember(key, mine, await kv.create(key, record));
       return true;
     } catch {
       // Held already: by us, by a dead node (taken over), shared alike, or exclusively by another node.
     }
     const entry = await kv.get(key);
-    if (entry === null || entry.operation !== 'PUT')
-      return this.claimAgain(kv, key, record, realm, match, uri, invoke);
-    const held = entry.json<RegistrationRecord>();
-    if (held.node === this.node.nodeId) return true;
-    if (!this.node.membership.isLive(held.node)) {
-      try {
-        this.remember(key, { node: this.node.nodeId, invoke }, await kv.update(key, record, entry.revision));
-        return true;
-      } catch {
-        return false;
-      }
+    if (entry === null || entry.operation !== 'PUT') return this.claimAgain(kv, key, mine);
+    let held: unknown;
+    try {
+      held = entry.json<unknown>();
+    } catch {
+      held = null;
     }
+    if (!isRecord(held)) return this.replace(kv, key, mine, entry.revision);
+    if (held.node === this.node.nodeId && held.incarnation === this.node.incarnation) return true;
+    const { membership } = this.node;
+    const stale =
+      held.node === this.node.nodeId ||
+      !membership.isLive(held.node) ||
+      membership.incarnationOf(held.node) !== held.incarnation;
+    if (stale) return this.replace(kv, key, mine, entry.revision);
     return invoke !== 'single' && held.invoke === invoke;
   }
 
-  /** The record went away between the create and the read: one more create decides. */
-  private async claimAgain(
-    kv: KV,
-    key: string,
-    record: string,
-    realm: string,
-    match: MatchPolicy,
-    uri: string,
-    invoke: string,
-  ): Promise<boolean> {
+  /** A record nobody serves (a dead node's, an earlier process's, not ours at all): overwritten by CAS. */
+  private async replace(kv: KV, key: string, mine: RegistrationRecord, revision: number): Promise<boolean> {
     try {
-      this.remember(key, { node: this.node.nodeId, invoke }, await kv.create(key, record));
+      this.remember(key, mine, await kv.update(key, JSON.stringify(mine), revision));
       return true;
     } catch {
-      this.log.debug({ realm, match, uri }, 'wamp: registration contested across nodes');
+      return false;
+    }
+  }
+
+  /** The record went away between the create and the read: one more create decides. */
+  private async claimAgain(kv: KV, key: string, mine: RegistrationRecord): Promise<boolean> {
+    try {
+      this.remember(key, mine, await kv.create(key, JSON.stringify(mine)));
+      return true;
+    } catch {
+      this.log.debug(
+        { realm: mine.realm, match: mine.match, uri: mine.uri },
+        'wamp: registration contested across nodes',
+      );
       return false;
     }
   }
@@ -291,64 +354,48 @@ export class WampCluster {
   }
 
   private remember(key: string, record: RegistrationRecord, revision: number): void {
-    const parsed = parseKey(key);
-    if (parsed === null) return;
     const known: Known = { ...record, key, revision };
     this.records.set(key, known);
-    let index = this.indexes.get(parsed.realm);
-    if (index === undefined) this.indexes.set(parsed.realm, (index = new UriIndex()));
-    index.set(parsed.match, parsed.uri, known);
+    let index = this.indexes.get(record.realm);
+    if (index === undefined) this.indexes.set(record.realm, (index = new UriIndex()));
+    index.set(record.match, record.uri, known);
   }
 
-  private forget(key: string): void {
-    const parsed = parseKey(key);
+  private forget(key: string): Known | undefined {
+    const known = this.records.get(key);
+    if (known === undefined) return undefined;
     this.records.delete(key);
-    if (parsed !== null) this.indexes.get(parsed.realm)?.delete(parsed.match, parsed.uri);
-  }
-
-  private async watch(kv: KV): Promise<void> {
-    const watcher = await kv.watch();
-    void (async () => {
-      for await (const entry of watcher) this.changed(entry);
-    })().then(
-      () => this.rewatch(kv),
-      (err: unknown) => {
-        this.log.warn({ err: (err as Error).message }, 'wamp: registration watch failed');
-        this.rewatch(kv);
-      },
-    );
-  }
-
-  private rewatch(kv: KV): void {
-    if (this.stopped) return;
-    setTimeout(() => void this.watch(kv).catch(() => this.rewatch(kv)), 1000).unref();
+    const index = this.indexes.get(known.realm);
+    // Only if the index still holds this record (a newer one for the same URI replaced it otherwise).
+    if (index?.get(known.match, known.uri) === known) index.delete(known.match, known.uri);
+    return known;
   }
 
   private changed(entry: KvWatchEntry): void {
     if (entry.operation === 'PUT') {
-      let record: RegistrationRecord;
+      let record: unknown;
       try {
-        record = entry.json<RegistrationRecord>();
+        record = entry.json<unknown>();
       } catch {
-        this.log.warn({ key: entry.key }, 'wamp: registration record that is not JSON ignored');
+        record = null;
+      }
+      if (!isRecord(record)) {
+        this.log.warn({ key: entry.key }, 'wamp: registration record that is not one ignored');
         return;
       }
-      if (typeof record?.node !== 'string' || typeof record.invoke !== 'string') return;
       this.remember(entry.key, record, entry.revision);
       return;
     }
-    this.forget(entry.key);
-    this.reclaim(entry.key);
+    const gone = this.forget(entry.key);
+    if (gone !== undefined) this.reclaim(gone);
   }
 
   /** A record went (its node left, or unregistered): if callees here share it, this node takes it. */
-  private reclaim(key: string): void {
-    const parsed = parseKey(key);
-    const realm = parsed === null ? undefined : this.router?.existingRealm(parsed.realm);
-    if (parsed === null || realm === undefined) return;
-    const registration = realm.dealer.registrations.find(parsed.match, parsed.uri);
+  private reclaim(gone: Known): void {
+    const realm = this.router?.existingRealm(gone.realm);
+    const registration = realm?.dealer.registrations.find(gone.match, gone.uri);
     if (registration === undefined) return;
-    void this.claim(parsed.realm, parsed.match, parsed.uri, registration.invoke);
+    void this.claim(gone.realm, gone.match, gone.uri, registration.invoke);
   }
 
   private receive(wire: Wire): void {
@@ -378,13 +425,18 @@ export class WampCluster {
       const final =
         message[0] === ERROR || (message[0] === RESULT && (message[2] as Dict)?.['progress'] !== true);
       if (final) this.forwarded.delete(key);
-      this.node.post(wire.from, SERVICE, {
-        k: 'answer',
-        from: this.node.nodeId,
-        realm: wire.realm,
-        id: wire.id,
-        message: [...message],
-      } satisfies Wire);
+      const answer = (body: readonly unknown[]): boolean =>
+        this.node.post(wire.from, SERVICE, {
+          k: 'answer',
+          from: this.node.nodeId,
+          realm: wire.realm,
+          id: wire.id,
+          message: [...body],
+        } satisfies Wire);
+      if (!answer(message)) {
+        // Too large for NATS: the caller hears that rather than waiting for nothing.
+        answer([ERROR, CALL, wire.id, {}, E.canceled, ['the result could not be sent across the cluster']]);
+      }
     };
     const key = `${wire.from}\u0000${wire.realm}\u0000${wire.id}`;
     const realm = this.router?.existingRealm(wire.realm);
@@ -429,31 +481,48 @@ export class WampCluster {
   }
 
   /** A node left: its calls fail now, calls it sent are cancelled at their callees, its records go. */
-  private nodeGone(node: string): void {
-    for (const [key, standIn] of this.standIns) {
-      if (standIn.node !== node) continue;
-      const dealer = this.router?.existingRealm(standIn.realm)?.dealer;
-      for (const id of [...standIn.invocations.keys()]) {
-        dealer?.error(
-          standIn,
-          INVOCATION,
-          id,
-          {},
-          E.canceled,
-          [`node ${node} holding the callee left the cluster`],
-          undefined,
-        );
-      }
-      this.standIns.delete(key);
+  private async nodeGone(node: string): Promise<void> {
+    for (const standIn of this.standIns.values()) {
+      // Stand-ins stay for the process's life: their invocation ids never repeat, so a late answer of a
+      // node wrongly thought dead cannot match a newer call.
+      if (standIn.node === node) this.failCalls(standIn, `node ${node} holding the callee left the cluster`);
     }
     for (const [key, caller] of this.forwarded) {
       if (!key.startsWith(`${node}\u0000`)) continue;
       this.forwarded.delete(key);
       this.router?.existingRealm(caller.realm)?.dealer.leave(caller);
     }
+    // Freeing its URIs is for a node that is dead by the bucket too, not only by this node's view.
+    if (!(await this.node.membership.confirmDead(node))) return;
     for (const known of [...this.records.values()]) {
-      if (known.node !== node || this.kv === null) continue;
-      this.kv.delete(known.key, { previousSeq: known.revision }).catch(() => undefined);
+      if (known.node === node) this.deleteRecord(known);
     }
   }
+
+  /**
+   * NATS went away: calls sent to other nodes and calls received from them may have lost their messages;
+   * they end now (canceled) rather than wait for answers that may never come.
+   */
+  private connectionLost(): void {
+    for (const standIn of this.standIns.values())
+      this.failCalls(standIn, 'this node lost NATS during the call');
+    for (const [key, caller] of this.forwarded) {
+      this.forwarded.delete(key);
+      this.router?.existingRealm(caller.realm)?.dealer.leave(caller);
+    }
+  }
+
+  private failCalls(standIn: NodeStandIn, why: string): void {
+    const dealer = this.router?.existingRealm(standIn.realm)?.dealer;
+    for (const id of [...standIn.invocations.keys()]) {
+      dealer?.error(standIn, INVOCATION, id, {}, E.canceled, [why], undefined);
+    }
+  }
+}
+
+/** Whether a remote registration takes a call before the best local one (exact, longest prefix, wildcard). */
+function outranks(remote: Precedence, local: Precedence): boolean {
+  const rank = { exact: 3, prefix: 2, wildcard: 1 } as const;
+  if (rank[remote.match] !== rank[local.match]) return rank[remote.match] > rank[local.match];
+  return remote.match === 'prefix' && remote.uri.length > local.uri.length;
 }

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decodeEnvelope, encodeEnvelope, encodeMeta } from './bus-envelope.js';
+
+describe('bus envelope', () => {
+  it('round-trips the metadata, the sequence, an optional topic and the payload bytes', () => {
+    const meta = encodeMeta({
+      origin: 'mqtt',
+      node: 'n1',
+      contentType: 'application/json',
+      principal: 'alice',
+    });
+    const payload = Buffer.from([0, 1, 2, 255]);
+    const decoded = decodeEnvelope(encodeEnvelope(0xdeadbeef, 2 ** 40 + 3, meta, '', payload));
+    assert.deepEqual(
+      { ...decoded, payload: Buffer.from(decoded?.payload ?? []) },
+      {
+        boot: 0xdeadbeef,
+        seq: 2 ** 40 + 3,
+        origin: 'mqtt',
+        node: 'n1',
+        contentType: 'application/json',
+        principal: 'alice',
+        topic: '',
+        payload,
+      },
+    );
+    const bare = decodeEnvelope(
+      encodeEnvelope(
+        1,
+        1,
+        encodeMeta({ origin: 'o', node: 'n', contentType: undefined, principal: null }),
+        'é/x',
+        Buffer.alloc(0),
+      ),
+    );
+    assert.deepEqual(
+      [bare?.contentType, bare?.principal, bare?.topic, bare?.payload.byteLength],
+      [undefined, null, 'é/x', 0],
+    );
+  });
+
+  it('refuses what is not an envelope: another version, short buffers, lengths past the end, no origin', () => {
+    const good = encodeEnvelope(
+      1,
+      1,
+      encodeMeta({ origin: 'o', node: 'n', contentType: 'c', principal: 'p' }),
+      '',
+      Buffer.from('x'),
+    );
+    assert.equal(decodeEnvelope(Buffer.from('not an envelope')), null);
+    assert.equal(decodeEnvelope(Buffer.concat([Buffer.from([2]), good.subarray(1)])), null);
+    for (let cut = 0; cut < good.byteLength - 1; cut++) {
+      const decoded = decodeEnvelope(good.subarray(0, cut));
+      assert.ok(decoded === null || decoded.payload.byteLength === 0, `cut at ${cut}`);
+    }
+    const noOrigin = encodeEnvelope(
+      1,
+      1,
+      encodeMeta({ origin: '', node: 'n', contentType: undefined, principal: null }),
+      '',
+      Buffer.alloc(0),
+    );
+    assert.equal(decodeEnvelope(noOrigin), null);
+  });
+});
