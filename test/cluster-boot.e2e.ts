@@ -41,4 +41,12 @@ describe('cluster: boot', () => {
       2000,
     );
   });
+
+  it('a second process with a node id that a live node beats under is refused, and says why', async () => {
+    const twin = cluster.spawn('n1');
+    const code = await twin.exit();
+    assert.notEqual(code, 0);
+    assert.match(twin.log(), /another process is running as node n1/);
+    assert.doesNotMatch(twin.log(), /broker listening/);
+  });
 });

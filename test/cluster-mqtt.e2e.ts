@@ -144,4 +144,42 @@ describe('cluster: MQTT state across nodes', () => {
     assert.equal(connected.length, 1, `${connected.length} of ${attempts.length} twins still connected`);
     for (const c of clients) c.end(true);
   });
+
+  it('a node restarted under its id right after a SIGKILL: the old sessions are adopted, their wills go out once', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const id = 'phoenix';
+    const first = await cluster.startNode({}, id);
+    const watcher = await client(n2, 'phoenix-watcher');
+    const inbox = new Inbox(watcher);
+    await watcher.subscribeAsync('wills/#', { qos: 0 });
+    const device = await connectAsync(`${first.url}/mqtt`, {
+      clientId: 'phoenix-device',
+      reconnectPeriod: 0,
+      protocolVersion: 5,
+      properties: { sessionExpiryInterval: 300 },
+      will: { topic: 'wills/phoenix-device', payload: Buffer.from('gone'), qos: 0, retain: false },
+    });
+    device.on('error', () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await first.kill();
+    // Back before the others time it out: the new process finds its predecessor's records.
+    await cluster.startNode({}, id);
+    await inbox.waitFor((m) => m.topic === 'wills/phoenix-device', 8000);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.equal(inbox.received.filter((m) => m.topic === 'wills/phoenix-device').length, 1);
+    // The session is still there to resume, on any node.
+    const back = await connectAsync(`${n1.url}/mqtt`, {
+      clientId: 'phoenix-device',
+      clean: false,
+      reconnectPeriod: 0,
+      protocolVersion: 5,
+      properties: { sessionExpiryInterval: 300 },
+    });
+    assert.equal(
+      (back as unknown as { connackPacket?: { sessionPresent: boolean } }).connackPacket?.sessionPresent,
+      true,
+    );
+    await back.endAsync();
+    await watcher.endAsync();
+  });
 });

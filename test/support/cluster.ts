@@ -211,9 +211,8 @@ export class TestCluster {
     return cluster;
   }
 
-  /** Starts another node (named n1, n2, ...) and waits until it listens. */
-  async startNode(extra: Record<string, string> = {}): Promise<BrokerNode> {
-    const id = `n${this.nodes.length + 1}`;
+  /** Starts another node (named n1, n2, ... unless `id` says) and waits until it listens. */
+  async startNode(extra: Record<string, string> = {}, id = `n${this.nodes.length + 1}`): Promise<BrokerNode> {
     const node = this.spawn(id, extra);
     this.nodes.push(node);
     await node.listening();

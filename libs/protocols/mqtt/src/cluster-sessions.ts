@@ -1,6 +1,6 @@
-import { type ClusterNode } from '#broker/cluster';
+import { type ClusterNode, NoHolderError, NodeTimeoutError } from '#broker/cluster';
 import { type TimerHandle } from '#broker/gateway';
-import { type KV } from '@nats-io/kv';
+import { type KV, type KvEntry } from '@nats-io/kv';
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { decodeMessage, encodeMessage } from './message-codec.js';
@@ -12,15 +12,22 @@ import {
   type WillRecord,
 } from './session-directory.js';
 import { type Subscription } from './subscription.js';
+import { parseFilter } from './topic-filter.js';
 
 /** The node-addressed request that asks the node holding a client id to let go. */
 const TAKEOVER = 'mqtt.takeover';
 /** A client id longer than this in base64url is not a KV key: such a session stays on its node. */
 const MAX_KEY_LENGTH = 2048;
+/** A record past this (a huge will, mostly) is written without its will: NATS refuses payloads past 1 MiB. */
+const MAX_RECORD_BYTES = 512 * 1024;
+/** How often a claim reads again after its compare-and-swap met a write of the node letting go. */
+const CLAIM_ATTEMPTS = 3;
 
 /** A session's record in the bucket: who holds it, and what another node needs to carry it on. */
 interface SessionRecord {
   readonly node: string;
+  /** The process of that node that wrote it: a record of an earlier process under the id is an orphan. */
+  readonly incarnation: string;
   readonly expirySec: number;
   readonly subscriptions: readonly Subscription[];
   readonly will: EncodedWill | null;
@@ -66,11 +73,36 @@ function decodeWill(will: EncodedWill | null): WillRecord | null {
   if (will === null || typeof will?.message !== 'string') return null;
   const message = decodeMessage(Buffer.from(will.message, 'base64'));
   if (message === null) return null;
+  const delaySec = Number(will.delaySec);
   return {
     message,
-    delaySec: Number(will.delaySec) || 0,
-    expirySec: will.expirySec ?? null,
-    principal: will.principal ?? null,
+    delaySec: Number.isInteger(delaySec) && delaySec >= 0 ? delaySec : 0,
+    expirySec: typeof will.expirySec === 'number' ? will.expirySec : null,
+    principal: typeof will.principal === 'string' ? will.principal : null,
+  };
+}
+
+/** A subscription from NATS, checked as a SUBSCRIBE would be; null for anything else. */
+function subscriptionOf(raw: unknown): Subscription | null {
+  const s = raw as Subscription;
+  if (typeof s?.raw !== 'string' || ![0, 1, 2].includes(s.qos)) return null;
+  let parsed;
+  try {
+    parsed = parseFilter(s.raw);
+  } catch {
+    return null;
+  }
+  const retainHandling = [0, 1, 2].includes(s.retainHandling) ? s.retainHandling : 0;
+  const id = s.subscriptionId;
+  return {
+    raw: s.raw,
+    filter: parsed.filter,
+    group: parsed.group,
+    qos: s.qos,
+    noLocal: s.noLocal === true,
+    retainAsPublished: s.retainAsPublished === true,
+    retainHandling,
+    subscriptionId: Number.isInteger(id) && (id as number) > 0 && (id as number) < 268_435_456 ? id : null,
   };
 }
 
@@ -78,7 +110,14 @@ function parseRecord(value: Uint8Array): SessionRecord | null {
   try {
     const record = JSON.parse(Buffer.from(value).toString('utf8')) as SessionRecord;
     if (typeof record?.node !== 'string' || !Array.isArray(record.subscriptions)) return null;
-    return record;
+    const expirySec = Number(record.expirySec);
+    return {
+      node: record.node,
+      incarnation: typeof record.incarnation === 'string' ? record.incarnation : '',
+      expirySec: Number.isInteger(expirySec) && expirySec >= 0 ? expirySec : 0,
+      subscriptions: record.subscriptions.map(subscriptionOf).filter((s): s is Subscription => s !== null),
+      will: record.will ?? null,
+    };
   } catch {
     return null;
   }
@@ -88,18 +127,25 @@ function stateOf(record: SessionRecord): SessionState {
   return { expirySec: record.expirySec, subscriptions: record.subscriptions };
 }
 
+/** JetStream's "wrong last sequence": someone else wrote the record since it was read. */
+function isConflict(err: unknown): boolean {
+  return (err as { code?: number }).code === 10071 || /wrong last sequence/i.test((err as Error).message);
+}
+
 /**
  * MQTT sessions across the nodes: one record per client id in a KV bucket, written with the revision
  * it was read at (compare-and-swap), as nats-server's MQTT support keeps its sessions. A CONNECT on this
  * node asks the node holding the id to let go (DISCONNECT 0x8E there) and takes the record over; of
- * two CONNECTs racing on two nodes, the one whose write lands first keeps the id and the other is
+ * CONNECTs racing on several nodes, the one whose write lands first keeps the id and the others are
  * refused (0x89), so exactly one stays. The record carries the subscriptions of a persistent session
- * (it resumes on any node) and the connection's will. When a node dies, the survivors race for each of
- * its records (CAS again: one wins); the winner publishes its will after the will's delay, once, and
- * ends it at its expiry, unless its client comes back first.
+ * (it resumes on any node) and the connection's will. When a node dies (or restarts under its id), the
+ * survivors race for each of its records (CAS again: one wins); the winner publishes its will after
+ * the will's delay, once, and ends it at its expiry, unless its client comes back first. A node that
+ * finds its record taken by another node lets its own connection go (0x8E).
  *
- * Not yet across nodes: QoS 1/2 messages queued for a disconnected session stay on the node that
- * queued them (lost with it); a JetStream stream will carry them.
+ * Every write of one client id's record goes through one queue, in order, each with the revision the
+ * previous one left. Not yet across nodes: QoS 1/2 messages queued for a disconnected session stay on
+ * the node that queued them (lost with it); a JetStream stream will carry them.
  */
 export class ClusterSessions implements SessionDirectory {
   private sessions: KV | null = null;
@@ -110,6 +156,8 @@ export class ClusterSessions implements SessionDirectory {
   private readonly orphans = new Map<string, Orphan>();
   /** Client ids being handed to another node: their session ends here without deleting the record. */
   private readonly handingOver = new Set<string>();
+  /** Per client id, the tail of its record writes. */
+  private readonly queues = new Map<string, Promise<void>>();
   private readonly dirty = new Set<Session>();
   private flushScheduled = false;
 
@@ -127,6 +175,7 @@ export class ClusterSessions implements SessionDirectory {
     this.node.membership.onChange((change) => {
       if (!change.up) void this.adoptFrom(change.node);
     });
+    await this.sweep();
   }
 
   /** Shutdown: no orphan's timer fires any more (the others adopt them when this node has left). */
@@ -140,48 +189,51 @@ export class ClusterSessions implements SessionDirectory {
     const kv = this.sessions;
     const key = keyOf(clientId);
     if (kv === null || key === null) return { state: null };
-    const entry = await kv.get(key);
-    const held = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
     let state: SessionState | null = null;
-    if (held !== null && held.node !== this.node.nodeId && this.node.membership.isLive(held.node)) {
+    let tookOver = false;
+    for (let attempt = 1; ; attempt++) {
+      let entry: KvEntry | null;
       try {
-        state = await this.node.request<SessionState | null>(held.node, TAKEOVER, {
-          clientId,
-          clean,
-        } satisfies TakeoverRequest);
-      } catch (err) {
-        // It did not let go in time: the record decides, and the node will find it lost the id.
-        this.log.warn(
-          { clientId, node: held.node, err: (err as Error).message },
-          'mqtt: takeover not answered',
-        );
-        state = clean ? null : stateOf(held);
+        entry = await kv.get(key);
+      } catch {
+        return 'unavailable';
       }
-    } else if (held !== null) {
-      // A dead node's record nobody adopted yet, or an orphan adopted here: the client is back.
-      const orphan = this.orphans.get(clientId);
-      if (orphan !== undefined) this.release(clientId, orphan, clean);
-      state = clean ? null : stateOf(held);
+      const held = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
+      if (held !== null && !tookOver) {
+        state = await this.letGo(clientId, clean, held);
+        tookOver = true;
+      }
+      const record = this.recordOf(expirySec, state?.subscriptions ?? [], will);
+      try {
+        const revision =
+          entry !== null && entry.operation === 'PUT'
+            ? await kv.update(key, record, entry.revision)
+            : await kv.create(key, record);
+        this.revisions.set(clientId, revision);
+        if (held !== null && held.node !== this.node.nodeId) this.unindex(held.node, key);
+        this.index?.put(`${this.node.nodeId}.${key}`, '').catch(() => undefined);
+        return { state };
+      } catch (err) {
+        if (!isConflict(err)) return 'unavailable';
+        // A write of the node letting go landed after our read: read again. Another CONNECT's claim wins.
+        const now = await kv.get(key).catch(() => null);
+        const holder = now?.operation === 'PUT' ? parseRecord(now.value) : null;
+        const racing = holder !== null && holder.node !== held?.node;
+        if (racing || attempt >= CLAIM_ATTEMPTS) return 'lost';
+      }
     }
-    const record: SessionRecord = {
-      node: this.node.nodeId,
-      expirySec,
-      subscriptions: state?.subscriptions ?? [],
-      will: encodeWill(will),
-    };
-    try {
-      const value = JSON.stringify(record);
-      const revision =
-        entry !== null && entry.operation === 'PUT'
-          ? await kv.update(key, value, entry.revision)
-          : await kv.create(key, value);
-      this.revisions.set(clientId, revision);
-    } catch {
-      return 'lost';
-    }
-    if (held !== null && held.node !== this.node.nodeId) this.unindex(held.node, key);
-    this.index?.put(`${this.node.nodeId}.${key}`, '').catch(() => undefined);
-    return { state };
+  }
+
+  /** The CONNECT that claimed `clientId` went away before it took the id: its record goes. */
+  abandon(clientId: string): void {
+    this.enqueue(clientId, async () => {
+      const revision = this.revisions.get(clientId);
+      const key = keyOf(clientId);
+      if (revision === undefined || key === null || this.broker.sessions.has(clientId)) return;
+      this.revisions.delete(clientId);
+      await this.sessions?.delete(key, { previousSeq: revision }).catch(() => undefined);
+      this.unindex(this.node.nodeId, key);
+    });
   }
 
   changed(session: Session): void {
@@ -201,12 +253,81 @@ export class ClusterSessions implements SessionDirectory {
     // record, which the new connection claimed, stays then.
     setImmediate(() => {
       if (this.broker.sessions.has(clientId)) return;
-      const revision = this.revisions.get(clientId);
-      const key = keyOf(clientId);
-      this.revisions.delete(clientId);
-      if (revision === undefined || key === null) return;
-      this.sessions?.delete(key, { previousSeq: revision }).catch(() => undefined);
-      this.unindex(this.node.nodeId, key);
+      this.enqueue(clientId, async () => {
+        if (this.broker.sessions.has(clientId)) return;
+        const revision = this.revisions.get(clientId);
+        const key = keyOf(clientId);
+        this.revisions.delete(clientId);
+        if (revision === undefined || key === null) return;
+        await this.sessions?.delete(key, { previousSeq: revision }).catch(() => undefined);
+        this.unindex(this.node.nodeId, key);
+      });
+    });
+  }
+
+  private recordOf(
+    expirySec: number,
+    subscriptions: readonly Subscription[],
+    will: WillRecord | null,
+  ): string {
+    const record: SessionRecord = {
+      node: this.node.nodeId,
+      incarnation: this.node.incarnation,
+      expirySec,
+      subscriptions,
+      will: encodeWill(will),
+    };
+    const json = JSON.stringify(record);
+    if (Buffer.byteLength(json) <= MAX_RECORD_BYTES) return json;
+    // The will stays with this node's connection; only a failover loses it.
+    this.log.warn(
+      { bytes: Buffer.byteLength(json) },
+      'mqtt: session record too large, kept without its will',
+    );
+    return JSON.stringify({ ...record, will: null });
+  }
+
+  /**
+   * The node holding the record lets go: asked when it is live; when it is gone (dead, not yet known
+   * dead, or an earlier process of ours), its record decides, and its will goes out now where MQTT says
+   * it is due (a will without delay, or a clean start ending the session).
+   */
+  private async letGo(clientId: string, clean: boolean, held: SessionRecord): Promise<SessionState | null> {
+    const { membership } = this.node;
+    const mine = held.node === this.node.nodeId;
+    const orphan = this.orphans.get(clientId);
+    if (orphan !== undefined) {
+      this.release(clientId, orphan, clean);
+      return clean ? null : stateOf(held);
+    }
+    const current = mine ? this.node.incarnation : membership.incarnationOf(held.node);
+    if (mine && held.incarnation === this.node.incarnation) return clean ? null : stateOf(held);
+    if (!mine && membership.isLive(held.node) && current === held.incarnation) {
+      try {
+        return await this.node.request<SessionState | null>(held.node, TAKEOVER, {
+          clientId,
+          clean,
+        } satisfies TakeoverRequest);
+      } catch (err) {
+        if (!(err instanceof NoHolderError || err instanceof NodeTimeoutError)) throw err;
+        this.log.warn(
+          { clientId, node: held.node, err: err.message },
+          'mqtt: the holding node did not let go',
+        );
+      }
+    }
+    const will = decodeWill(held.will);
+    if (will !== null && (clean || will.delaySec === 0)) this.publishWill(will);
+    return clean ? null : stateOf(held);
+  }
+
+  private enqueue(clientId: string, op: () => Promise<void>): void {
+    const tail = (this.queues.get(clientId) ?? Promise.resolve()).then(op).catch((err: unknown) => {
+      this.log.warn({ clientId, err: (err as Error).message }, 'mqtt: session record write failed');
+    });
+    this.queues.set(clientId, tail);
+    void tail.then(() => {
+      if (this.queues.get(clientId) === tail) this.queues.delete(clientId);
     });
   }
 
@@ -214,28 +335,40 @@ export class ClusterSessions implements SessionDirectory {
     this.flushScheduled = false;
     const sessions = [...this.dirty];
     this.dirty.clear();
-    for (const session of sessions) void this.write(session);
+    for (const session of sessions) this.enqueue(session.clientId, () => this.write(session));
   }
 
   private async write(session: Session): Promise<void> {
     const kv = this.sessions;
-    const key = keyOf(session.clientId);
-    const revision = this.revisions.get(session.clientId);
-    if (kv === null || key === null || revision === undefined) return;
-    const record: SessionRecord = {
-      node: this.node.nodeId,
-      expirySec: session.expirySec,
-      subscriptions: [...session.subscriptions.values()],
-      will: encodeWill(session.will),
-    };
+    const clientId = session.clientId;
+    const key = keyOf(clientId);
+    const revision = this.revisions.get(clientId);
+    if (
+      kv === null ||
+      key === null ||
+      revision === undefined ||
+      this.broker.sessions.get(clientId) !== session
+    ) {
+      return;
+    }
+    const record = this.recordOf(session.expirySec, [...session.subscriptions.values()], session.will);
     try {
-      this.revisions.set(session.clientId, await kv.update(key, JSON.stringify(record), revision));
+      this.revisions.set(clientId, await kv.update(key, record, revision));
     } catch (err) {
-      // Another node took the id meanwhile (its CONNECT wins), or the bucket is away: logged, not fatal.
-      this.log.debug(
-        { clientId: session.clientId, err: (err as Error).message },
-        'mqtt: session record not updated',
-      );
+      if (!isConflict(err)) throw err;
+      // Another node took the id (its CONNECT won): the connection here lets go too.
+      this.log.info({ clientId }, 'mqtt: session taken by another node, letting go here');
+      this.revisions.delete(clientId);
+      this.handingOver.add(clientId);
+      try {
+        session.owner?.takeOver();
+        if (this.broker.sessions.get(clientId) === session) {
+          session.clearTimers(this.broker.clock);
+          this.broker.endSession(session);
+        }
+      } finally {
+        this.handingOver.delete(clientId);
+      }
     }
   }
 
@@ -257,28 +390,58 @@ export class ClusterSessions implements SessionDirectory {
     }
   }
 
-  /** The node `dead` left: race the other survivors for each of its records; each won one is adopted. */
-  private async adoptFrom(dead: string): Promise<void> {
+  /** At start: records of nodes that are not live, and of an earlier process under this node id, are adopted. */
+  private async sweep(): Promise<void> {
+    const index = this.index;
+    if (index === null) return;
+    const nodes = new Set<string>();
+    try {
+      for await (const key of await index.keys()) nodes.add(key.slice(0, key.indexOf('.')));
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'mqtt: session index not listed');
+      return;
+    }
+    for (const node of nodes) {
+      if (node === this.node.nodeId || !this.node.membership.isLive(node)) await this.adoptFrom(node);
+    }
+  }
+
+  /**
+   * Records left by `node` (dead, or restarted as a new process): this node races the others for each;
+   * each one won is adopted. A node only thought dead (this node's view) keeps its records.
+   */
+  private async adoptFrom(node: string): Promise<void> {
     const index = this.index;
     const kv = this.sessions;
     if (index === null || kv === null) return;
+    const { membership } = this.node;
+    const live = node === this.node.nodeId || membership.isLive(node);
+    if (!live && !(await membership.confirmDead(node))) return;
+    const current = node === this.node.nodeId ? this.node.incarnation : membership.incarnationOf(node);
     const keys: string[] = [];
     try {
-      for await (const entry of await index.keys(`${dead}.>`)) keys.push(entry.slice(dead.length + 1));
+      for await (const entry of await index.keys(`${node}.>`)) keys.push(entry.slice(node.length + 1));
     } catch (err) {
-      this.log.warn({ node: dead, err: (err as Error).message }, 'mqtt: sessions of a dead node not listed');
+      this.log.warn({ node, err: (err as Error).message }, 'mqtt: sessions of a dead node not listed');
       return;
     }
     for (const key of keys) {
       try {
         const entry = await kv.get(key);
         const record = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
-        if (entry === null || record === null || record.node !== dead) continue;
-        const adopted: SessionRecord = { ...record, node: this.node.nodeId };
+        if (entry === null || record === null || record.node !== node) continue;
+        if (live && record.incarnation === current) continue;
+        const clientId = Buffer.from(key, 'base64url').toString('utf8');
+        if (this.broker.sessions.has(clientId) || this.orphans.has(clientId)) continue;
+        const adopted: SessionRecord = {
+          ...record,
+          node: this.node.nodeId,
+          incarnation: this.node.incarnation,
+        };
         const revision = await kv.update(key, JSON.stringify(adopted), entry.revision);
-        this.unindex(dead, key);
+        if (node !== this.node.nodeId) this.unindex(node, key);
         await this.index?.put(`${this.node.nodeId}.${key}`, '');
-        this.adopt(Buffer.from(key, 'base64url').toString('utf8'), adopted, revision);
+        this.adopt(clientId, adopted, revision);
       } catch {
         // Another survivor won this one, or its client reconnected first.
       }
@@ -288,7 +451,7 @@ export class ClusterSessions implements SessionDirectory {
   private adopt(clientId: string, record: SessionRecord, revision: number): void {
     const orphan: Orphan = { record, revision, willTimer: null, expiryTimer: null };
     this.orphans.set(clientId, orphan);
-    this.log.info({ clientId }, 'mqtt: adopted the session of a dead node');
+    this.log.info({ clientId }, 'mqtt: adopted the session of a node that is gone');
     const { clock } = this.broker;
     const will = decodeWill(record.will);
     if (will !== null) {
@@ -314,8 +477,10 @@ export class ClusterSessions implements SessionDirectory {
     this.orphans.delete(clientId);
     const key = keyOf(clientId);
     if (key === null) return;
-    this.sessions?.delete(key, { previousSeq: orphan.revision }).catch(() => undefined);
-    this.unindex(this.node.nodeId, key);
+    this.enqueue(clientId, async () => {
+      await this.sessions?.delete(key, { previousSeq: orphan.revision }).catch(() => undefined);
+      this.unindex(this.node.nodeId, key);
+    });
   }
 
   /** The orphan's client is back (here or elsewhere): on a clean start its waiting will goes out now. */

@@ -23,6 +23,27 @@ describe('messages as bytes for NATS', () => {
     assert.deepEqual(decodeMessage(encodeMessage(message)), message);
   });
 
+  it('keeps only the pass-through properties, each of its type, and refuses a topic that is not a topic name', () => {
+    const meta = (extra: object) => {
+      const json = Buffer.from(JSON.stringify({ topic: 'a/b', qos: 0, retain: false, ...extra }));
+      const header = Buffer.alloc(4);
+      header.writeUInt32BE(json.byteLength);
+      return Buffer.concat([header, json, Buffer.from('p')]);
+    };
+    const decoded = decodeMessage(
+      meta({
+        properties: {
+          topicAlias: 3,
+          subscriptionIdentifier: 9,
+          contentType: 5,
+          userProperties: { ok: 'y', bad: 1 },
+        },
+      }),
+    );
+    assert.deepEqual(decoded?.properties, { userProperties: { ok: 'y' } });
+    assert.equal(decodeMessage(meta({ topic: 'a/+' })), null);
+  });
+
   it('refuses values that are not ours', () => {
     assert.equal(decodeMessage(new Uint8Array([1, 2])), null);
     assert.equal(decodeMessage(Buffer.from([0, 0, 0, 9, 1])), null);

@@ -1,3 +1,4 @@
+import { assertTopicName } from '#broker/bus';
 import { type QoS } from 'mqtt-packet';
 import { type MqttMessage, type PassThroughProperties } from './message.js';
 
@@ -36,6 +37,29 @@ export function encodeMessage(message: MqttMessage): Buffer {
   return value;
 }
 
+/**
+ * Only the properties a message carries from publisher to subscriber, each of its type: what comes from
+ * NATS is not trusted to be ours (a topic alias or subscription identifier must never reach a client).
+ */
+function passThrough(raw: Meta['properties'] | undefined): PassThroughProperties | null {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object') return null;
+  const out: { -readonly [K in keyof PassThroughProperties]: PassThroughProperties[K] } = {};
+  const { payloadFormatIndicator, contentType, responseTopic, correlationData, userProperties } = raw;
+  if (typeof payloadFormatIndicator === 'boolean') out.payloadFormatIndicator = payloadFormatIndicator;
+  if (typeof contentType === 'string') out.contentType = contentType;
+  if (typeof responseTopic === 'string') out.responseTopic = responseTopic;
+  if (typeof correlationData === 'string') out.correlationData = Buffer.from(correlationData, 'base64');
+  if (typeof userProperties === 'object' && userProperties !== null) {
+    const entries = Object.entries(userProperties).filter(
+      ([, v]) => typeof v === 'string' || (Array.isArray(v) && v.every((item) => typeof item === 'string')),
+    );
+    if (entries.length > 0)
+      out.userProperties = Object.fromEntries(entries) as Record<string, string | string[]>;
+  }
+  return out;
+}
+
 /** The message a value holds, or null when it is not one of ours. */
 export function decodeMessage(value: Uint8Array): MqttMessage | null {
   const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
@@ -49,18 +73,21 @@ export function decodeMessage(value: Uint8Array): MqttMessage | null {
     return null;
   }
   if (typeof meta?.topic !== 'string' || ![0, 1, 2].includes(meta.qos)) return null;
-  const { correlationData, ...properties } = meta.properties ?? {};
+  try {
+    assertTopicName(meta.topic);
+  } catch {
+    return null;
+  }
+  const properties = passThrough(meta.properties);
+  if (properties === null) return null;
   return {
     topic: meta.topic,
-    // A copy: the KV entry's buffer is not ours to keep.
+    // A copy: the buffer it came in is not ours to keep.
     payload: Buffer.from(bytes.subarray(4 + length)),
     qos: meta.qos,
     retain: meta.retain === true,
     publisherId: typeof meta.publisherId === 'string' ? meta.publisherId : null,
     expiresAt: typeof meta.expiresAt === 'number' ? meta.expiresAt : null,
-    properties:
-      typeof correlationData === 'string'
-        ? { ...properties, correlationData: Buffer.from(correlationData, 'base64') }
-        : properties,
+    properties,
   };
 }

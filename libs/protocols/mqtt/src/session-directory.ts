@@ -17,8 +17,11 @@ export interface WillRecord {
   readonly principal: string | null;
 }
 
-/** The outcome of a claim: the state the session had elsewhere (null: none), or another CONNECT won. */
-export type Claim = { readonly state: SessionState | null } | 'lost';
+/**
+ * The outcome of a claim: the state the session had elsewhere (null: none); 'lost' when another CONNECT
+ * won the id; 'unavailable' when the directory could not be asked (NATS away).
+ */
+export type Claim = { readonly state: SessionState | null } | 'lost' | 'unavailable';
 
 /**
  * Where the sessions of a cluster live (absent on a single node): one owner per client id across the
@@ -32,6 +35,8 @@ export interface SessionDirectory {
    * 'lost' when a CONNECT for the same id on another node won the race.
    */
   claim(clientId: string, clean: boolean, expirySec: number, will: WillRecord | null): Promise<Claim>;
+  /** The connection that claimed `clientId` went away before taking it. */
+  abandon(clientId: string): void;
   /** The session's subscriptions, expiry or will changed. */
   changed(session: Session, will: WillRecord | null): void;
   /** The session ended here (expired, clean start, or handed to another node). */

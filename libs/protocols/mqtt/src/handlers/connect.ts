@@ -62,11 +62,22 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
         directory === null
           ? { state: null }
           : await directory.claim(taking.clientId, clean, taking.expirySec, taking.willRecord);
-      if (client.state !== 'authenticating') return;
+      if (client.state !== 'authenticating') {
+        if (typeof claim === 'object') directory?.abandon(taking.clientId);
+        return;
+      }
       if (claim === 'lost') {
         return refuse(client, RC.serverBusy, 'another connection with this client id won; try again');
       }
-      accept(client, packet, taking, claim.state);
+      if (claim === 'unavailable') {
+        return refuse(client, RC.serverUnavailable, 'the session store of the cluster did not answer');
+      }
+      accept(
+        client,
+        packet,
+        taking,
+        allowed(claim.state, taking.permissions, client.broker.config.maxSubscriptionsPerClient),
+      );
     })
     .catch((err: Error) => {
       // Only a bug lands here; it ends this connection, never the process (no unhandled rejection).
@@ -74,6 +85,13 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
       if (client.state === 'authenticating') refuse(client, RC.serverUnavailable, 'server error');
       else client.close(CLOSE.internalError, 'internal error', false);
     });
+}
+
+/** A session from another node keeps the subscriptions its new credential may hold, within the limit. */
+function allowed(state: SessionState | null, permissions: Permissions, limit: number): SessionState | null {
+  if (state === null) return null;
+  const subscriptions = state.subscriptions.filter((s) => permissions.canSubscribe(s.filter)).slice(0, limit);
+  return { ...state, subscriptions };
 }
 
 /** What an authenticated CONNECT is about to take: its client id, session expiry and will. */
