@@ -296,4 +296,32 @@ describe('cluster: the bus across three broker processes', () => {
     await remote.endAsync();
     await publisher.endAsync();
   });
+
+  it('NATS back without its JetStream state: the nodes make their buckets again and see each other', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    await cluster.nats.stop();
+    await until('n1 noticed', () => n1.log().split('NATS connection lost').length > 2, 5000);
+    await cluster.nats.restart(true);
+    await until('n1 reconnected', () => n1.log().split('NATS connection restored').length > 2, 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const running = cluster.nodes.filter((node) => node.alive);
+    for (const node of running) {
+      const metrics = await (await fetch(`${node.http}/metrics`)).text();
+      assert.match(
+        metrics,
+        new RegExp(`^broker_cluster_nodes ${running.length}$`, 'm'),
+        `${node.id} sees every node`,
+      );
+    }
+    const subscriber = await mqttClient(n2, 'after-wipe');
+    const inbox = new Inbox(subscriber);
+    await subscriber.subscribeAsync('wiped/#', { qos: 0 });
+    const publisher = await mqttClient(n1, 'after-wipe-pub');
+    await untilBridged(
+      () => publisher.publish('wiped/x', 'x'),
+      () => inbox.received.length > 0,
+    );
+    await subscriber.endAsync();
+    await publisher.endAsync();
+  });
 });

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,9 +64,16 @@ export class TestNats {
     return `nats://127.0.0.1:${this.port}`;
   }
 
-  /** Starts the server (again, on the same port and store directory) and waits until it answers. */
-  async restart(): Promise<void> {
+  /**
+   * Starts the server (again, on the same port and store directory; `wipe` empties the directory first,
+   * as a server on a new machine would start) and waits until it answers.
+   */
+  async restart(wipe = false): Promise<void> {
     if (this.child !== null) throw new Error('nats-server is running');
+    if (wipe) {
+      rmSync(this.dir, { recursive: true, force: true });
+      mkdirSync(this.dir, { recursive: true });
+    }
     const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -62,6 +62,8 @@ export function defaultNodeId(port: number): string {
 export class ClusterNode {
   private readonly handlers = new Map<string, RequestHandler>();
   private readonly connectionListeners = new Set<(connected: boolean) => void>();
+  /** The buckets this node uses, with their options, to make again if the server lost them. */
+  private readonly buckets = new Map<string, Partial<KvOptions>>();
   /** Keyed handlers of this node, by subject. */
   private readonly keyed = new Map<string, RequestHandler>();
   private connected = true;
@@ -117,10 +119,8 @@ export class ClusterNode {
     }
     try {
       const kvm = new Kvm(nc);
-      const nodes = await openBucket(kvm, `${config.name}-nodes`, {
-        history: 1,
-        ttl: config.nodeTimeoutMs * 4,
-      });
+      const nodesOptions = { history: 1, ttl: config.nodeTimeoutMs * 4 };
+      const nodes = await openBucket(kvm, `${config.name}-nodes`, nodesOptions);
       const node = new ClusterNode(
         nc,
         nodeId,
@@ -129,6 +129,7 @@ export class ClusterNode {
         nodes,
         logger.child({ module: 'cluster', node: nodeId }),
       );
+      node.buckets.set(`${config.name}-nodes`, nodesOptions);
       node.watchStatus();
       await node.membership.start();
       return node;
@@ -149,7 +150,19 @@ export class ClusterNode {
 
   /** A KV bucket of this cluster (created when missing). */
   bucket(suffix: string, options: Partial<KvOptions> = {}): Promise<KV> {
-    return openBucket(this.kvm, `${this.name}-${suffix}`, options);
+    const name = `${this.name}-${suffix}`;
+    this.buckets.set(name, options);
+    return openBucket(this.kvm, name, options);
+  }
+
+  /**
+   * After a reconnect: a NATS server that came back without its JetStream state (a new machine, a wiped
+   * disk) has none of the buckets; each is created again (creating one that exists changes nothing).
+   */
+  private recreateBuckets(): void {
+    for (const [name, options] of this.buckets) {
+      this.kvm.create(name, options).catch(() => undefined);
+    }
   }
 
   /** Answers requests addressed to this node for `service`. */
@@ -359,6 +372,7 @@ export class ClusterNode {
         } else if (status.type === 'reconnect' && !this.connected) {
           this.connected = true;
           this.logger.info('NATS connection restored');
+          this.recreateBuckets();
           this.emitConnection(true);
         }
       }
