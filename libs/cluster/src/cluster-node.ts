@@ -373,6 +373,7 @@ export class ClusterNode {
           this.connected = true;
           this.logger.info('NATS connection restored');
           this.recreateBuckets();
+          this.membership.reconnected();
           this.emitConnection(true);
         }
       }

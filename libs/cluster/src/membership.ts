@@ -111,6 +111,17 @@ export class Membership {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * NATS came back: the heartbeats missed meanwhile are nobody's fault, and the watch may wait for a
+   * consumer the server lost; a new one reads the bucket now. (The ticks catch an outage too, but not
+   * one shorter than a heartbeat.)
+   */
+  reconnected(): void {
+    const now = performance.now();
+    for (const entry of this.seen.values()) entry.at = now;
+    this.watch?.restart();
+  }
+
   /** Stops renewing and deletes this node's entry, so the others see it leave without waiting. */
   async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type ClusterNode, NoHolderError, NodeTimeoutError } from '#broker/cluster';
 import { type TimerHandle } from '#broker/gateway';
 import { type KV, type KvEntry } from '@nats-io/kv';
@@ -28,6 +29,8 @@ interface SessionRecord {
   readonly node: string;
   /** The process of that node that wrote it: a record of an earlier process under the id is an orphan. */
   readonly incarnation: string;
+  /** Set by the CONNECT that claimed the id; later writes of that connection keep it. */
+  readonly claim: string;
   readonly expirySec: number;
   readonly subscriptions: readonly Subscription[];
   readonly will: EncodedWill | null;
@@ -114,6 +117,7 @@ function parseRecord(value: Uint8Array): SessionRecord | null {
     return {
       node: record.node,
       incarnation: typeof record.incarnation === 'string' ? record.incarnation : '',
+      claim: typeof record.claim === 'string' ? record.claim : '',
       expirySec: Number.isInteger(expirySec) && expirySec >= 0 ? expirySec : 0,
       subscriptions: record.subscriptions.map(subscriptionOf).filter((s): s is Subscription => s !== null),
       will: record.will ?? null,
@@ -121,6 +125,12 @@ function parseRecord(value: Uint8Array): SessionRecord | null {
   } catch {
     return null;
   }
+}
+
+/** What letting go yields: the session's state, and a will that is due once the claim wins. */
+interface Released {
+  readonly state: SessionState | null;
+  readonly will: WillRecord | null;
 }
 
 function stateOf(record: SessionRecord): SessionState {
@@ -153,6 +163,10 @@ export class ClusterSessions implements SessionDirectory {
   private index: KV | null = null;
   /** The revision of each record this node wrote last. */
   private readonly revisions = new Map<string, number>();
+  /** The claim nonce of each record this node holds. */
+  private readonly claims = new Map<string, string>();
+  private offMembership: (() => void) | null = null;
+  private stopped = false;
   private readonly orphans = new Map<string, Orphan>();
   /** Client ids being handed to another node: their session ends here without deleting the record. */
   private readonly handingOver = new Set<string>();
@@ -172,14 +186,15 @@ export class ClusterSessions implements SessionDirectory {
     this.index = await this.node.bucket('mqtt-session-nodes', { history: 1 });
     this.broker.directory = this;
     this.node.serve(TAKEOVER, (body) => this.takeover(body as TakeoverRequest));
-    this.node.membership.onChange((change) => {
+    this.offMembership = this.node.membership.onChange((change) => {
       if (!change.up) void this.adoptFrom(change.node);
     });
-    await this.sweep();
   }
 
   /** Shutdown: no orphan's timer fires any more (the others adopt them when this node has left). */
   stop(): void {
+    this.stopped = true;
+    this.offMembership?.();
     for (const orphan of this.orphans.values()) this.cancel(orphan);
     this.orphans.clear();
     this.broker.directory = null;
@@ -189,8 +204,8 @@ export class ClusterSessions implements SessionDirectory {
     const kv = this.sessions;
     const key = keyOf(clientId);
     if (kv === null || key === null) return { state: null };
-    let state: SessionState | null = null;
-    let tookOver = false;
+    const nonce = randomUUID();
+    let released: Released | null = null;
     for (let attempt = 1; ; attempt++) {
       let entry: KvEntry | null;
       try {
@@ -199,27 +214,35 @@ export class ClusterSessions implements SessionDirectory {
         return 'unavailable';
       }
       const held = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
-      if (held !== null && !tookOver) {
-        state = await this.letGo(clientId, clean, held);
-        tookOver = true;
+      if (held !== null && released === null) {
+        const outcome = await this.letGo(clientId, clean, held);
+        if (outcome === 'unavailable') return 'unavailable';
+        released = outcome;
       }
-      const record = this.recordOf(expirySec, state?.subscriptions ?? [], will);
+      const state = released?.state ?? null;
+      const record = this.recordOf(nonce, expirySec, state?.subscriptions ?? [], will);
       try {
         const revision =
           entry !== null && entry.operation === 'PUT'
             ? await kv.update(key, record, entry.revision)
             : await kv.create(key, record);
         this.revisions.set(clientId, revision);
+        this.claims.set(clientId, nonce);
+        // Won: the old holder's due will goes out now, once.
+        if (released !== null && released.will !== null) this.publishWill(released.will);
         if (held !== null && held.node !== this.node.nodeId) this.unindex(held.node, key);
-        this.index?.put(`${this.node.nodeId}.${key}`, '').catch(() => undefined);
+        this.enqueue(clientId, async () => {
+          await this.index?.put(`${this.node.nodeId}.${key}`, '');
+        });
         return { state };
       } catch (err) {
         if (!isConflict(err)) return 'unavailable';
-        // A write of the node letting go landed after our read: read again. Another CONNECT's claim wins.
+        // Only a write of the very connection that let go (same claim) is waited out; a new claim won.
         const now = await kv.get(key).catch(() => null);
         const holder = now?.operation === 'PUT' ? parseRecord(now.value) : null;
-        const racing = holder !== null && holder.node !== held?.node;
-        if (racing || attempt >= CLAIM_ATTEMPTS) return 'lost';
+        const sameClaim =
+          holder !== null && held !== null && holder.claim === held.claim && holder.node === held.node;
+        if (!sameClaim || attempt >= CLAIM_ATTEMPTS) return 'lost';
       }
     }
   }
@@ -231,8 +254,8 @@ export class ClusterSessions implements SessionDirectory {
       const key = keyOf(clientId);
       if (revision === undefined || key === null || this.broker.sessions.has(clientId)) return;
       this.revisions.delete(clientId);
-      await this.sessions?.delete(key, { previousSeq: revision }).catch(() => undefined);
-      this.unindex(this.node.nodeId, key);
+      this.claims.delete(clientId);
+      await this.deleteRecord(key, revision);
     });
   }
 
@@ -258,14 +281,15 @@ export class ClusterSessions implements SessionDirectory {
         const revision = this.revisions.get(clientId);
         const key = keyOf(clientId);
         this.revisions.delete(clientId);
+        this.claims.delete(clientId);
         if (revision === undefined || key === null) return;
-        await this.sessions?.delete(key, { previousSeq: revision }).catch(() => undefined);
-        this.unindex(this.node.nodeId, key);
+        await this.deleteRecord(key, revision);
       });
     });
   }
 
   private recordOf(
+    claim: string,
     expirySec: number,
     subscriptions: readonly Subscription[],
     will: WillRecord | null,
@@ -273,6 +297,7 @@ export class ClusterSessions implements SessionDirectory {
     const record: SessionRecord = {
       node: this.node.nodeId,
       incarnation: this.node.incarnation,
+      claim,
       expirySec,
       subscriptions,
       will: encodeWill(will),
@@ -288,37 +313,43 @@ export class ClusterSessions implements SessionDirectory {
   }
 
   /**
-   * The node holding the record lets go: asked when it is live; when it is gone (dead, not yet known
-   * dead, or an earlier process of ours), its record decides, and its will goes out now where MQTT says
-   * it is due (a will without delay, or a clean start ending the session).
+   * The node holding the record lets go: asked when it is live; when it is gone (dead, confirmed by the
+   * bucket, or an earlier process of ours), its record decides, and its will is due where MQTT says so
+   * (a will without delay, or a clean start ending the session): published once this claim has won.
    */
-  private async letGo(clientId: string, clean: boolean, held: SessionRecord): Promise<SessionState | null> {
+  private async letGo(
+    clientId: string,
+    clean: boolean,
+    held: SessionRecord,
+  ): Promise<Released | 'unavailable'> {
     const { membership } = this.node;
     const mine = held.node === this.node.nodeId;
     const orphan = this.orphans.get(clientId);
     if (orphan !== undefined) {
       this.release(clientId, orphan, clean);
-      return clean ? null : stateOf(held);
+      return { state: clean ? null : stateOf(held), will: null };
     }
-    const current = mine ? this.node.incarnation : membership.incarnationOf(held.node);
-    if (mine && held.incarnation === this.node.incarnation) return clean ? null : stateOf(held);
-    if (!mine && membership.isLive(held.node) && current === held.incarnation) {
+    if (mine && held.incarnation === this.node.incarnation)
+      return { state: clean ? null : stateOf(held), will: null };
+    if (!mine) {
       try {
-        return await this.node.request<SessionState | null>(held.node, TAKEOVER, {
+        const state = await this.node.request<SessionState | null>(held.node, TAKEOVER, {
           clientId,
           clean,
         } satisfies TakeoverRequest);
+        return { state, will: null };
       } catch (err) {
         if (!(err instanceof NoHolderError || err instanceof NodeTimeoutError)) throw err;
-        this.log.warn(
-          { clientId, node: held.node, err: err.message },
-          'mqtt: the holding node did not let go',
-        );
+        // Slow or cut off is not dead: only a death the bucket confirms lets the record decide.
+        if (!(await membership.confirmDead(held.node, held.incarnation))) return 'unavailable';
+        this.log.warn({ clientId, node: held.node }, 'mqtt: the holding node is gone, its record decides');
       }
     }
     const will = decodeWill(held.will);
-    if (will !== null && (clean || will.delaySec === 0)) this.publishWill(will);
-    return clean ? null : stateOf(held);
+    return {
+      state: clean ? null : stateOf(held),
+      will: will !== null && (clean || will.delaySec === 0) ? will : null,
+    };
   }
 
   private enqueue(clientId: string, op: () => Promise<void>): void {
@@ -351,14 +382,21 @@ export class ClusterSessions implements SessionDirectory {
     ) {
       return;
     }
-    const record = this.recordOf(session.expirySec, [...session.subscriptions.values()], session.will);
+    const nonce = this.claims.get(clientId) ?? '';
+    const record = this.recordOf(nonce, session.expirySec, [...session.subscriptions.values()], session.will);
     try {
       this.revisions.set(clientId, await kv.update(key, record, revision));
     } catch (err) {
       if (!isConflict(err)) throw err;
+      // A newer claim of this node's own moved the revision on: nothing lost, the next write uses it.
+      if (this.revisions.get(clientId) !== revision) return;
+      const now = await kv.get(key).catch(() => null);
+      const holder = now?.operation === 'PUT' ? parseRecord(now.value) : null;
+      if (holder !== null && holder.claim === nonce && holder.node === this.node.nodeId) return;
       // Another node took the id (its CONNECT won): the connection here lets go too.
       this.log.info({ clientId }, 'mqtt: session taken by another node, letting go here');
       this.revisions.delete(clientId);
+      this.claims.delete(clientId);
       this.handingOver.add(clientId);
       try {
         session.owner?.takeOver();
@@ -387,11 +425,15 @@ export class ClusterSessions implements SessionDirectory {
     } finally {
       this.handingOver.delete(clientId);
       this.revisions.delete(clientId);
+      this.claims.delete(clientId);
     }
   }
 
-  /** At start: records of nodes that are not live, and of an earlier process under this node id, are adopted. */
-  private async sweep(): Promise<void> {
+  /**
+   * At start, once the bus bridge is up (a will goes out to every node): records of nodes that are not
+   * live, and of an earlier process under this node id, are adopted.
+   */
+  async sweep(): Promise<void> {
     const index = this.index;
     if (index === null) return;
     const nodes = new Set<string>();
@@ -426,6 +468,7 @@ export class ClusterSessions implements SessionDirectory {
       return;
     }
     for (const key of keys) {
+      if (this.stopped) return;
       try {
         const entry = await kv.get(key);
         const record = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
@@ -459,12 +502,24 @@ export class ClusterSessions implements SessionDirectory {
       const publish = (): void => {
         orphan.willTimer = null;
         this.publishWill(will);
+        this.forgetWill(clientId, orphan);
       };
       if (delay === 0) publish();
       else orphan.willTimer = clock.after(delay * 1000, publish);
     }
     if (record.expirySec === 0) return this.expire(clientId, orphan);
     orphan.expiryTimer = clock.after(record.expirySec * 1000, () => this.expire(clientId, orphan));
+  }
+
+  /** A will that went out leaves the record, so no later adopter publishes it again. */
+  private forgetWill(clientId: string, orphan: Orphan): void {
+    const key = keyOf(clientId);
+    if (key === null) return;
+    this.enqueue(clientId, async () => {
+      if (this.orphans.get(clientId) !== orphan || this.sessions === null) return;
+      const record: SessionRecord = { ...orphan.record, will: null };
+      orphan.revision = await this.sessions.update(key, JSON.stringify(record), orphan.revision);
+    });
   }
 
   /** An orphan's expiry: a will still waiting goes out, the record goes. */
@@ -477,10 +532,7 @@ export class ClusterSessions implements SessionDirectory {
     this.orphans.delete(clientId);
     const key = keyOf(clientId);
     if (key === null) return;
-    this.enqueue(clientId, async () => {
-      await this.sessions?.delete(key, { previousSeq: orphan.revision }).catch(() => undefined);
-      this.unindex(this.node.nodeId, key);
-    });
+    this.enqueue(clientId, () => this.deleteRecord(key, orphan.revision));
   }
 
   /** The orphan's client is back (here or elsewhere): on a clean start its waiting will goes out now. */
@@ -507,6 +559,16 @@ export class ClusterSessions implements SessionDirectory {
         ? will.message
         : { ...will.message, expiresAt: this.broker.clock.now() + will.expirySec * 1000 };
     this.broker.publish(message, { principal: will.principal, bridge: true });
+  }
+
+  /** Deletes this node's record if it is still the one written at `revision`; its index entry only then. */
+  private async deleteRecord(key: string, revision: number): Promise<void> {
+    try {
+      await this.sessions?.delete(key, { previousSeq: revision });
+    } catch {
+      return;
+    }
+    this.unindex(this.node.nodeId, key);
   }
 
   private unindex(node: string, key: string): void {

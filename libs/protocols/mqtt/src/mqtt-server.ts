@@ -55,8 +55,10 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     await this.sessions?.start();
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     this.busSubscription = bridgeBus(this.broker, this.bus);
+    // Wills of sessions a gone node left go out through the bridge: it is up now.
+    await this.sessions?.sweep();
     const interval = this.config.mqtt.sysIntervalSec;
     if (interval > 0) {
       publishSysTopics(this.broker);

@@ -81,6 +81,8 @@ export class SessionLifecycle {
         session.pendingWill = null;
         session.will = null;
         will.publish();
+        // The cluster's record drops the will too, so no node that takes the session over sends it again.
+        this.host.directory?.changed(session, null);
       };
       const delay = Math.min(will.delaySec, session.expirySec);
       if (delay === 0) publish();

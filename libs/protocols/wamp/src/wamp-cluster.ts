@@ -303,7 +303,12 @@ export class WampCluster {
     } catch {
       // Held already: by us, by a dead node (taken over), shared alike, or exclusively by another node.
     }
-    const entry = await kv.get(key);
+    let entry;
+    try {
+      entry = await kv.get(key);
+    } catch {
+      return false;
+    }
     if (entry === null || entry.operation !== 'PUT') return this.claimAgain(kv, key, mine);
     let held: unknown;
     try {
@@ -314,10 +319,11 @@ export class WampCluster {
     if (!isRecord(held)) return this.replace(kv, key, mine, entry.revision);
     if (held.node === this.node.nodeId && held.incarnation === this.node.incarnation) return true;
     const { membership } = this.node;
+    // An earlier process of ours, or a node the bucket confirms gone: its record holds a URI nobody serves.
     const stale =
       held.node === this.node.nodeId ||
-      !membership.isLive(held.node) ||
-      membership.incarnationOf(held.node) !== held.incarnation;
+      ((!membership.isLive(held.node) || membership.incarnationOf(held.node) !== held.incarnation) &&
+        (await membership.confirmDead(held.node, held.incarnation)));
     if (stale) return this.replace(kv, key, mine, entry.revision);
     return invoke !== 'single' && held.invoke === invoke;
   }
@@ -383,6 +389,9 @@ export class WampCluster {
         this.log.warn({ key: entry.key }, 'wamp: registration record that is not one ignored');
         return;
       }
+      // A watch restarted replays entries this node may have moved past already.
+      const known = this.records.get(entry.key);
+      if (known !== undefined && known.revision > entry.revision) return;
       this.remember(entry.key, record, entry.revision);
       return;
     }
@@ -395,7 +404,9 @@ export class WampCluster {
     const realm = this.router?.existingRealm(gone.realm);
     const registration = realm?.dealer.registrations.find(gone.match, gone.uri);
     if (registration === undefined) return;
-    void this.claim(gone.realm, gone.match, gone.uri, registration.invoke);
+    this.claim(gone.realm, gone.match, gone.uri, registration.invoke).catch((err: unknown) =>
+      this.log.warn({ err: (err as Error).message, uri: gone.uri }, 'wamp: registration not claimed again'),
+    );
   }
 
   private receive(wire: Wire): void {

@@ -149,7 +149,10 @@ function accept(
   const clean = packet.clean ?? true;
   const { clientId, assigned, requestedExpiry, principal } = taking;
   const attached = broker.lifecycle.attach(client, clientId, clean, taking.expirySec, imported);
-  if (attached === null) return refuse(client, RC.quotaExceeded, 'too many sessions');
+  if (attached === null) {
+    broker.directory?.abandon(clientId);
+    return refuse(client, RC.quotaExceeded, 'too many sessions');
+  }
   const { session, present: sessionPresent } = attached;
   client.clientId = clientId;
   client.principal = principal;
