@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { connectAsync, type MqttClient } from 'mqtt';
+import mqtt, { connectAsync, type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
 import { Inbox } from './support/mqtt-helpers.js';
 
@@ -181,5 +181,130 @@ describe('cluster: MQTT state across nodes', () => {
     );
     await back.endAsync();
     await watcher.endAsync();
+  });
+
+  it('QoS 1 from node A to a persistent subscriber on B; B killed mid-stream, the subscriber back on C: every PUBACKed message arrives, repeats with DUP', async () => {
+    const [n1, , n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const doomed = await cluster.startNode();
+    const subscriberOptions = {
+      clientId: 'q1-subscriber',
+      clean: false,
+      reconnectPeriod: 0,
+      connectTimeout: 3000,
+      protocolVersion: 5 as const,
+      properties: { sessionExpiryInterval: 300 },
+    };
+    const got: { n: number; dup: boolean }[] = [];
+    const record = (c: MqttClient) =>
+      c.on('message', (_topic, payload, packet) =>
+        got.push({ n: Number(payload.toString()), dup: packet.dup }),
+      );
+    const first = await connectAsync(`${doomed.url}/mqtt`, subscriberOptions);
+    first.on('error', () => undefined);
+    record(first);
+    await first.subscribeAsync('q1/#', { qos: 1 });
+    // The stream's consumer exists once a message published now reaches the subscriber.
+    const publisher = await client(n1, 'q1-publisher');
+    await until(
+      'the subscription is fed by the stream',
+      async () => {
+        await publisher.publishAsync('q1/probe', '0', { qos: 1 });
+        return got.some((m) => m.n === 0);
+      },
+      5000,
+    );
+
+    const total = 300;
+    const acked: number[] = [];
+    let killed = false;
+    const publishing = (async () => {
+      for (let n = 1; n <= total; n++) {
+        await publisher.publishAsync('q1/seq', String(n), { qos: 1 });
+        acked.push(n);
+        if (n === 100) {
+          killed = true;
+          await doomed.kill();
+        }
+      }
+    })();
+    await until('the node is killed', () => killed, 10_000);
+    // Until the dead node's death is confirmed, its sessions are not taken (0x88): a device retries.
+    let second: MqttClient | null = null;
+    await until(
+      'the subscriber reconnects on another node',
+      async () => {
+        // Listening before the CONNACK: the stream's backlog follows it at once.
+        const attempt = mqtt.connect(`${n3.url}/mqtt`, subscriberOptions);
+        record(attempt);
+        const ok = await new Promise<boolean>((resolve) => {
+          attempt.once('connect', () => resolve(true));
+          attempt.once('error', () => resolve(false));
+          attempt.once('close', () => resolve(false));
+        });
+        if (ok) second = attempt;
+        else attempt.end(true);
+        return ok;
+      },
+      10_000,
+    );
+    await publishing;
+    await until(
+      'every acknowledged message arrived',
+      () => {
+        const seen = new Set(got.map((m) => m.n));
+        return acked.every((n) => seen.has(n));
+      },
+      20_000,
+    );
+    const copies = new Map<number, boolean[]>();
+    // Probes (0) are separate publishes; the sequence numbers are one publish each.
+    for (const m of got.filter((g) => g.n > 0)) copies.set(m.n, [...(copies.get(m.n) ?? []), m.dup]);
+    for (const [n, dups] of copies) {
+      assert.ok(
+        dups.slice(1).every((dup) => dup),
+        `message ${n}: a repeat without DUP (${dups.join(',')})`,
+      );
+    }
+    assert.equal(acked.length, total);
+    await (second as MqttClient | null)?.endAsync();
+    await publisher.endAsync();
+  });
+
+  it("the publisher's node killed right after a PUBACK: the message still reaches the subscriber", async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const options = {
+      clientId: 'q2-subscriber',
+      clean: false,
+      reconnectPeriod: 0,
+      connectTimeout: 3000,
+      protocolVersion: 5 as const,
+      properties: { sessionExpiryInterval: 300 },
+    };
+    const subscriber = await connectAsync(`${n1.url}/mqtt`, options);
+    await subscriber.subscribeAsync('q2/x', { qos: 1 });
+    const ready = new Promise<void>((resolve) => subscriber.once('message', () => resolve()));
+    const warm = await client(n2, 'q2-warm');
+    await until(
+      'fed by the stream',
+      async () => {
+        await warm.publishAsync('q2/x', 'warm', { qos: 1 });
+        return Promise.race([
+          ready.then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), 200)),
+        ]);
+      },
+      5000,
+    );
+    await warm.endAsync();
+    // The subscriber is away: the message can only wait in the stream.
+    await subscriber.endAsync();
+    const publisherNode = await cluster.startNode();
+    const publisher = await client(publisherNode, 'q2-publisher');
+    await publisher.publishAsync('q2/x', 'kept', { qos: 1 });
+    await publisherNode.kill();
+    const back = await connectAsync(`${n2.url}/mqtt`, options);
+    const inbox = new Inbox(back);
+    await inbox.waitFor((m) => m.payload === 'kept', 10_000);
+    await back.endAsync();
   });
 });

@@ -236,7 +236,13 @@ export class TestCluster {
         mqtt: { sysIntervalSec: 0 },
         shutdown: { drainTimeoutMs: 1000 },
         ...this.options.config,
-        cluster: { name: this.name, heartbeatMs: 250, nodeTimeoutMs: 1500, requestTimeoutMs: 1500 },
+        cluster: {
+          name: this.name,
+          heartbeatMs: 250,
+          nodeTimeoutMs: 1500,
+          requestTimeoutMs: 1500,
+          mqttAckWaitMs: 2000,
+        },
       }),
     );
     const env: Record<string, string | undefined> = {

@@ -24,6 +24,11 @@ export interface BusMessage {
    * from another node is a message its local clients have not seen.
    */
   readonly node?: string;
+  /**
+   * The QoS an MQTT publisher gave the message (absent for other origins): the MQTT bridge of another
+   * node routes by it, as a cluster delivers QoS 1/2 to persistent sessions through a stream instead.
+   */
+  readonly qos?: 0 | 1 | 2;
 }
 
 /**

@@ -11,10 +11,11 @@ describe('bus envelope', () => {
       principal: 'alice',
     });
     const payload = Buffer.from([0, 1, 2, 255]);
-    const decoded = decodeEnvelope(encodeEnvelope(0xdeadbeef, 2 ** 40 + 3, meta, '', payload));
+    const decoded = decodeEnvelope(encodeEnvelope(0xdeadbeef, 2 ** 40 + 3, meta, '', payload, 1));
     assert.deepEqual(
       { ...decoded, payload: Buffer.from(decoded?.payload ?? []) },
       {
+        qos: 1,
         boot: 0xdeadbeef,
         seq: 2 ** 40 + 3,
         origin: 'mqtt',

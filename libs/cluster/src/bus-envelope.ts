@@ -4,7 +4,7 @@
  * quarter of the NATS path's cost); the metadata of one publisher rarely changes, so ours is encoded once
  * and reused. Layout, big-endian:
  *
- *   u8 version (1) | u32 boot id | u48 sequence | u16 length + origin | u16 length + node id |
+ *   u8 version (1) | u8 MQTT QoS (0xFF: none) | u32 boot id | u48 sequence | u16 length + origin | u16 length + node id |
  *   u16 length + content type (0xFFFF: none) | u16 length + principal (0xFFFF: none) |
  *   u16 length + topic (0: the topic is the subject's) | payload
  *
@@ -15,7 +15,8 @@
 const VERSION = 1;
 const ABSENT = 0xffff;
 const MAX_FIELD = 0xfffe;
-const FIXED = 1 + 4 + 6;
+const FIXED = 1 + 1 + 4 + 6;
+const NO_QOS = 0xff;
 
 export interface EnvelopeMeta {
   readonly origin: string;
@@ -25,6 +26,8 @@ export interface EnvelopeMeta {
 }
 
 export interface Envelope extends EnvelopeMeta {
+  /** The QoS an MQTT publisher gave the message; undefined for other origins. */
+  readonly qos: 0 | 1 | 2 | undefined;
   readonly boot: number;
   readonly seq: number;
   /** Empty when the topic is the subject's. */
@@ -62,13 +65,15 @@ export function encodeEnvelope(
   meta: Buffer,
   topic: string,
   payload: Uint8Array,
+  qos?: 0 | 1 | 2,
 ): Buffer {
   const topicBytes = topic === '' ? 0 : Buffer.byteLength(topic);
   const size = FIXED + meta.byteLength + 2 + topicBytes + payload.byteLength;
   const out = Buffer.allocUnsafe(size);
   out.writeUInt8(VERSION, 0);
-  out.writeUInt32BE(boot, 1);
-  out.writeUIntBE(seq, 5, 6);
+  out.writeUInt8(qos ?? NO_QOS, 1);
+  out.writeUInt32BE(boot, 2);
+  out.writeUIntBE(seq, 6, 6);
   let at = FIXED + meta.copy(out, FIXED);
   out.writeUInt16BE(topicBytes, at);
   at += 2;
@@ -104,9 +109,11 @@ export function decodeEnvelope(data: Uint8Array): Envelope | null {
   if (at + topicBytes > bytes.byteLength) return null;
   const topic = bytes.toString('utf8', at, at + topicBytes);
   at += topicBytes;
+  const qos = bytes.readUInt8(1);
   return {
-    boot: bytes.readUInt32BE(1),
-    seq: bytes.readUIntBE(5, 6),
+    qos: qos === 0 || qos === 1 || qos === 2 ? qos : undefined,
+    boot: bytes.readUInt32BE(2),
+    seq: bytes.readUIntBE(6, 6),
     origin,
     node,
     contentType: contentType ?? undefined,

@@ -16,6 +16,7 @@ export function testClusterConfig(overrides: Partial<ClusterConfig> = {}): Clust
     heartbeatMs: 200,
     nodeTimeoutMs: 1000,
     requestTimeoutMs: 1000,
+    mqttAckWaitMs: 2000,
     ...overrides,
   };
 }

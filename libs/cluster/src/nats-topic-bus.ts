@@ -210,6 +210,7 @@ export class NatsTopicBus implements TopicBus {
         this.metaOf(message),
         subject === null ? message.topic : '',
         message.payload,
+        message.qos,
       );
       this.stats.sent++;
       this.node.nc.publish(subject ?? this.overflowSubject, data);
@@ -328,6 +329,7 @@ export class NatsTopicBus implements TopicBus {
       node: envelope.node,
       principal: envelope.principal,
       ...(envelope.contentType === undefined ? {} : { contentType: envelope.contentType }),
+      ...(envelope.qos === undefined ? {} : { qos: envelope.qos }),
     };
   }
 

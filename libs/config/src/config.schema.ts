@@ -186,6 +186,11 @@ const cluster = z
     nodeTimeoutMs: timerMs.default(5000),
     /** How long a request to another node (an admin listing, a close) waits for its answer. */
     requestTimeoutMs: timerMs.default(2000),
+    /**
+     * MQTT QoS 1/2 from the stream: how long a message in flight to a client may stay unacknowledged
+     * before the stream gives it to the next reader (after its node died, say), with DUP set.
+     */
+    mqttAckWaitMs: timerMs.default(30_000),
   })
   .strict()
   .refine((c) => c.nodeTimeoutMs > 2 * c.heartbeatMs, {

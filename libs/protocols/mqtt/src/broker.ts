@@ -4,6 +4,7 @@ import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
 import { RetainedStore } from './retained-store.js';
 import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
+import { type MessageQueues } from './message-queues.js';
 import { type SessionDirectory } from './session-directory.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { type Subscription, type SubscriptionMatch } from './subscription.js';
@@ -32,6 +33,8 @@ export class MqttBroker {
   hooks: BrokerHooks = {};
   /** Cluster mode: one owner per client id across the nodes. */
   directory: SessionDirectory | null = null;
+  /** Cluster mode: QoS 1/2 messages for persistent sessions through a stream. */
+  queues: MessageQueues | null = null;
 
   constructor(
     readonly config: MqttConfig,
@@ -75,8 +78,11 @@ export class MqttBroker {
   routeTo(matches: readonly SubscriptionMatch[], message: MqttMessage): number {
     if (matches.length === 1) return this.routeToOne(matches[0] as SubscriptionMatch, message);
     const byClient = new Map<string, Subscription[]>();
+    const queues = message.qos > 0 ? this.queues : null;
     for (const { clientId, subscription } of matches) {
       if (subscription.noLocal && clientId === message.publisherId) continue;
+      // A subscription fed by the stream gets its QoS 1/2 messages from there, not twice.
+      if (queues !== null && queues.isQueued(clientId, subscription)) continue;
       const list = byClient.get(clientId);
       if (list === undefined) byClient.set(clientId, [subscription]);
       else list.push(subscription);
@@ -95,6 +101,7 @@ export class MqttBroker {
   /** The common fan-in case, one matching subscription: nothing to group, no encoding to share. */
   private routeToOne({ clientId, subscription }: SubscriptionMatch, message: MqttMessage): number {
     if (subscription.noLocal && clientId === message.publisherId) return 0;
+    if (message.qos > 0 && this.queues !== null && this.queues.isQueued(clientId, subscription)) return 0;
     const session = this.sessions.get(clientId);
     if (session === undefined) return 0;
     this.deliver(session, deliveryFor(message, [subscription], false));
@@ -118,6 +125,7 @@ export class MqttBroker {
     const { maxQueuedMessages, maxQueuedBytes } = this.config;
     for (const dropped of session.queue.push(delivery, maxQueuedMessages, maxQueuedBytes)) {
       this.stats.publishDropped++;
+      dropped.settle?.(true);
       this.hooks.dropped?.('session queue full', session.clientId, dropped.message.topic);
     }
     this.pump(session);
@@ -131,6 +139,7 @@ export class MqttBroker {
     while (session.queuedCount > 0 && session.inflightCount < owner.sendWindow) {
       const delivery = session.queue.shift() as Delivery;
       if (!isExpired(delivery.message, now)) this.launch(session, owner, delivery);
+      else delivery.settle?.(true);
     }
   }
 
@@ -145,11 +154,15 @@ export class MqttBroker {
       encodings: undefined,
       packetId,
       state: 'publish',
+      settle: delivery.settle,
     };
     session.inflight.set(packetId, inflight);
     // A publish too large for the client is discarded as if delivered (v5 3.1.2.11.4).
-    if (owner.sendPublish(inflight, false)) this.stats.publishSent++;
-    else session.inflight.delete(packetId);
+    if (owner.sendPublish(inflight, delivery.redelivered === true)) this.stats.publishSent++;
+    else {
+      session.inflight.delete(packetId);
+      delivery.settle?.(true);
+    }
   }
 
   /** Resends what was in flight when the client went away (DUP set), then the queue (4.4). */
@@ -170,6 +183,8 @@ export class MqttBroker {
     if (previous !== undefined) this.subscriptions.remove(session.clientId, previous);
     session.subscriptions.set(subscription.raw, subscription);
     this.subscriptions.add(session.clientId, subscription);
+    if (previous !== undefined) this.queues?.unsubscribed(session, previous);
+    this.queues?.subscribed(session, subscription);
     this.directory?.changed(session, session.will);
   }
 
@@ -178,12 +193,17 @@ export class MqttBroker {
     if (subscription === undefined) return false;
     session.subscriptions.delete(raw);
     this.subscriptions.remove(session.clientId, subscription);
+    this.queues?.unsubscribed(session, subscription);
     this.directory?.changed(session, session.will);
     return true;
   }
 
-  /** Forgets a session: its subscriptions leave the trie and its queue is discarded. */
-  endSession(session: Session): void {
+  /**
+   * Forgets a session: its subscriptions leave the trie and its queue is discarded. `handedOver`: it goes
+   * on at another node, so what the cluster keeps for it (its stream consumers) stays.
+   */
+  endSession(session: Session, handedOver = false): void {
+    this.queues?.ended(session, handedOver);
     session.clearTimers(this.clock);
     for (const subscription of session.discard()) this.subscriptions.remove(session.clientId, subscription);
     if (this.sessions.get(session.clientId) !== session) return;

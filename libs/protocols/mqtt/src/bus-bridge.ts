@@ -7,7 +7,7 @@ export const BUS_ORIGIN = 'mqtt';
 /**
  * Topics map one to one: MQTT topic `a/b` is bus topic `a/b`. Every message an MQTT client (or a
  * will) publishes goes to the bus with its content type; every bus message from another module
- * reaches matching MQTT subscribers as a QoS 0, non-retained publish with the same topic, payload
+ * reaches matching MQTT subscribers as a QoS 0 (another node's MQTT message: its own QoS), non-retained publish with the same topic, payload
  * and content type. `$`-topics are not bridged in either direction. In a cluster the bridge hears every
  * message of its own node and, from the others, only the topics its clients' filters attract.
  */
@@ -22,6 +22,7 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
         : { contentType: message.properties.contentType }),
       origin: BUS_ORIGIN,
       principal,
+      qos: message.qos,
     });
   };
   // Other nodes send this node only the topics its MQTT clients subscribed to.
@@ -47,7 +48,8 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
       broker.routeTo(subscribers, {
         topic: message.topic,
         payload: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength),
-        qos: 0,
+        // Another node's MQTT message keeps its QoS: a subscription fed by the stream is not sent it twice.
+        qos: message.origin === BUS_ORIGIN ? (message.qos ?? 0) : 0,
         retain: false,
         publisherId: null,
         expiresAt: null,

@@ -402,7 +402,7 @@ export class ClusterSessions implements SessionDirectory {
         session.owner?.takeOver();
         if (this.broker.sessions.get(clientId) === session) {
           session.clearTimers(this.broker.clock);
-          this.broker.endSession(session);
+          this.broker.endSession(session, true);
         }
       } finally {
         this.handingOver.delete(clientId);

@@ -35,6 +35,17 @@ export class DeliveryQueue {
     return dropped;
   }
 
+  /** Takes out every queued delivery that `matches`, keeping the others in order. */
+  takeWhere(matches: (delivery: Delivery) => boolean): Delivery[] {
+    const taken = this.items.filter(matches);
+    if (taken.length === 0) return taken;
+    const kept = this.items.filter((delivery) => !matches(delivery));
+    this.items.length = 0;
+    this.items.push(...kept);
+    this.totalBytes = kept.reduce((sum, delivery) => sum + costOf(delivery), 0);
+    return taken;
+  }
+
   shift(): Delivery | undefined {
     const delivery = this.items.shift();
     if (delivery !== undefined) this.totalBytes -= costOf(delivery);

@@ -66,6 +66,8 @@ export class MqttClient implements SessionOwner, PacketHandler {
   /** Topic aliases the client set (v5), made with the first: most clients never use one. */
   private inboundAliasTable: Map<number, string> | null = null;
   readonly held: Packet[] = [];
+  /** Cluster mode: the acknowledgements of QoS 1/2 publishes, in order, each after its message is stored. */
+  acks: Promise<void> = Promise.resolve();
   readonly outboundAliases = new OutboundAliases();
   private readonly reader: PacketReader;
   private keepAliveTimer: TimerHandle | null = null;

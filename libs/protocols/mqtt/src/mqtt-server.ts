@@ -15,6 +15,7 @@ import { type Logger } from 'pino';
 import { MqttBroker } from './broker.js';
 import { bridgeBus } from './bus-bridge.js';
 import { ClusterRetained } from './cluster-retained.js';
+import { ClusterQueues } from './cluster-queues.js';
 import { ClusterSessions } from './cluster-sessions.js';
 import { type ClientContext, type MqttTransport } from './client-context.js';
 import { MqttClient } from './mqtt-client.js';
@@ -33,6 +34,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
   /** Cluster mode: retained messages and sessions shared through KV buckets. */
   private readonly retained: ClusterRetained | null;
   private readonly sessions: ClusterSessions | null;
+  private readonly queues: ClusterQueues | null;
 
   constructor(
     @Inject(BROKER_CONFIG) readonly config: BrokerConfig,
@@ -47,12 +49,17 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
       this.logger.debug({ why, clientId, topic }, 'mqtt message dropped');
     this.retained = cluster === null ? null : new ClusterRetained(cluster, this.broker, this.logger);
     this.sessions = cluster === null ? null : new ClusterSessions(cluster, this.broker, this.logger);
+    this.queues =
+      cluster === null
+        ? null
+        : new ClusterQueues(cluster, this.broker, this.logger, config.cluster.mqttAckWaitMs);
   }
 
   /** Before any client connects, the retained messages of the cluster are loaded. */
   async onModuleInit(): Promise<void> {
     await this.retained?.start();
     await this.sessions?.start();
+    await this.queues?.start();
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -70,6 +77,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
   onApplicationShutdown(): void {
     this.retained?.stop();
     this.sessions?.stop();
+    this.queues?.stop();
     if (this.sysTimer !== null) clearInterval(this.sysTimer);
     this.busSubscription?.unsubscribe();
     this.broker.lifecycle.stopAll();

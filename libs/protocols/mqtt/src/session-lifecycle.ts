@@ -1,5 +1,6 @@
 import { type MqttConfig } from '#broker/config';
 import { type Clock } from '#broker/gateway';
+import { type MessageQueues } from './message-queues.js';
 import { type SessionDirectory, type SessionState, type WillRecord } from './session-directory.js';
 import { Session, type SessionOwner } from './session.js';
 import { type Subscription } from './subscription.js';
@@ -10,8 +11,9 @@ export interface SessionHost {
   readonly config: MqttConfig;
   readonly clock: Clock;
   readonly directory: SessionDirectory | null;
+  readonly queues: MessageQueues | null;
   /** Forgets a session: subscriptions out of the trie, queue discarded, timers stopped. */
-  endSession(session: Session): void;
+  endSession(session: Session, handedOver?: boolean): void;
   subscribe(session: Session, subscription: Subscription): void;
 }
 
@@ -75,6 +77,7 @@ export class SessionLifecycle {
   detach(session: Session, owner: SessionOwner, will: PendingWill | null): void {
     if (session.owner !== owner) return;
     session.owner = null;
+    this.host.queues?.detached(session);
     const { clock } = this.host;
     if (will !== null) {
       const publish = (): void => {
@@ -118,7 +121,7 @@ export class SessionLifecycle {
     }
     const state = { expirySec: session.expirySec, subscriptions: [...session.subscriptions.values()] };
     session.clearTimers(this.host.clock);
-    this.host.endSession(session);
+    this.host.endSession(session, true);
     return state;
   }
 

@@ -16,11 +16,21 @@ export interface Delivery {
    * QoS 0 PUBLISH once per protocol version instead of once per subscriber.
    */
   readonly encodings?: Map<string, Buffer>;
+  /**
+   * Cluster mode, a delivery from the stream: called with true once it is done (acknowledged, or given
+   * up by policy) and with false to hand it back for redelivery.
+   */
+  readonly settle?: Settle;
+  /** The stream delivered it before: it goes out with DUP set. */
+  readonly redelivered?: boolean;
 }
+
+export type Settle = (done: boolean) => void;
 
 /** A QoS 1/2 delivery holding a packet id until the client completes it. */
 export interface InFlight extends Delivery {
   readonly packetId: number;
+  readonly settle: Settle | undefined;
   /** 'pubrel' once a QoS 2 delivery got its PUBREC. */
   state: 'publish' | 'pubrel';
 }

@@ -15,6 +15,7 @@ export function handlePuback(client: MqttClient, packet: IPubackPacket): void {
   const inflight = session.inflight.get(id);
   if (inflight?.qos !== 1) return;
   session.inflight.delete(id);
+  inflight.settle?.(true);
   client.broker.pump(session);
 }
 
@@ -26,6 +27,8 @@ export function handlePubrec(client: MqttClient, packet: IPubrecPacket): void {
   if (inflight?.qos !== 2) {
     return client.write({ cmd: 'pubrel', messageId: id, reasonCode: RC.packetIdNotFound });
   }
+  // The stream's part ends here: from now on only the PUBREL exchange remains, which the session keeps.
+  inflight.settle?.(true);
   if ((packet.reasonCode ?? 0) >= 0x80) {
     session.inflight.delete(id);
     return client.broker.pump(session);

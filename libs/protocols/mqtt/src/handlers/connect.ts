@@ -197,6 +197,7 @@ function accept(
     'mqtt client connected',
   );
   broker.resume(session);
+  broker.queues?.attached(session);
   client.releaseHeld();
 }
 

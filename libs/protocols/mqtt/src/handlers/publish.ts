@@ -2,6 +2,7 @@ import { assertTopicName } from '#broker/bus';
 import { type IPublishPacket, type QoS } from 'mqtt-packet';
 import { type MqttMessage, type PassThroughProperties } from '../message.js';
 import { type MqttClient } from '../mqtt-client.js';
+import { CLOSE } from '../client-context.js';
 import { MqttProtocolError, RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
 import { requirePacketId } from './packet-id.js';
@@ -105,11 +106,37 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
   }
   const ackProperties =
     reasonCode === RC.notAuthorized ? { reasonString: 'not authorized to publish here' } : undefined;
-  if (packet.qos === 1) client.write({ cmd: 'puback', messageId: id, reasonCode, properties: ackProperties });
-  if (packet.qos === 2) {
-    if (reasonCode < 0x80) session.awaitingRelease.add(id);
-    client.write({ cmd: 'pubrec', messageId: id, reasonCode, properties: ackProperties });
-  }
+  const qos = packet.qos;
+  if (qos === 0) return;
+  if (qos === 2 && reasonCode < 0x80) session.awaitingRelease.add(id);
+  const queues = client.broker.queues;
+  if (queues === null) return acknowledge(client, qos, id, reasonCode, ackProperties);
+  // Cluster mode: acknowledged only once the stream holds it, and in the order the client published.
+  const stored = reasonCode < 0x80 ? queues.store(message) : Promise.resolve();
+  client.acks = client.acks
+    .then(() => stored)
+    .then(
+      () => acknowledge(client, qos, id, reasonCode, ackProperties),
+      (err: Error) => {
+        client.log.warn({ clientId: client.clientId, topic, err: err.message }, 'mqtt message not stored');
+        session.awaitingRelease.delete(id);
+        // Never an acknowledgement for a message that was not stored: v5 hears why, v3 loses the connection.
+        if (client.version !== 5) return client.close(CLOSE.internalError, 'message not stored', true);
+        acknowledge(client, qos, id, RC.quotaExceeded, {
+          reasonString: 'the message could not be stored',
+        });
+      },
+    );
+}
+
+function acknowledge(
+  client: MqttClient,
+  qos: 1 | 2,
+  id: number,
+  reasonCode: number,
+  properties: { reasonString: string } | undefined,
+): void {
+  client.write({ cmd: qos === 1 ? 'puback' : 'pubrec', messageId: id, reasonCode, properties });
 }
 
 function resolveTopic(client: MqttClient, topic: string, alias: number | undefined): string {

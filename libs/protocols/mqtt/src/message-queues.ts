@@ -1,0 +1,24 @@
+import { type MqttMessage } from './message.js';
+import { type Session } from './session.js';
+import { type Subscription } from './subscription.js';
+
+/**
+ * Where the QoS 1/2 messages of persistent sessions wait in a cluster (absent on a single node, where a
+ * session's own queue does): a stream every node writes to and reads from. The core asks it to store
+ * what a client publishes before acknowledging it, and tells it what its sessions do; deliveries it
+ * makes carry a `settle` the core calls on the client's PUBACK (PUBREC for QoS 2).
+ */
+export interface MessageQueues {
+  /** Whether this subscription gets its QoS 1/2 messages from the stream (so routing skips it for them). */
+  isQueued(clientId: string, subscription: Subscription): boolean;
+  /** Resolves once the stream holds the message; rejects when it could not store it. */
+  store(message: MqttMessage): Promise<void>;
+  subscribed(session: Session, subscription: Subscription): void;
+  unsubscribed(session: Session, subscription: Subscription): void;
+  /** The session's client is connected here (after CONNACK): its stream deliveries start. */
+  attached(session: Session): void;
+  /** Its connection ended: deliveries stop, and what was in flight goes back to the stream. */
+  detached(session: Session): void;
+  /** The session ended here; `handedOver`: it goes on at another node, which reads the same stream. */
+  ended(session: Session, handedOver: boolean): void;
+}
