@@ -119,7 +119,7 @@ export class ClusterNode {
     }
     try {
       const kvm = new Kvm(nc);
-      const nodesOptions = { history: 1, ttl: config.nodeTimeoutMs * 4 };
+      const nodesOptions = { history: 1, ttl: config.nodeTimeoutMs * 4, replicas: config.replicas };
       const nodes = await openBucket(kvm, `${config.name}-nodes`, nodesOptions);
       const node = new ClusterNode(
         nc,
@@ -151,8 +151,9 @@ export class ClusterNode {
   /** A KV bucket of this cluster (created when missing). */
   bucket(suffix: string, options: Partial<KvOptions> = {}): Promise<KV> {
     const name = `${this.name}-${suffix}`;
-    this.buckets.set(name, options);
-    return openBucket(this.kvm, name, options);
+    const withReplicas = { replicas: this.config.replicas, ...options };
+    this.buckets.set(name, withReplicas);
+    return openBucket(this.kvm, name, withReplicas);
   }
 
   /**

@@ -17,6 +17,7 @@ export function testClusterConfig(overrides: Partial<ClusterConfig> = {}): Clust
     nodeTimeoutMs: 1000,
     requestTimeoutMs: 1000,
     mqttAckWaitMs: 2000,
+    replicas: 1,
     ...overrides,
   };
 }

@@ -191,6 +191,11 @@ const cluster = z
      * before the stream gives it to the next reader (after its node died, say), with DUP set.
      */
     mqttAckWaitMs: timerMs.default(30_000),
+    /**
+     * Copies JetStream keeps of every bucket and stream the cluster makes: 3 on a NATS cluster of three
+     * or more servers, so that an acknowledged message survives a NATS server's loss; 1 on a single server.
+     */
+    replicas: z.number().int().min(1).max(5).default(1),
   })
   .strict()
   .refine((c) => c.nodeTimeoutMs > 2 * c.heartbeatMs, {

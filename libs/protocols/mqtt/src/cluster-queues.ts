@@ -75,6 +75,7 @@ export class ClusterQueues implements MessageQueues {
       storage: StorageType.File,
       discard: DiscardPolicy.Old,
       max_age: nanos(this.broker.config.maxSessionExpirySec * 1000),
+      num_replicas: this.node.config.replicas,
     };
     try {
       await this.jsm.streams.add(config);
