@@ -307,4 +307,40 @@ describe('cluster: MQTT state across nodes', () => {
     await inbox.waitFor((m) => m.payload === 'kept', 10_000);
     await back.endAsync();
   });
+
+  it('a persistent subscriber that subscribes again on its return (as most clients do) still gets what waited for it', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const options = {
+      clientId: 'q3-subscriber',
+      clean: false,
+      reconnectPeriod: 0,
+      connectTimeout: 3000,
+      protocolVersion: 5 as const,
+      properties: { sessionExpiryInterval: 300 },
+    };
+    const first = await connectAsync(`${n1.url}/mqtt`, options);
+    await first.subscribeAsync('q3/x', { qos: 1 });
+    const warm = await client(n2, 'q3-warm');
+    const ready = new Promise<void>((resolve) => first.once('message', () => resolve()));
+    await until(
+      'fed by the stream',
+      async () => {
+        await warm.publishAsync('q3/x', 'warm', { qos: 1 });
+        return Promise.race([
+          ready.then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), 200)),
+        ]);
+      },
+      5000,
+    );
+    await first.endAsync();
+    for (let i = 1; i <= 5; i++) await warm.publishAsync('q3/x', `away-${i}`, { qos: 1 });
+    const back = mqtt.connect(`${n2.url}/mqtt`, options);
+    const inbox = new Inbox(back);
+    await new Promise((resolve) => back.once('connect', resolve));
+    await back.subscribeAsync('q3/x', { qos: 1 });
+    for (let i = 1; i <= 5; i++) await inbox.waitFor((m) => m.payload === `away-${i}`, 8000);
+    await back.endAsync();
+    await warm.endAsync();
+  });
 });

@@ -4,7 +4,7 @@
  * quarter of the NATS path's cost); the metadata of one publisher rarely changes, so ours is encoded once
  * and reused. Layout, big-endian:
  *
- *   u8 version (1) | u8 MQTT QoS (0xFF: none) | u32 boot id | u48 sequence | u16 length + origin | u16 length + node id |
+ *   u8 version (2) | u8 MQTT QoS (0xFF: none) | u32 boot id | u48 sequence | u16 length + origin | u16 length + node id |
  *   u16 length + content type (0xFFFF: none) | u16 length + principal (0xFFFF: none) |
  *   u16 length + topic (0: the topic is the subject's) | payload
  *
@@ -12,7 +12,7 @@
  * attracted filters), also across a restart of its publisher under the same node id.
  */
 
-const VERSION = 1;
+const VERSION = 2;
 const ABSENT = 0xffff;
 const MAX_FIELD = 0xfffe;
 const FIXED = 1 + 1 + 4 + 6;

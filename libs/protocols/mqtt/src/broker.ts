@@ -65,6 +65,18 @@ export class MqttBroker {
     return this.route(message);
   }
 
+  /**
+   * A will: routed like a client's publish, and in a cluster stored in the stream too when it is QoS 1/2,
+   * so persistent sessions on any node get it (nobody waits for its acknowledgement).
+   */
+  publishWill(message: MqttMessage, principal: string | null): void {
+    this.publish(message, { principal, bridge: true });
+    if (message.qos === 0 || this.queues === null) return;
+    this.queues
+      .store(message)
+      .catch(() => this.hooks.dropped?.('will not stored in the stream', message.publisherId, message.topic));
+  }
+
   route(message: MqttMessage): number {
     return this.routeTo(this.subscribersOf(message.topic), message);
   }
@@ -79,10 +91,14 @@ export class MqttBroker {
     if (matches.length === 1) return this.routeToOne(matches[0] as SubscriptionMatch, message);
     const byClient = new Map<string, Subscription[]>();
     const queues = message.qos > 0 ? this.queues : null;
+    let streamFed = 0;
     for (const { clientId, subscription } of matches) {
       if (subscription.noLocal && clientId === message.publisherId) continue;
-      // A subscription fed by the stream gets its QoS 1/2 messages from there, not twice.
-      if (queues !== null && queues.isQueued(clientId, subscription)) continue;
+      // A subscription fed by the stream gets its QoS 1/2 messages from there, not twice (it still counts).
+      if (queues !== null && queues.isQueued(clientId, subscription)) {
+        streamFed++;
+        continue;
+      }
       const list = byClient.get(clientId);
       if (list === undefined) byClient.set(clientId, [subscription]);
       else list.push(subscription);
@@ -95,13 +111,13 @@ export class MqttBroker {
       this.deliver(session, deliveryFor(message, subs, false, encodings));
       delivered++;
     }
-    return delivered;
+    return delivered + streamFed;
   }
 
   /** The common fan-in case, one matching subscription: nothing to group, no encoding to share. */
   private routeToOne({ clientId, subscription }: SubscriptionMatch, message: MqttMessage): number {
     if (subscription.noLocal && clientId === message.publisherId) return 0;
-    if (message.qos > 0 && this.queues !== null && this.queues.isQueued(clientId, subscription)) return 0;
+    if (message.qos > 0 && this.queues !== null && this.queues.isQueued(clientId, subscription)) return 1;
     const session = this.sessions.get(clientId);
     if (session === undefined) return 0;
     this.deliver(session, deliveryFor(message, [subscription], false));
@@ -125,7 +141,8 @@ export class MqttBroker {
     const { maxQueuedMessages, maxQueuedBytes } = this.config;
     for (const dropped of session.queue.push(delivery, maxQueuedMessages, maxQueuedBytes)) {
       this.stats.publishDropped++;
-      dropped.settle?.(true);
+      // A stream delivery dropped here goes back to the stream: it was acknowledged to its publisher.
+      dropped.settle?.(false);
       this.hooks.dropped?.('session queue full', session.clientId, dropped.message.topic);
     }
     this.pump(session);
@@ -183,7 +200,8 @@ export class MqttBroker {
     if (previous !== undefined) this.subscriptions.remove(session.clientId, previous);
     session.subscriptions.set(subscription.raw, subscription);
     this.subscriptions.add(session.clientId, subscription);
-    if (previous !== undefined) this.queues?.unsubscribed(session, previous);
+    // A SUBSCRIBE again to the same filter keeps what the stream holds for it (clients resubscribe on
+    // every connect).
     this.queues?.subscribed(session, subscription);
     this.directory?.changed(session, session.will);
   }

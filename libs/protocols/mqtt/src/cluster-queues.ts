@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { topicMatches } from '#broker/bus';
 import { type ClusterNode, filterToSubjects, topicToSubject } from '#broker/cluster';
 import {
   AckPolicy,
@@ -28,7 +29,7 @@ const MAX_SUBJECT_BYTES = 3072;
 /** A queued subscription on this node: its consumers, and the deliveries running while its client is here. */
 interface Feed {
   readonly session: Session;
-  readonly subscription: Subscription;
+  subscription: Subscription;
   readonly durables: readonly string[];
   /** Set once its consumers exist: from then on its QoS 1/2 messages come only from the stream. */
   ready: boolean;
@@ -105,9 +106,15 @@ export class ClusterQueues implements MessageQueues {
   }
 
   subscribed(session: Session, subscription: Subscription): void {
-    if (!eligible(session, subscription)) return;
     const key = keyOf(session.clientId, subscription.raw);
-    if (this.feeds.has(key)) return;
+    const existing = this.feeds.get(key);
+    if (existing !== undefined) {
+      // The same filter again: its consumers and what they hold stay, with the new options.
+      if (eligible(session, subscription)) existing.subscription = subscription;
+      else this.unsubscribed(session, existing.subscription);
+      return;
+    }
+    if (!eligible(session, subscription)) return;
     const feed: Feed = {
       session,
       subscription,
@@ -201,9 +208,11 @@ export class ClusterQueues implements MessageQueues {
         ) {
           return;
         }
+        // Within the client's window: what it cannot take now stays in the stream, not in this node's queue.
+        const window = feed.session.owner?.sendWindow ?? this.broker.config.maxInflight;
         feed.consuming.push(
           await consumer.consume({
-            max_messages: Math.max(1, this.broker.config.maxInflight),
+            max_messages: Math.max(1, Math.min(window, this.broker.config.maxInflight)),
             callback: (msg) => this.deliver(feed, msg),
           }),
         );
@@ -227,6 +236,8 @@ export class ClusterQueues implements MessageQueues {
       return msg.term();
     }
     if (subscription.noLocal && message.publisherId === session.clientId) return msg.ack();
+    // NATS wildcards match '$'-topics too, which MQTT keeps out of leading wildcards (4.7.2).
+    if (!topicMatches(subscription.filter, message.topic)) return msg.ack();
     const delivery: Delivery = {
       ...deliveryFor(message, [subscription], false),
       settle: (done) => (done ? msg.ack() : msg.nak()),

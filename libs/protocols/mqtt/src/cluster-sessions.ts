@@ -558,7 +558,7 @@ export class ClusterSessions implements SessionDirectory {
       will.expirySec === null
         ? will.message
         : { ...will.message, expiresAt: this.broker.clock.now() + will.expirySec * 1000 };
-    this.broker.publish(message, { principal: will.principal, bridge: true });
+    this.broker.publishWill(message, will.principal);
   }
 
   /** Deletes this node's record if it is still the one written at `revision`; its index entry only then. */

@@ -282,7 +282,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
                 will.expirySec === null
                   ? will.message
                   : { ...will.message, expiresAt: broker.clock.now() + will.expirySec * 1000 };
-              broker.publish(message, { principal, bridge: true });
+              broker.publishWill(message, principal);
             },
           },
     );

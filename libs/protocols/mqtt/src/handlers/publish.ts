@@ -112,21 +112,29 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
   const queues = client.broker.queues;
   if (queues === null) return acknowledge(client, qos, id, reasonCode, ackProperties);
   // Cluster mode: acknowledged only once the stream holds it, and in the order the client published.
-  const stored = reasonCode < 0x80 ? queues.store(message) : Promise.resolve();
+  // Settled into a value at once: a store that fails while an earlier one is pending is never unhandled.
+  const stored: Promise<Error | null> =
+    reasonCode < 0x80
+      ? queues.store(message).then(
+          () => null,
+          (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+        )
+      : Promise.resolve(null);
   client.acks = client.acks
     .then(() => stored)
-    .then(
-      () => acknowledge(client, qos, id, reasonCode, ackProperties),
-      (err: Error) => {
-        client.log.warn({ clientId: client.clientId, topic, err: err.message }, 'mqtt message not stored');
-        session.awaitingRelease.delete(id);
-        // Never an acknowledgement for a message that was not stored: v5 hears why, v3 loses the connection.
-        if (client.version !== 5) return client.close(CLOSE.internalError, 'message not stored', true);
-        acknowledge(client, qos, id, RC.quotaExceeded, {
-          reasonString: 'the message could not be stored',
-        });
-      },
-    );
+    .then((failure) => {
+      if (failure === null) return acknowledge(client, qos, id, reasonCode, ackProperties);
+      throw failure;
+    })
+    .catch((err: Error) => {
+      client.log.warn({ clientId: client.clientId, topic, err: err.message }, 'mqtt message not stored');
+      session.awaitingRelease.delete(id);
+      // Never an acknowledgement for a message that was not stored: v5 hears why, v3 loses the connection.
+      if (client.version !== 5) return client.close(CLOSE.internalError, 'message not stored', true);
+      acknowledge(client, qos, id, RC.quotaExceeded, {
+        reasonString: 'the message could not be stored',
+      });
+    });
 }
 
 function acknowledge(
