@@ -85,6 +85,22 @@ export class ClusterQueues implements MessageQueues {
       await this.jsm.streams.info(this.stream);
     }
     this.broker.queues = this;
+    // A NATS server back without its JetStream state has no stream and no consumers: both are made again.
+    this.node.onConnection((connected) => {
+      if (connected) void this.restore(config);
+    });
+  }
+
+  private async restore(config: Parameters<JetStreamManager['streams']['add']>[0]): Promise<void> {
+    try {
+      await this.jsm?.streams.add(config);
+    } catch {
+      // It is there: nothing was lost.
+    }
+    for (const feed of this.feeds.values()) {
+      this.stopFeed(feed);
+      void this.open(feed);
+    }
   }
 
   stop(): void {

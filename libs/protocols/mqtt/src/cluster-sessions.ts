@@ -165,6 +165,8 @@ export class ClusterSessions implements SessionDirectory {
   private readonly revisions = new Map<string, number>();
   /** The claim nonce of each record this node holds. */
   private readonly claims = new Map<string, string>();
+  /** Claims under way here: a takeover by another node meanwhile makes them lose. */
+  private readonly claiming = new Map<string, { superseded: boolean }>();
   private offMembership: (() => void) | null = null;
   private stopped = false;
   private readonly orphans = new Map<string, Orphan>();
@@ -205,6 +207,25 @@ export class ClusterSessions implements SessionDirectory {
     const key = keyOf(clientId);
     if (kv === null || key === null) return { state: null };
     const nonce = randomUUID();
+    const pending = { superseded: false };
+    this.claiming.set(clientId, pending);
+    try {
+      return await this.claimAs(kv, key, clientId, nonce, pending, clean, expirySec, will);
+    } finally {
+      if (this.claiming.get(clientId) === pending) this.claiming.delete(clientId);
+    }
+  }
+
+  private async claimAs(
+    kv: KV,
+    key: string,
+    clientId: string,
+    nonce: string,
+    pending: { superseded: boolean },
+    clean: boolean,
+    expirySec: number,
+    will: WillRecord | null,
+  ): Promise<Claim> {
     let released: Released | null = null;
     for (let attempt = 1; ; attempt++) {
       let entry: KvEntry | null;
@@ -226,6 +247,9 @@ export class ClusterSessions implements SessionDirectory {
           entry !== null && entry.operation === 'PUT'
             ? await kv.update(key, record, entry.revision)
             : await kv.create(key, record);
+        // Another node took the id over while our write was being answered (its takeover request came in
+        // before our acknowledgement was read): its claim stands, ours does not.
+        if (pending.superseded) return 'lost';
         this.revisions.set(clientId, revision);
         this.claims.set(clientId, nonce);
         // Won: the old holder's due will goes out now, once.
@@ -414,6 +438,8 @@ export class ClusterSessions implements SessionDirectory {
   private takeover(request: TakeoverRequest): SessionState | null {
     const clientId = String(request?.clientId);
     const clean = request?.clean === true;
+    const claiming = this.claiming.get(clientId);
+    if (claiming !== undefined) claiming.superseded = true;
     const orphan = this.orphans.get(clientId);
     if (orphan !== undefined) {
       this.release(clientId, orphan, clean);
