@@ -52,10 +52,14 @@ export class TestNats {
   private child: ChildProcess | null = null;
   private readonly dir = mkdtempSync(join(tmpdir(), 'broker-nats-'));
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    /** Bytes JetStream may keep on disk; undefined: the server's default. */
+    private readonly maxFileStore?: number,
+  ) {}
 
-  static async start(): Promise<TestNats> {
-    const nats = new TestNats(await freePort());
+  static async start(options: { maxFileStore?: number } = {}): Promise<TestNats> {
+    const nats = new TestNats(await freePort(), options.maxFileStore);
     await nats.restart();
     return nats;
   }
@@ -74,7 +78,13 @@ export class TestNats {
       rmSync(this.dir, { recursive: true, force: true });
       mkdirSync(this.dir, { recursive: true });
     }
-    const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
+    const args = ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir];
+    if (this.maxFileStore !== undefined) {
+      const config = join(this.dir, 'nats.conf');
+      writeFileSync(config, `jetstream { max_file_store: ${this.maxFileStore} }\n`);
+      args.push('-c', config);
+    }
+    const child = spawn(NATS_SERVER, args, {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let output = '';
@@ -187,6 +197,8 @@ export class BrokerNode {
 export interface ClusterOptions {
   /** Extra configuration merged over the default endpoints and the test cluster's settings. */
   readonly config?: Record<string, unknown>;
+  /** Bytes the test's nats-server may keep on disk for JetStream. */
+  readonly maxFileStore?: number;
 }
 
 /**
@@ -205,7 +217,9 @@ export class TestCluster {
   ) {}
 
   static async start(count: number, options: ClusterOptions = {}): Promise<TestCluster> {
-    const nats = await TestNats.start();
+    const nats = await TestNats.start(
+      options.maxFileStore === undefined ? {} : { maxFileStore: options.maxFileStore },
+    );
     const schema = await createTestSchema();
     const cluster = new TestCluster(nats, schema, options);
     try {
@@ -237,6 +251,7 @@ export class TestCluster {
         shutdown: { drainTimeoutMs: 1000 },
         ...this.options.config,
         cluster: {
+          ...(this.options.config?.['cluster'] as Record<string, unknown> | undefined),
           name: this.name,
           heartbeatMs: 250,
           nodeTimeoutMs: 1500,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type ClusterConfig } from '#broker/config';
+import { StorageType } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvOptions } from '@nats-io/kv';
 import {
   type Msg,
@@ -119,7 +120,13 @@ export class ClusterNode {
     }
     try {
       const kvm = new Kvm(nc);
-      const nodesOptions = { history: 1, ttl: config.nodeTimeoutMs * 4, replicas: config.replicas };
+      // Heartbeats need no disk: in memory, a full file store (a stream that filled it) cannot stop them.
+      const nodesOptions = {
+        history: 1,
+        ttl: config.nodeTimeoutMs * 4,
+        replicas: config.replicas,
+        storage: StorageType.Memory,
+      };
       const nodes = await openBucket(kvm, `${config.name}-nodes`, nodesOptions);
       const node = new ClusterNode(
         nc,
@@ -385,9 +392,16 @@ export class ClusterNode {
 async function openBucket(kvm: Kvm, name: string, options: Partial<KvOptions>): Promise<KV> {
   try {
     return await kvm.create(name, options);
-  } catch {
-    // Created earlier with other limits (by another version of a node): use it as it is.
-    return kvm.open(name);
+  } catch (err) {
+    // Created earlier with other limits (by another version of a node): use it as it is. If it is not
+    // there either, the reason it could not be created is the one worth reading.
+    try {
+      return await kvm.open(name);
+    } catch {
+      throw new Error(`JetStream bucket ${name} cannot be created: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
   }
 }
 

@@ -18,6 +18,7 @@ export function testClusterConfig(overrides: Partial<ClusterConfig> = {}): Clust
     requestTimeoutMs: 1000,
     mqttAckWaitMs: 2000,
     replicas: 1,
+    mqttStreamMaxBytes: 0,
     ...overrides,
   };
 }

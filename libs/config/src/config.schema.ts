@@ -196,6 +196,12 @@ const cluster = z
      * or more servers, so that an acknowledged message survives a NATS server's loss; 1 on a single server.
      */
     replicas: z.number().int().min(1).max(5).default(1),
+    /**
+     * Bytes the MQTT message stream may hold (JetStream reserves them); past it a QoS 1/2 publish is
+     * refused (PUBACK 0x97) rather than an acknowledged message dropped. 0: no limit, which lets the
+     * stream fill JetStream's storage and stop session writes too: set it below the server's storage.
+     */
+    mqttStreamMaxBytes: z.number().int().nonnegative().default(0),
   })
   .strict()
   .refine((c) => c.nodeTimeoutMs > 2 * c.heartbeatMs, {

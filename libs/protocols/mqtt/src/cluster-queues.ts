@@ -74,8 +74,10 @@ export class ClusterQueues implements MessageQueues {
       subjects: [`${this.prefix}>`],
       retention: RetentionPolicy.Interest,
       storage: StorageType.File,
-      discard: DiscardPolicy.Old,
+      // Full: new messages are refused, acknowledged ones are never dropped for them.
+      discard: DiscardPolicy.New,
       max_age: nanos(this.broker.config.maxSessionExpirySec * 1000),
+      max_bytes: this.node.config.mqttStreamMaxBytes > 0 ? this.node.config.mqttStreamMaxBytes : -1,
       num_replicas: this.node.config.replicas,
     };
     try {

@@ -27,11 +27,9 @@ export class ClusterRetained {
 
   /** Resolves once the bucket's current entries are in the store (at most 5 s on a huge bucket). */
   async start(): Promise<void> {
-    const kv = await this.node.bucket('mqtt-retained', {
-      history: 1,
-      // Encoding adds a little to each message: room for the broker's own limit, and a bound on the bucket.
-      max_bytes: Math.max(1024 * 1024, this.broker.config.maxRetainedBytes * 2),
-    });
+    // No byte limit on the bucket: JetStream reserves a stream's limit up front, so a generous one would
+    // stop the boot on a server with less storage; the in-memory store keeps its own bounds.
+    const kv = await this.node.bucket('mqtt-retained', { history: 1 });
     this.kv = kv;
     this.broker.hooks.retained = (message) => this.write(message);
     this.watch = await watchBucket(kv, (entry) => this.apply(entry), {

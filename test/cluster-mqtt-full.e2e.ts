@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { connectAsync } from 'mqtt';
+import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+
+describe('cluster: MQTT when JetStream is full', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    // The stream may hold 1 MiB of the server's 4: a held backlog fills it, the buckets keep their room.
+    cluster = await TestCluster.start(2, {
+      maxFileStore: 4 * 1024 * 1024,
+      config: { cluster: { mqttStreamMaxBytes: 1024 * 1024 } },
+    });
+  });
+  after(() => cluster?.close());
+
+  it('a QoS 1 publish that cannot be stored gets PUBACK 0x97, never an acknowledgement; the cluster stays whole', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    // A persistent subscriber that is away keeps every message in the stream.
+    const holder = await connectAsync(`${n1.url}/mqtt`, {
+      clientId: 'full-holder',
+      clean: false,
+      reconnectPeriod: 0,
+      protocolVersion: 5,
+      properties: { sessionExpiryInterval: 300 },
+    });
+    await holder.subscribeAsync('full/#', { qos: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await holder.endAsync();
+
+    const publisher = await connectAsync(`${n2.url}/mqtt`, {
+      clientId: 'full-publisher',
+      reconnectPeriod: 0,
+      protocolVersion: 5,
+    });
+    const payload = Buffer.alloc(100 * 1024, 7);
+    let refusal: { reasonCode?: number } | null = null;
+    let acked = 0;
+    for (let i = 0; i < 60 && refusal === null; i++) {
+      await publisher.publishAsync('full/x', payload, { qos: 1 }).then(
+        () => void acked++,
+        (err: { code?: number }) => (refusal = { reasonCode: err.code }),
+      );
+    }
+    assert.ok(refusal !== null, `every one of ${acked} publishes was acknowledged: the store never filled`);
+    assert.equal((refusal as { reasonCode?: number }).reasonCode, 0x97);
+    assert.ok(acked > 0, 'the first messages fitted');
+    // The heartbeats live in memory: nobody was declared dead, and the nodes still serve.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    for (const node of [n1, n2]) {
+      const metrics = await (await fetch(`${node.http}/metrics`)).text();
+      assert.match(metrics, /^broker_cluster_nodes 2$/m, `${node.id} sees both nodes`);
+    }
+    // What was acknowledged is delivered.
+    const back = await connectAsync(`${n2.url}/mqtt`, {
+      clientId: 'full-holder',
+      clean: false,
+      reconnectPeriod: 0,
+      protocolVersion: 5,
+      properties: { sessionExpiryInterval: 300 },
+    });
+    let got = 0;
+    back.on('message', () => void got++);
+    await until('every acknowledged message arrived', () => got >= acked, 10_000);
+    await back.endAsync();
+    await publisher.endAsync();
+  });
+});
