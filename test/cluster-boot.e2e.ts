@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freePort, TestCluster, until } from './support/cluster.js';
+import { TestCluster, until } from './support/cluster.js';
+import { freePort } from './support/free-port.js';
 
 describe('cluster: boot', () => {
   let cluster: TestCluster;

@@ -280,15 +280,7 @@ describe('cluster: the bus across three broker processes', () => {
     assert.equal((await fetch(`${n1.http}/health/ready`)).status, 200);
     // Membership came back too: well past the node timeout, nobody was declared dead.
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    const running = cluster.nodes.filter((node) => node.alive);
-    for (const node of running) {
-      const metrics = await (await fetch(`${node.http}/metrics`)).text();
-      assert.match(
-        metrics,
-        new RegExp(`^broker_cluster_nodes ${running.length}$`, 'm'),
-        `${node.id} sees every node`,
-      );
-    }
+    await cluster.assertFullMembership();
     const again = new WebSocket(`${n1.url}/mqtt`, 'mqtt');
     await opened(again);
     again.close();
@@ -304,15 +296,7 @@ describe('cluster: the bus across three broker processes', () => {
     await cluster.nats.restart(true);
     await until('n1 reconnected', () => n1.log().split('NATS connection restored').length > 2, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    const running = cluster.nodes.filter((node) => node.alive);
-    for (const node of running) {
-      const metrics = await (await fetch(`${node.http}/metrics`)).text();
-      assert.match(
-        metrics,
-        new RegExp(`^broker_cluster_nodes ${running.length}$`, 'm'),
-        `${node.id} sees every node`,
-      );
-    }
+    await cluster.assertFullMembership();
     const subscriber = await mqttClient(n2, 'after-wipe');
     const inbox = new Inbox(subscriber);
     await subscriber.subscribeAsync('wiped/#', { qos: 0 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connectAsync } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+import { persistentSession } from './support/mqtt-helpers.js';
 
 describe('cluster: MQTT when JetStream is full', () => {
   let cluster: TestCluster;
@@ -18,13 +19,7 @@ describe('cluster: MQTT when JetStream is full', () => {
   it('a QoS 1 publish that cannot be stored gets PUBACK 0x97, never an acknowledgement; the cluster stays whole', async () => {
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
     // A persistent subscriber that is away keeps every message in the stream.
-    const holder = await connectAsync(`${n1.url}/mqtt`, {
-      clientId: 'full-holder',
-      clean: false,
-      reconnectPeriod: 0,
-      protocolVersion: 5,
-      properties: { sessionExpiryInterval: 300 },
-    });
+    const holder = await connectAsync(`${n1.url}/mqtt`, persistentSession('full-holder'));
     await holder.subscribeAsync('full/#', { qos: 1 });
     await new Promise((resolve) => setTimeout(resolve, 300));
     await holder.endAsync();
@@ -48,18 +43,9 @@ describe('cluster: MQTT when JetStream is full', () => {
     assert.ok(acked > 0, 'the first messages fitted');
     // The heartbeats live in memory: nobody was declared dead, and the nodes still serve.
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    for (const node of [n1, n2]) {
-      const metrics = await (await fetch(`${node.http}/metrics`)).text();
-      assert.match(metrics, /^broker_cluster_nodes 2$/m, `${node.id} sees both nodes`);
-    }
+    await cluster.assertFullMembership();
     // What was acknowledged is delivered.
-    const back = await connectAsync(`${n2.url}/mqtt`, {
-      clientId: 'full-holder',
-      clean: false,
-      reconnectPeriod: 0,
-      protocolVersion: 5,
-      properties: { sessionExpiryInterval: 300 },
-    });
+    const back = await connectAsync(`${n2.url}/mqtt`, persistentSession('full-holder'));
     let got = 0;
     back.on('message', () => void got++);
     await until('every acknowledged message arrived', () => got >= acked, 10_000);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { connectAsync, type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
-import { Inbox } from './support/mqtt-helpers.js';
+import { Inbox, persistentSession } from './support/mqtt-helpers.js';
 
 function client(node: BrokerNode, clientId: string): Promise<MqttClient> {
   return connectAsync(`${node.url}/mqtt`, {
@@ -11,6 +11,22 @@ function client(node: BrokerNode, clientId: string): Promise<MqttClient> {
     connectTimeout: 3000,
     protocolVersion: 5,
   });
+}
+
+/** Publishes QoS 1 probes until `subscriber` gets one: its subscription's stream consumer is then in place. */
+async function untilFedByStream(subscriber: MqttClient, publisher: MqttClient, topic: string): Promise<void> {
+  const ready = new Promise<void>((resolve) => subscriber.once('message', () => resolve()));
+  await until(
+    'the subscription is fed by the stream',
+    async () => {
+      await publisher.publishAsync(topic, 'warm', { qos: 1 });
+      return Promise.race([
+        ready.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 200)),
+      ]);
+    },
+    5000,
+  );
 }
 
 /** Subscribes a fresh client and returns what arrived as retained within a short wait. */
@@ -186,14 +202,7 @@ describe('cluster: MQTT state across nodes', () => {
   it('QoS 1 from node A to a persistent subscriber on B; B killed mid-stream, the subscriber back on C: every PUBACKed message arrives, repeats with DUP', async () => {
     const [n1, , n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
     const doomed = await cluster.startNode();
-    const subscriberOptions = {
-      clientId: 'q1-subscriber',
-      clean: false,
-      reconnectPeriod: 0,
-      connectTimeout: 3000,
-      protocolVersion: 5 as const,
-      properties: { sessionExpiryInterval: 300 },
-    };
+    const subscriberOptions = persistentSession('q1-subscriber');
     const got: { n: number; dup: boolean }[] = [];
     const record = (c: MqttClient) =>
       c.on('message', (_topic, payload, packet) =>
@@ -272,29 +281,11 @@ describe('cluster: MQTT state across nodes', () => {
 
   it("the publisher's node killed right after a PUBACK: the message still reaches the subscriber", async () => {
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
-    const options = {
-      clientId: 'q2-subscriber',
-      clean: false,
-      reconnectPeriod: 0,
-      connectTimeout: 3000,
-      protocolVersion: 5 as const,
-      properties: { sessionExpiryInterval: 300 },
-    };
+    const options = persistentSession('q2-subscriber');
     const subscriber = await connectAsync(`${n1.url}/mqtt`, options);
     await subscriber.subscribeAsync('q2/x', { qos: 1 });
-    const ready = new Promise<void>((resolve) => subscriber.once('message', () => resolve()));
     const warm = await client(n2, 'q2-warm');
-    await until(
-      'fed by the stream',
-      async () => {
-        await warm.publishAsync('q2/x', 'warm', { qos: 1 });
-        return Promise.race([
-          ready.then(() => true),
-          new Promise<boolean>((r) => setTimeout(() => r(false), 200)),
-        ]);
-      },
-      5000,
-    );
+    await untilFedByStream(subscriber, warm, 'q2/x');
     await warm.endAsync();
     // The subscriber is away: the message can only wait in the stream.
     await subscriber.endAsync();
@@ -310,29 +301,11 @@ describe('cluster: MQTT state across nodes', () => {
 
   it('a persistent subscriber that subscribes again on its return (as most clients do) still gets what waited for it', async () => {
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
-    const options = {
-      clientId: 'q3-subscriber',
-      clean: false,
-      reconnectPeriod: 0,
-      connectTimeout: 3000,
-      protocolVersion: 5 as const,
-      properties: { sessionExpiryInterval: 300 },
-    };
+    const options = persistentSession('q3-subscriber');
     const first = await connectAsync(`${n1.url}/mqtt`, options);
     await first.subscribeAsync('q3/x', { qos: 1 });
     const warm = await client(n2, 'q3-warm');
-    const ready = new Promise<void>((resolve) => first.once('message', () => resolve()));
-    await until(
-      'fed by the stream',
-      async () => {
-        await warm.publishAsync('q3/x', 'warm', { qos: 1 });
-        return Promise.race([
-          ready.then(() => true),
-          new Promise<boolean>((r) => setTimeout(() => r(false), 200)),
-        ]);
-      },
-      5000,
-    );
+    await untilFedByStream(first, warm, 'q3/x');
     await first.endAsync();
     for (let i = 1; i <= 5; i++) await warm.publishAsync('q3/x', `away-${i}`, { qos: 1 });
     const back = mqtt.connect(`${n2.url}/mqtt`, options);

@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './support/free-port.js';
 import { type TestBroker } from './support/test-broker.js';
 import { startMqttBroker } from './support/mqtt-helpers.js';
 
@@ -17,17 +17,6 @@ function runScenario(port: number, version: '311' | '5'): Promise<{ code: number
     execFile(DEBIAN_PYTHON, [script, String(port), version], { timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
       resolve({ code, output: stdout + stderr });
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
     });
   });
 }

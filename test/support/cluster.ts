@@ -1,28 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG } from '../../src/default-config.js';
+import { freePort } from './free-port.js';
 import { createTestSchema, type TestSchema } from './postgres.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const NATS_SERVER = process.env['NATS_SERVER_BIN'] ?? '/usr/sbin/nats-server';
 const START_TIMEOUT_MS = 15_000;
-
-/** A port nobody listens on now (the system's choice, released at once). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -275,6 +264,19 @@ export class TestCluster {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new BrokerNode(id, child);
+  }
+
+  /** Every running node counts every running node live (its broker_cluster_nodes metric). */
+  async assertFullMembership(): Promise<void> {
+    const running = this.nodes.filter((node) => node.alive);
+    for (const node of running) {
+      const metrics = await (await fetch(`${node.http}/metrics`)).text();
+      if (!new RegExp(`^broker_cluster_nodes ${running.length}$`, 'm').test(metrics)) {
+        throw new Error(
+          `${node.id} does not see every node: ${/^broker_cluster_nodes.*$/m.exec(metrics)?.[0]}`,
+        );
+      }
+    }
   }
 
   node(id: string): BrokerNode {

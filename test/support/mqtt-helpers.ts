@@ -18,6 +18,18 @@ export function startMqttBroker(
   );
 }
 
+/** MQTT.js options of a v5 client with a persistent session (clean start off, 300 s expiry) that does not reconnect. */
+export function persistentSession(clientId: string): IClientOptions & { protocolVersion: 5 } {
+  return {
+    clientId,
+    clean: false,
+    reconnectPeriod: 0,
+    connectTimeout: TIMEOUT_MS,
+    protocolVersion: 5,
+    properties: { sessionExpiryInterval: 300 },
+  };
+}
+
 /** An MQTT.js client over ws:// that does not reconnect, so a refusal stays a refusal. */
 export function connect(broker: TestBroker, options: IClientOptions = {}): Promise<MqttClient> {
   return connectAsync(`${broker.url}/mqtt`, {

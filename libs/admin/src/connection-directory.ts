@@ -65,19 +65,23 @@ export class ConnectionDirectory implements OnModuleInit {
   }
 
   /** The connection, wherever it is, or null with the nodes that could not be asked. */
-  async get(id: string): Promise<{ view: ConnectionView | null; missing: string[] }> {
-    const here = this.getHere(id);
-    if (here !== null || this.cluster === null) return { view: here, missing: [] };
-    const { answers, missing } = await this.cluster.scatter<ConnectionView | null>(GET, id);
-    const view = [...answers.values()].find((v) => v !== null) ?? null;
-    return { view, missing };
+  get(id: string): Promise<{ view: ConnectionView | null; missing: string[] }> {
+    return this.onItsNode(this.getHere(id), GET, id);
   }
 
   /** Closes it on its node; resolves with what it was, or null when no answering node holds it. */
-  async close(request: CloseRequest): Promise<{ view: ConnectionView | null; missing: string[] }> {
-    const here = this.closeHere(request);
+  close(request: CloseRequest): Promise<{ view: ConnectionView | null; missing: string[] }> {
+    return this.onItsNode(this.closeHere(request), CLOSE, request);
+  }
+
+  /** This node's answer when it holds the connection, else the answer of whichever node does. */
+  private async onItsNode(
+    here: ConnectionView | null,
+    service: string,
+    body: unknown,
+  ): Promise<{ view: ConnectionView | null; missing: string[] }> {
     if (here !== null || this.cluster === null) return { view: here, missing: [] };
-    const { answers, missing } = await this.cluster.scatter<ConnectionView | null>(CLOSE, request);
+    const { answers, missing } = await this.cluster.scatter<ConnectionView | null>(service, body);
     const view = [...answers.values()].find((v) => v !== null) ?? null;
     return { view, missing };
   }
