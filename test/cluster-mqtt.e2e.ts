@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { connectAsync, type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
 import { Inbox, persistentSession } from './support/mqtt-helpers.js';
+import { RawMqtt } from './support/raw-mqtt.js';
 
 function client(node: BrokerNode, clientId: string): Promise<MqttClient> {
   return connectAsync(`${node.url}/mqtt`, {
@@ -161,6 +162,37 @@ describe('cluster: MQTT state across nodes', () => {
     for (const c of clients) c.end(true);
   });
 
+  it('a CONNECT that takes a session from another node and goes away before its CONNACK leaves the session, not nothing', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const options = persistentSession('impatient');
+    const device = await connectAsync(`${n1.url}/mqtt`, options);
+    device.on('error', () => undefined);
+    await device.subscribeAsync('impatient/in', { qos: 1 });
+    // A device that gave up waiting for its CONNACK: the claim across the nodes goes on without it.
+    const gone = await RawMqtt.open(`${n2.url}/mqtt`);
+    gone.send({
+      cmd: 'connect',
+      protocolVersion: 5,
+      clientId: 'impatient',
+      clean: false,
+      keepalive: 0,
+      properties: { sessionExpiryInterval: 300 },
+    });
+    gone.ws.terminate();
+    await until('the first connection is taken over', () => !device.connected, 5000);
+    const back = await connectAsync(`${n1.url}/mqtt`, options);
+    assert.equal(
+      (back as unknown as { connackPacket?: { sessionPresent: boolean } }).connackPacket?.sessionPresent,
+      true,
+    );
+    const inbox = new Inbox(back);
+    const publisher = await client(n2, 'impatient-publisher');
+    await publisher.publishAsync('impatient/in', 'still subscribed', { qos: 1 });
+    await inbox.waitFor((m) => m.payload === 'still subscribed', 5000);
+    await back.endAsync();
+    await publisher.endAsync();
+  });
+
   it('a node restarted under its id right after a SIGKILL: the old sessions are adopted, their wills go out once', async () => {
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
     const id = 'phoenix';
@@ -257,13 +289,14 @@ describe('cluster: MQTT state across nodes', () => {
       10_000,
     );
     await publishing;
-    await until(
-      'every acknowledged message arrived',
-      () => {
-        const seen = new Set(got.map((m) => m.n));
-        return acked.every((n) => seen.has(n));
+    const missing = () => {
+      const seen = new Set(got.map((m) => m.n));
+      return acked.filter((n) => !seen.has(n));
+    };
+    await until('every acknowledged message arrived', () => missing().length === 0, 20_000).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}: missing ${missing().join(' ')}`);
       },
-      20_000,
     );
     const copies = new Map<number, boolean[]>();
     // Probes (0) are separate publishes; the sequence numbers are one publish each.

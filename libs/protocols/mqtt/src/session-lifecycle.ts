@@ -25,6 +25,14 @@ export interface PendingWill {
   readonly record: WillRecord | null;
 }
 
+/** The owner of a session claimed for a connection that went away before it was accepted. */
+const AWAY: SessionOwner = {
+  sendPublish: () => false,
+  sendPubrel: () => undefined,
+  sendWindow: 0,
+  takeOver: () => undefined,
+};
+
 export type Attached = { readonly session: Session; readonly present: boolean } | null;
 
 /**
@@ -68,6 +76,19 @@ export class SessionLifecycle {
     session.expirySec = expirySec;
     session.owner = owner;
     return { session, present };
+  }
+
+  /**
+   * Cluster mode: a CONNECT took `clientId` over from another node, and its connection went away before
+   * it was accepted. What it took stays here as a session whose client is away, until its expiry (with
+   * no expiry it ends now), as if the connection had dropped right after its CONNACK, but without the
+   * connection's will: it was never accepted. A session this node holds already is left as it is.
+   */
+  keepClaimed(clientId: string, clean: boolean, expirySec: number, imported: SessionState | null): void {
+    if (this.host.sessions.has(clientId)) return;
+    const attached = this.attach(AWAY, clientId, clean, expirySec, imported);
+    if (attached === null) this.host.directory?.abandon(clientId);
+    else this.detach(attached.session, AWAY, null);
   }
 
   /**

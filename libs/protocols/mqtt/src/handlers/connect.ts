@@ -63,7 +63,15 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
           ? { state: null }
           : await directory.claim(taking.clientId, clean, taking.expirySec, taking.willRecord);
       if (client.state !== 'authenticating') {
-        if (typeof claim === 'object') directory?.abandon(taking.clientId);
+        // The session it took from another node stays here, not nowhere.
+        if (directory !== null && typeof claim === 'object') {
+          const state = allowed(
+            claim.state,
+            taking.permissions,
+            client.broker.config.maxSubscriptionsPerClient,
+          );
+          client.broker.lifecycle.keepClaimed(taking.clientId, clean, taking.expirySec, state);
+        }
         return;
       }
       if (claim === 'lost') {
