@@ -68,6 +68,13 @@ export interface TopicBus {
    * if the filter is not a valid topic filter.
    */
   attract(filter: string): BusSubscription;
+  /**
+   * A queue: each message matching `filter`, published on any node, reaches one handler of all those
+   * subscribed with the same `queue` and `filter` across the nodes (MQTT's shared subscriptions). Across
+   * processes the delivery is asynchronous, the publishing node's own included. Throws
+   * InvalidTopicError if the filter is not a valid topic filter.
+   */
+  share(queue: string, filter: string, handler: BusHandler): BusSubscription;
 }
 
 /** Nest injection token for the process-wide TopicBus. */

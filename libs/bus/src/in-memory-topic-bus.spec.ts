@@ -302,3 +302,37 @@ describe('InMemoryTopicBus changes during delivery', () => {
     assert.equal(outer, 2);
   });
 });
+
+describe('InMemoryTopicBus share', () => {
+  it('gives each message to one handler of a queue, in turn, next to ordinary subscriptions', () => {
+    const bus = new InMemoryTopicBus();
+    const a: string[] = [];
+    const b: string[] = [];
+    const everyone: string[] = [];
+    bus.share('workers', 'jobs/+', (m) => void a.push(m.topic));
+    const second = bus.share('workers', 'jobs/+', (m) => void b.push(m.topic));
+    bus.subscribe('jobs/#', (m) => void everyone.push(m.topic));
+    for (const n of [1, 2, 3, 4]) bus.publish(message(`jobs/${n}`));
+    assert.deepEqual(a, ['jobs/1', 'jobs/3']);
+    assert.deepEqual(b, ['jobs/2', 'jobs/4']);
+    assert.equal(everyone.length, 4);
+    second.unsubscribe();
+    second.unsubscribe();
+    bus.publish(message('jobs/5'));
+    assert.deepEqual(a, ['jobs/1', 'jobs/3', 'jobs/5']);
+  });
+
+  it('keeps queues of another name or filter apart, and drops the queue with its last handler', () => {
+    const bus = new InMemoryTopicBus();
+    const got: string[] = [];
+    const one = bus.share('q', 'a/#', () => void got.push('q a/#'));
+    bus.share('r', 'a/#', () => void got.push('r a/#'));
+    bus.share('q', 'a/b', () => void got.push('q a/b'));
+    bus.publish(message('a/b'));
+    assert.deepEqual(got.sort(), ['q a/#', 'q a/b', 'r a/#']);
+    const before = bus.subscriptionCount;
+    one.unsubscribe();
+    assert.equal(bus.subscriptionCount, before - 1);
+    assert.throws(() => bus.share('q', 'a/#/b', () => undefined), InvalidTopicError);
+  });
+});

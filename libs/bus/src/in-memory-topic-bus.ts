@@ -63,6 +63,8 @@ export class InMemoryTopicBus implements TopicBus {
   private readonly stackNodes: TrieNode[] = [];
   private readonly stackStarts: number[] = [];
   private stackTop = 0;
+  /** The queues of `share`, by queue and filter. */
+  private readonly queues = new Map<string, { members: BusHandler[]; subscription: BusSubscription }>();
 
   constructor(options: InMemoryTopicBusOptions = {}) {
     this.onHandlerError = options.onHandlerError;
@@ -148,6 +150,36 @@ export class InMemoryTopicBus implements TopicBus {
   attract(filter: string): BusSubscription {
     assertTopicFilter(filter);
     return NOTHING;
+  }
+
+  /** One process is the whole queue: its handlers take the messages in turn. */
+  share(queue: string, filter: string, handler: BusHandler): BusSubscription {
+    assertTopicFilter(filter);
+    const key = `${queue}\u0000${filter}`;
+    let shared = this.queues.get(key);
+    if (shared === undefined) {
+      const members: BusHandler[] = [];
+      let cursor = 0;
+      const subscription = this.subscribe(filter, (message) => {
+        const member = members[cursor++ % members.length];
+        return member?.(message);
+      });
+      shared = { members, subscription };
+      this.queues.set(key, shared);
+    }
+    const owner = shared;
+    const member: BusHandler = (message) => handler(message);
+    owner.members.push(member);
+    return {
+      unsubscribe: () => {
+        const at = owner.members.indexOf(member);
+        if (at === -1) return;
+        owner.members.splice(at, 1);
+        if (owner.members.length > 0) return;
+        owner.subscription.unsubscribe();
+        this.queues.delete(key);
+      },
+    };
   }
 
   private push(node: TrieNode, start: number): void {

@@ -76,6 +76,8 @@ export class ClusterNode {
 
   private constructor(
     readonly nc: NatsConnection,
+    /** A second connection, with echo, for queue subscriptions (the bus's `share`). */
+    readonly queues: NatsConnection,
     readonly nodeId: string,
     readonly config: ClusterConfig,
     private readonly kvm: Kvm,
@@ -99,21 +101,30 @@ export class ClusterNode {
    */
   static async join(config: ClusterConfig, nodeId: string, logger: Logger): Promise<ClusterNode> {
     const servers = config.natsUrl ?? [];
+    const options = {
+      servers,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      // A node cut off from NATS notices within about nodeTimeoutMs, as the others notice it.
+      pingInterval: Math.min(10_000, Math.max(500, Math.floor(config.nodeTimeoutMs / 2))),
+      maxPingOut: 2,
+      timeout: config.requestTimeoutMs,
+    };
     let nc: NatsConnection;
+    let queues: NatsConnection;
     try {
-      nc = await connect({
-        servers,
-        name: `${config.name}/${nodeId}`,
-        // A node never receives its own bus messages back: local delivery already happened in process.
-        noEcho: true,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 500,
-        // A node cut off from NATS notices within about nodeTimeoutMs, as the others notice it.
-        pingInterval: Math.min(10_000, Math.max(500, Math.floor(config.nodeTimeoutMs / 2))),
-        maxPingOut: 2,
-        timeout: config.requestTimeoutMs,
-      });
+      // A node never receives its own bus messages back: local delivery already happened in process.
+      nc = await connect({ ...options, name: `${config.name}/${nodeId}`, noEcho: true });
     } catch (err) {
+      throw new Error(`cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    try {
+      // Queue subscriptions hear this node's own messages too: NATS picks the member, this node's or not.
+      queues = await connect({ ...options, name: `${config.name}/${nodeId}/queues` });
+    } catch (err) {
+      await nc.close().catch(() => undefined);
       throw new Error(`cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}`, {
         cause: err,
       });
@@ -130,6 +141,7 @@ export class ClusterNode {
       const nodes = await openBucket(kvm, `${config.name}-nodes`, nodesOptions);
       const node = new ClusterNode(
         nc,
+        queues,
         nodeId,
         config,
         kvm,
@@ -142,6 +154,7 @@ export class ClusterNode {
       return node;
     } catch (err) {
       await nc.close().catch(() => undefined);
+      await queues.close().catch(() => undefined);
       throw err;
     }
   }
@@ -316,6 +329,7 @@ export class ClusterNode {
   async leave(): Promise<void> {
     await this.membership.stop();
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
+    if (!this.queues.isClosed()) await this.queues.drain().catch(() => this.queues.close());
   }
 
   private respond(subject: string, handler: RequestHandler): Subscription {

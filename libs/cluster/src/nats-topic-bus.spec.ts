@@ -144,6 +144,39 @@ describe('NatsTopicBus: the bus across two nodes', () => {
     s2.unsubscribe();
   });
 
+  it('share: each message reaches one member of a queue across the nodes, the publishing node included', async () => {
+    const got: string[] = [];
+    const a = busA.share('workers', 'jobs/#', (m) => void got.push(`a:${m.topic}`));
+    const b = busB.share('workers', 'jobs/#', (m) => void got.push(`b:${m.topic}`));
+    const other = busB.share('auditors', 'jobs/#', (m) => void got.push(`audit:${m.topic}`));
+    const long = `jobs/${'z'.repeat(5000)}`;
+    await nodeA.queues.flush();
+    await nodeB.queues.flush();
+    const total = 200;
+    for (let n = 0; n < total; n++)
+      busA.publish({ topic: `jobs/${n}`, payload: payload('j'), origin: 'test' });
+    busA.publish({ topic: long, payload: payload('l'), origin: 'test' });
+    busA.publish({ topic: 'other/1', payload: payload('o'), origin: 'test' });
+    await eventually('every job taken by a worker and audited', () => got.length === 2 * (total + 1));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const workers = got.filter((g) => !g.startsWith('audit:'));
+    assert.equal(workers.length, total + 1, 'each message once per queue');
+    assert.equal(new Set(workers.map((w) => w.slice(2))).size, total + 1);
+    // NATS picks at random: with 200 messages, both nodes take some.
+    assert.ok(workers.some((w) => w.startsWith('a:')) && workers.some((w) => w.startsWith('b:')));
+    assert.ok(
+      workers.some((w) => w.length > 5000),
+      'a topic too long for a subject reaches the queue too',
+    );
+    a.unsubscribe();
+    b.unsubscribe();
+    other.unsubscribe();
+    got.length = 0;
+    busA.publish({ topic: 'jobs/after', payload: payload('j'), origin: 'test' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(got, []);
+  });
+
   it('listens on NATS once per distinct filter, and stops with its last local subscription', async () => {
     const before = busB.remoteFilterCount;
     const got: string[] = [];

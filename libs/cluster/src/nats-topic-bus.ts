@@ -8,7 +8,7 @@ import {
   topicMatches,
   type TopicBus,
 } from '#broker/bus';
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { type Msg, type Subscription } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
 import { decodeEnvelope, type Envelope, encodeEnvelope, encodeMeta } from './bus-envelope.js';
@@ -33,6 +33,13 @@ interface Entry {
 /** A filter attracted for 'node'-reach subscriptions, and its NATS subscriptions. */
 interface Attracted {
   count: number;
+  readonly subscriptions: Subscription[];
+}
+
+/** A queue of `share` on this node: its handlers take turns at what NATS gives this node. */
+interface Shared {
+  readonly handlers: BusHandler[];
+  cursor: number;
   readonly subscriptions: Subscription[];
 }
 
@@ -76,6 +83,7 @@ export class NatsTopicBus implements TopicBus {
   private readonly filters = new Map<string, RemoteFilter>();
   private readonly attracted = new Map<string, Attracted>();
   private readonly recent = new Map<string, Recent>();
+  private readonly shares = new Map<string, Shared>();
   /** This process's messages are told apart from an earlier process's under the same node id. */
   private readonly boot = randomInt(2 ** 32);
   private seq = 0;
@@ -191,14 +199,55 @@ export class NatsTopicBus implements TopicBus {
     };
   }
 
+  /**
+   * One NATS queue subscription per queue and filter on this node, on the node's second connection
+   * (with echo: NATS may pick this node for its own messages). Long topics come on bus-long, which the
+   * queue hears too; its members all have the one filter, so the one picked decides alone. While NATS is
+   * unreachable a queue gets nothing, this node's messages included.
+   */
+  share(queue: string, filter: string, handler: BusHandler): BusSubscription {
+    assertTopicFilter(filter);
+    const key = `${queue}\u0000${filter}`;
+    let shared = this.shares.get(key);
+    if (shared === undefined) {
+      const target: Shared = { handlers: [], cursor: 0, subscriptions: [] };
+      const name = `q_${createHash('sha256').update(key).digest('base64url').slice(0, 32)}`;
+      for (const subject of [...this.subjectsOf(filter), this.overflowSubject]) {
+        target.subscriptions.push(
+          this.node.queues.subscribe(subject, {
+            queue: name,
+            callback: (err, msg) => {
+              if (err === null) this.receiveShared(filter, target, msg);
+            },
+          }),
+        );
+      }
+      this.shares.set(key, (shared = target));
+    }
+    const owner = shared;
+    const member: BusHandler = (message) => handler(message);
+    owner.handlers.push(member);
+    return {
+      unsubscribe: () => {
+        const at = owner.handlers.indexOf(member);
+        if (at === -1) return;
+        owner.handlers.splice(at, 1);
+        if (owner.handlers.length > 0) return;
+        for (const subscription of owner.subscriptions) subscription.unsubscribe();
+        this.shares.delete(key);
+      },
+    };
+  }
+
   /** Stops listening on NATS; local subscriptions keep working. */
   close(): void {
     this.overflow.unsubscribe();
-    for (const remote of [...this.filters.values(), ...this.attracted.values()]) {
+    for (const remote of [...this.filters.values(), ...this.attracted.values(), ...this.shares.values()]) {
       for (const subscription of remote.subscriptions) subscription.unsubscribe();
     }
     this.filters.clear();
     this.attracted.clear();
+    this.shares.clear();
   }
 
   private forward(message: BusMessage): void {
@@ -264,14 +313,33 @@ export class NatsTopicBus implements TopicBus {
     const envelope = this.open(msg);
     if (envelope === null) return;
     const message = this.messageOf(topic, envelope);
-    for (const entry of remote.handlers) {
-      try {
-        const result: unknown = entry.handler(message);
-        if (result instanceof Promise)
-          result.catch((error: unknown) => this.options.onHandlerError?.(error, message));
-      } catch (error) {
-        this.options.onHandlerError?.(error, message);
-      }
+    for (const entry of remote.handlers) this.invoke(entry.handler, message);
+  }
+
+  private receiveShared(filter: string, shared: Shared, msg: Msg): void {
+    this.stats.received++;
+    const envelope = this.open(msg);
+    if (envelope === null) return;
+    const topic =
+      msg.subject === this.overflowSubject
+        ? envelope.topic
+        : subjectToTopic(msg.subject.slice(this.prefix.length));
+    if (topic === null || topic === '') return this.drop('subject is not a topic', msg.subject);
+    // NATS wildcards also match '$'-topics; and a long topic on bus-long may match another filter.
+    if (!topicMatches(filter, topic)) return;
+    const handler = shared.handlers[shared.cursor++ % shared.handlers.length];
+    if (handler === undefined) return;
+    this.invoke(handler, this.messageOf(topic, envelope));
+  }
+
+  /** A handler's failure, thrown or rejected, is reported and stops nothing else. */
+  private invoke(handler: BusHandler, message: BusMessage): void {
+    try {
+      const result: unknown = handler(message);
+      if (result instanceof Promise)
+        result.catch((error: unknown) => this.options.onHandlerError?.(error, message));
+    } catch (error) {
+      this.options.onHandlerError?.(error, message);
     }
   }
 
