@@ -1,23 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connect } from '@nats-io/transport-node';
-import { connectAsync, type MqttClient } from 'mqtt';
 import WebSocket from 'ws';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
 import { Subscription, transportClient } from './support/graphql-clients.js';
 import { MessageQueue } from './support/message-queue.js';
+import { connect as mqttConnect } from './support/mqtt-helpers.js';
 import { Inbox } from './support/mqtt-helpers.js';
 import { connectWampy, within } from './support/wamp-clients.js';
 import { opened, refusedStatus } from './support/ws-helpers.js';
-
-function mqttClient(node: BrokerNode, clientId: string): Promise<MqttClient> {
-  return connectAsync(`${node.url}/mqtt`, {
-    clientId,
-    reconnectPeriod: 0,
-    connectTimeout: 3000,
-    protocolVersion: 5,
-  });
-}
 
 async function chatClient(node: BrokerNode, room: string): Promise<{ ws: WebSocket; queue: MessageQueue }> {
   const ws = new WebSocket(`${node.url}/chat`, 'chat.v1');
@@ -75,7 +66,7 @@ describe('cluster: the bus across three broker processes', () => {
 
   it('MQTT QoS 0 from one node reaches MQTT, GraphQL and WAMP subscribers on the others, once each', async () => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
-    const subscriber = await mqttClient(n1, 'sub-n1');
+    const subscriber = await mqttConnect(n1, { clientId: 'sub-n1' });
     const inbox = new Inbox(subscriber);
     await subscriber.subscribeAsync('sensors/+', { qos: 0 });
     const graphql = transportClient(`${n2.url}/graphql`);
@@ -91,7 +82,7 @@ describe('cluster: the bus across three broker processes', () => {
         wampEvents.push(event.argsList?.[0]);
       }),
     );
-    const publisher = await mqttClient(n3, 'pub-n3');
+    const publisher = await mqttConnect(n3, { clientId: 'pub-n3' });
 
     await untilBridged(
       () => publisher.publish('sensors/probe', 'probe'),
@@ -135,10 +126,10 @@ describe('cluster: the bus across three broker processes', () => {
       const text = await (await fetch(`${node.http}/metrics`)).text();
       return Number(/^broker_cluster_bus_received_total (\d+)$/m.exec(text)?.[1]);
     };
-    const subscriber = await mqttClient(n2, 'interested');
+    const subscriber = await mqttConnect(n2, { clientId: 'interested' });
     const inbox = new Inbox(subscriber);
     await subscriber.subscribeAsync('only/+', { qos: 0 });
-    const publisher = await mqttClient(n1, 'only-publisher');
+    const publisher = await mqttConnect(n1, { clientId: 'only-publisher' });
     await untilBridged(
       () => publisher.publish('only/probe', 'probe'),
       () => inbox.received.length > 0,
@@ -202,14 +193,14 @@ describe('cluster: the bus across three broker processes', () => {
   it('a node killed with SIGKILL mid-traffic: the survivors keep serving, nothing twice', async () => {
     const extra = await cluster.startNode();
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
-    const survivor = await mqttClient(n2, 'survivor');
+    const survivor = await mqttConnect(n2, { clientId: 'survivor' });
     const survivorInbox = new Inbox(survivor);
     await survivor.subscribeAsync('load/#', { qos: 0 });
-    const doomed = await mqttClient(extra, 'doomed');
+    const doomed = await mqttConnect(extra, { clientId: 'doomed' });
     const doomedInbox = new Inbox(doomed);
     doomed.on('error', () => undefined);
     await doomed.subscribeAsync('load/#', { qos: 0 });
-    const publisher = await mqttClient(n1, 'load-publisher');
+    const publisher = await mqttConnect(n1, { clientId: 'load-publisher' });
     await untilBridged(
       () => publisher.publish('load/probe', 'probe'),
       () => survivorInbox.received.length > 0 && doomedInbox.received.length > 0,
@@ -232,7 +223,7 @@ describe('cluster: the bus across three broker processes', () => {
       'the survivor got every message once, in order',
     );
     // The killed node's clients are gone, and new clients are served by the survivors.
-    const late = await mqttClient(n1, 'late');
+    const late = await mqttConnect(n1, { clientId: 'late' });
     await late.endAsync();
     await survivor.endAsync();
     await publisher.endAsync();
@@ -241,13 +232,13 @@ describe('cluster: the bus across three broker processes', () => {
 
   it('NATS restarted under traffic: local traffic goes on, new upgrades get 503, the nodes come back by themselves', async () => {
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
-    const local = await mqttClient(n1, 'local-sub');
+    const local = await mqttConnect(n1, { clientId: 'local-sub' });
     const localInbox = new Inbox(local);
     await local.subscribeAsync('outage/#', { qos: 0 });
-    const remote = await mqttClient(n2, 'remote-sub');
+    const remote = await mqttConnect(n2, { clientId: 'remote-sub' });
     const remoteInbox = new Inbox(remote);
     await remote.subscribeAsync('outage/#', { qos: 0 });
-    const publisher = await mqttClient(n1, 'outage-publisher');
+    const publisher = await mqttConnect(n1, { clientId: 'outage-publisher' });
     await untilBridged(
       () => publisher.publish('outage/probe', 'probe'),
       () => remoteInbox.received.length > 0,
@@ -297,10 +288,10 @@ describe('cluster: the bus across three broker processes', () => {
     await until('n1 reconnected', () => n1.log().split('NATS connection restored').length > 2, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 3000));
     await cluster.assertFullMembership();
-    const subscriber = await mqttClient(n2, 'after-wipe');
+    const subscriber = await mqttConnect(n2, { clientId: 'after-wipe' });
     const inbox = new Inbox(subscriber);
     await subscriber.subscribeAsync('wiped/#', { qos: 0 });
-    const publisher = await mqttClient(n1, 'after-wipe-pub');
+    const publisher = await mqttConnect(n1, { clientId: 'after-wipe-pub' });
     await untilBridged(
       () => publisher.publish('wiped/x', 'x'),
       () => inbox.received.length > 0,

@@ -2,17 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { connectAsync, type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
-import { Inbox, persistentSession } from './support/mqtt-helpers.js';
+import { connect, Inbox, persistentSession } from './support/mqtt-helpers.js';
 import { RawMqtt } from './support/raw-mqtt.js';
-
-function client(node: BrokerNode, clientId: string): Promise<MqttClient> {
-  return connectAsync(`${node.url}/mqtt`, {
-    clientId,
-    reconnectPeriod: 0,
-    connectTimeout: 3000,
-    protocolVersion: 5,
-  });
-}
 
 /** Publishes QoS 1 probes until `subscriber` gets one: its subscription's stream consumer is then in place. */
 async function untilFedByStream(subscriber: MqttClient, publisher: MqttClient, topic: string): Promise<void> {
@@ -32,7 +23,7 @@ async function untilFedByStream(subscriber: MqttClient, publisher: MqttClient, t
 
 /** Subscribes a fresh client and returns what arrived as retained within a short wait. */
 async function retainedAt(node: BrokerNode, filter: string): Promise<string[]> {
-  const c = await client(node, `probe-${Math.random().toString(36).slice(2)}`);
+  const c = await connect(node, { clientId: `probe-${Math.random().toString(36).slice(2)}` });
   const inbox = new Inbox(c);
   await c.subscribeAsync(filter, { qos: 1 });
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -51,7 +42,7 @@ describe('cluster: MQTT state across nodes', () => {
   it('a retained message set on one node is there on every node, also after that node is killed', async () => {
     const doomed = await cluster.startNode();
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
-    const publisher = await client(doomed, 'retainer');
+    const publisher = await connect(doomed, { clientId: 'retainer' });
     await publisher.publishAsync('status/pump', 'on', { qos: 1, retain: true });
     await publisher.publishAsync('status/valve', 'open', {
       qos: 1,
@@ -64,7 +55,7 @@ describe('cluster: MQTT state across nodes', () => {
     assert.deepEqual((await retainedAt(n2, 'status/#')).sort(), ['status/pump=on', 'status/valve=open']);
 
     // Cleared on one node: gone on the others.
-    const clearer = await client(n2, 'clearer');
+    const clearer = await connect(n2, { clientId: 'clearer' });
     await clearer.publishAsync('status/pump', '', { qos: 1, retain: true });
     await clearer.endAsync();
     await until('n1 saw the clear', async () => (await retainedAt(n1, 'status/#')).length === 1, 3000);
@@ -73,7 +64,7 @@ describe('cluster: MQTT state across nodes', () => {
 
   it('a node started later loads the retained messages before it serves', async () => {
     const [n1] = cluster.nodes as [BrokerNode];
-    const publisher = await client(n1, 'late-retainer');
+    const publisher = await connect(n1, { clientId: 'late-retainer' });
     await publisher.publishAsync('late/x', 'kept', { qos: 1, retain: true });
     await publisher.endAsync();
     const late = await cluster.startNode();
@@ -83,7 +74,10 @@ describe('cluster: MQTT state across nodes', () => {
   it("a device's node killed: its will arrives once, its session resumes on another node", async () => {
     const doomed = await cluster.startNode();
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
-    const watchers = [await client(n1, 'watcher-1'), await client(n2, 'watcher-2')];
+    const watchers = [
+      await connect(n1, { clientId: 'watcher-1' }),
+      await connect(n2, { clientId: 'watcher-2' }),
+    ];
     const inboxes = watchers.map((w) => new Inbox(w));
     for (const w of watchers) await w.subscribeAsync('wills/#', { qos: 0 });
     const device = await connectAsync(`${doomed.url}/mqtt`, {
@@ -119,7 +113,7 @@ describe('cluster: MQTT state across nodes', () => {
       (back as unknown as { connackPacket?: { sessionPresent: boolean } }).connackPacket?.sessionPresent,
       true,
     );
-    const commander = await client(n2, 'commander');
+    const commander = await connect(n2, { clientId: 'commander' });
     await until(
       'the resumed subscription gets commands without a new SUBSCRIBE',
       () => {
@@ -136,11 +130,11 @@ describe('cluster: MQTT state across nodes', () => {
 
   it('a client id connecting on another node takes the session over (0x8E there); concurrent CONNECTs leave one', async () => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
-    const first = await client(n1, 'roamer');
+    const first = await connect(n1, { clientId: 'roamer' });
     const takenOver = new Promise<number | undefined>((resolve) =>
       first.once('disconnect', (packet: { reasonCode?: number }) => resolve(packet.reasonCode)),
     );
-    const second = await client(n2, 'roamer');
+    const second = await connect(n2, { clientId: 'roamer' });
     assert.equal(await takenOver, 0x8e);
     await second.endAsync();
 
@@ -186,7 +180,7 @@ describe('cluster: MQTT state across nodes', () => {
       true,
     );
     const inbox = new Inbox(back);
-    const publisher = await client(n2, 'impatient-publisher');
+    const publisher = await connect(n2, { clientId: 'impatient-publisher' });
     await publisher.publishAsync('impatient/in', 'still subscribed', { qos: 1 });
     await inbox.waitFor((m) => m.payload === 'still subscribed', 5000);
     await back.endAsync();
@@ -197,7 +191,7 @@ describe('cluster: MQTT state across nodes', () => {
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
     const id = 'phoenix';
     const first = await cluster.startNode({}, id);
-    const watcher = await client(n2, 'phoenix-watcher');
+    const watcher = await connect(n2, { clientId: 'phoenix-watcher' });
     const inbox = new Inbox(watcher);
     await watcher.subscribeAsync('wills/#', { qos: 0 });
     const device = await connectAsync(`${first.url}/mqtt`, {
@@ -245,7 +239,7 @@ describe('cluster: MQTT state across nodes', () => {
     record(first);
     await first.subscribeAsync('q1/#', { qos: 1 });
     // The stream's consumer exists once a message published now reaches the subscriber.
-    const publisher = await client(n1, 'q1-publisher');
+    const publisher = await connect(n1, { clientId: 'q1-publisher' });
     await until(
       'the subscription is fed by the stream',
       async () => {
@@ -317,13 +311,13 @@ describe('cluster: MQTT state across nodes', () => {
     const options = persistentSession('q2-subscriber');
     const subscriber = await connectAsync(`${n1.url}/mqtt`, options);
     await subscriber.subscribeAsync('q2/x', { qos: 1 });
-    const warm = await client(n2, 'q2-warm');
+    const warm = await connect(n2, { clientId: 'q2-warm' });
     await untilFedByStream(subscriber, warm, 'q2/x');
     await warm.endAsync();
     // The subscriber is away: the message can only wait in the stream.
     await subscriber.endAsync();
     const publisherNode = await cluster.startNode();
-    const publisher = await client(publisherNode, 'q2-publisher');
+    const publisher = await connect(publisherNode, { clientId: 'q2-publisher' });
     await publisher.publishAsync('q2/x', 'kept', { qos: 1 });
     await publisherNode.kill();
     const back = await connectAsync(`${n2.url}/mqtt`, options);
@@ -337,7 +331,7 @@ describe('cluster: MQTT state across nodes', () => {
     const options = persistentSession('q3-subscriber');
     const first = await connectAsync(`${n1.url}/mqtt`, options);
     await first.subscribeAsync('q3/x', { qos: 1 });
-    const warm = await client(n2, 'q3-warm');
+    const warm = await connect(n2, { clientId: 'q3-warm' });
     await untilFedByStream(first, warm, 'q3/x');
     await first.endAsync();
     for (let i = 1; i <= 5; i++) await warm.publishAsync('q3/x', `away-${i}`, { qos: 1 });

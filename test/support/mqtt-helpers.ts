@@ -30,8 +30,8 @@ export function persistentSession(clientId: string): IClientOptions & { protocol
   };
 }
 
-/** An MQTT.js client over ws:// that does not reconnect, so a refusal stays a refusal. */
-export function connect(broker: TestBroker, options: IClientOptions = {}): Promise<MqttClient> {
+/** An MQTT.js client over ws:// (to a test broker or a cluster node) that does not reconnect, so a refusal stays a refusal. */
+export function connect(broker: { readonly url: string }, options: IClientOptions = {}): Promise<MqttClient> {
   return connectAsync(`${broker.url}/mqtt`, {
     reconnectPeriod: 0,
     connectTimeout: TIMEOUT_MS,

@@ -17,6 +17,8 @@ export interface BrokerHooks {
   dropped?(why: string, clientId: string | null, topic: string): void;
   /** A client's retained message was stored (or, with an empty payload, cleared): for the cluster. */
   retained?(message: MqttMessage): void;
+  /** A shared group's members on this filter, or their connections, changed here: for the cluster. */
+  shared?(group: string, filter: string): void;
 }
 
 /**
@@ -204,6 +206,7 @@ export class MqttBroker {
     // every connect).
     this.queues?.subscribed(session, subscription);
     this.directory?.changed(session, session.will);
+    if (subscription.group !== null) this.hooks.shared?.(subscription.group, subscription.filter);
   }
 
   unsubscribe(session: Session, raw: string): boolean {
@@ -213,7 +216,15 @@ export class MqttBroker {
     this.subscriptions.remove(session.clientId, subscription);
     this.queues?.unsubscribed(session, subscription);
     this.directory?.changed(session, session.will);
+    if (subscription.group !== null) this.hooks.shared?.(subscription.group, subscription.filter);
     return true;
+  }
+
+  /** Its client connected (CONNACK sent) or went away: shared groups across the nodes follow who is here. */
+  presenceChanged(session: Session): void {
+    const shared = this.hooks.shared;
+    if (shared === undefined || session.subscriptions.size === 0) return;
+    for (const s of session.subscriptions.values()) if (s.group !== null) shared(s.group, s.filter);
   }
 
   /**
@@ -223,7 +234,10 @@ export class MqttBroker {
   endSession(session: Session, handedOver = false): void {
     this.queues?.ended(session, handedOver);
     session.clearTimers(this.clock);
-    for (const subscription of session.discard()) this.subscriptions.remove(session.clientId, subscription);
+    for (const subscription of session.discard()) {
+      this.subscriptions.remove(session.clientId, subscription);
+      if (subscription.group !== null) this.hooks.shared?.(subscription.group, subscription.filter);
+    }
     if (this.sessions.get(session.clientId) !== session) return;
     this.sessions.delete(session.clientId);
     this.directory?.ended(session);

@@ -1,5 +1,6 @@
-import { type BusSubscription, type TopicBus } from '#broker/bus';
+import { type BusMessage, type BusSubscription, type TopicBus } from '#broker/bus';
 import { type MqttBroker } from './broker.js';
+import { type MqttMessage } from './message.js';
 
 /** The name the bridge publishes under, and skips when the bus hands its own messages back. */
 export const BUS_ORIGIN = 'mqtt';
@@ -45,16 +46,7 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
       // Nobody subscribed over MQTT: the payload, which a publisher may build only when read, is left alone.
       const subscribers = broker.subscribersOf(message.topic);
       if (subscribers.length === 0) return;
-      broker.routeTo(subscribers, {
-        topic: message.topic,
-        payload: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength),
-        // Another node's MQTT message keeps its QoS: a subscription fed by the stream is not sent it twice.
-        qos: message.origin === BUS_ORIGIN ? (message.qos ?? 0) : 0,
-        retain: false,
-        publisherId: null,
-        expiresAt: null,
-        properties: message.contentType === undefined ? {} : { contentType: message.contentType },
-      });
+      broker.routeTo(subscribers, fromBus(message));
     },
     { reach: 'node' },
   );
@@ -65,5 +57,19 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
       for (const attraction of attracted.values()) attraction.unsubscribe();
       attracted.clear();
     },
+  };
+}
+
+/** A bus message as MQTT delivers it: not retained; another node's MQTT message keeps its QoS. */
+export function fromBus(message: BusMessage): MqttMessage {
+  return {
+    topic: message.topic,
+    payload: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength),
+    // Another node's MQTT message keeps its QoS: a subscription fed by the stream is not sent it twice.
+    qos: message.origin === BUS_ORIGIN ? (message.qos ?? 0) : 0,
+    retain: false,
+    publisherId: null,
+    expiresAt: null,
+    properties: message.contentType === undefined ? {} : { contentType: message.contentType },
   };
 }

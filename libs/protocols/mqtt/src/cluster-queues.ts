@@ -26,13 +26,30 @@ import { type Subscription } from './subscription.js';
 /** NATS refuses control lines past 4 KiB: a longer subject cannot be stored. */
 const MAX_SUBJECT_BYTES = 3072;
 
-/** A queued subscription on this node: its consumers, and the deliveries running while its client is here. */
-interface Feed {
+/** A session's subscription that a feed serves. */
+interface Member {
   readonly session: Session;
   subscription: Subscription;
+}
+
+/**
+ * A queued subscription on this node: its consumers, and the deliveries running while a client it
+ * serves is here. A persistent session's subscription has a feed of its own; a shared group on a filter
+ * has one feed per node, serving the group's members on that node in turn.
+ */
+interface Feed {
+  readonly key: string;
+  readonly filter: string;
+  /** Null for a session's own feed. */
+  readonly group: string | null;
   readonly durables: readonly string[];
+  /** By client id. */
+  readonly members: Map<string, Member>;
+  cursor: number;
   /** Set once its consumers exist: from then on its QoS 1/2 messages come only from the stream. */
   ready: boolean;
+  /** Its consumers are being read from: a second start waits for none. */
+  starting: boolean;
   consuming: ConsumerMessages[];
 }
 
@@ -46,8 +63,14 @@ interface Feed {
  * client's PUBACK (PUBREC for QoS 2); what was in flight when the client left goes back at once, and what
  * was in flight on a node that died comes back after `cluster.mqttAckWaitMs`, in both cases with DUP set.
  *
- * Not here: shared subscriptions (their QoS 1/2 stays on the node of each member), and the session
- * queue limits across the cluster (the stream keeps a session's messages up to the session expiry).
+ * A shared group on a filter has one durable consumer (two for '#') that every node with a member of it
+ * reads while one of them is connected there, handing each message to one member; what a dead node had
+ * in flight goes to the others after `cluster.mqttAckWaitMs`. Its consumer is never deleted by a node
+ * (another may still have members): JetStream deletes it once no node has read it for the longest
+ * session expiry.
+ *
+ * Not here: the session queue limits across the cluster (the stream keeps a session's messages up to
+ * the session expiry).
  */
 export class ClusterQueues implements MessageQueues {
   private js: JetStreamClient | null = null;
@@ -111,7 +134,7 @@ export class ClusterQueues implements MessageQueues {
   }
 
   isQueued(clientId: string, subscription: Subscription): boolean {
-    return this.feeds.get(keyOf(clientId, subscription.raw))?.ready === true;
+    return this.feeds.get(keyOf(clientId, subscription))?.ready === true;
   }
 
   async store(message: MqttMessage): Promise<void> {
@@ -124,22 +147,27 @@ export class ClusterQueues implements MessageQueues {
   }
 
   subscribed(session: Session, subscription: Subscription): void {
-    const key = keyOf(session.clientId, subscription.raw);
+    const key = keyOf(session.clientId, subscription);
     const existing = this.feeds.get(key);
-    if (existing !== undefined) {
+    const member = existing?.members.get(session.clientId);
+    if (existing !== undefined && (member !== undefined || existing.group !== null)) {
       // The same filter again: its consumers and what they hold stay, with the new options.
-      if (eligible(session, subscription)) existing.subscription = subscription;
-      else this.unsubscribed(session, existing.subscription);
+      if (!eligible(session, subscription)) return this.unsubscribed(session, subscription);
+      if (member !== undefined && member.session === session) member.subscription = subscription;
+      else existing.members.set(session.clientId, { session, subscription });
+      if (session.owner !== null) void this.consume(existing);
       return;
     }
     if (!eligible(session, subscription)) return;
     const feed: Feed = {
-      session,
-      subscription,
-      durables: filterToSubjects(subscription.filter).map((_, i) =>
-        durableOf(session.clientId, subscription.raw, i),
-      ),
+      key,
+      filter: subscription.filter,
+      group: subscription.group,
+      durables: filterToSubjects(subscription.filter).map((_, i) => durableOf(key, i)),
+      members: new Map([[session.clientId, { session, subscription }]]),
+      cursor: 0,
       ready: false,
+      starting: false,
       consuming: [],
     };
     this.feeds.set(key, feed);
@@ -147,50 +175,69 @@ export class ClusterQueues implements MessageQueues {
   }
 
   unsubscribed(session: Session, subscription: Subscription): void {
-    const key = keyOf(session.clientId, subscription.raw);
-    const feed = this.feeds.get(key);
-    if (feed === undefined) return;
-    this.feeds.delete(key);
+    const feed = this.feeds.get(keyOf(session.clientId, subscription));
+    if (feed === undefined || feed.members.get(session.clientId)?.session !== session) return;
     // What is in flight completes (MQTT 3.10.4); its acknowledgement finds no consumer, which is moot.
-    this.stopFeed(feed);
-    for (const durable of feed.durables) {
-      this.jsm?.consumers.delete(this.stream, durable).catch(() => undefined);
-    }
+    this.leave(feed, session.clientId, feed.group === null);
   }
 
   attached(session: Session): void {
     for (const subscription of session.subscriptions.values()) {
-      const feed = this.feeds.get(keyOf(session.clientId, subscription.raw));
-      if (feed === undefined) this.subscribed(session, subscription);
-      else if (feed.ready && feed.consuming.length === 0) void this.consume(feed);
+      const feed = this.feeds.get(keyOf(session.clientId, subscription));
+      if (feed === undefined || !feed.members.has(session.clientId)) this.subscribed(session, subscription);
+      else void this.consume(feed);
     }
   }
 
   detached(session: Session): void {
-    for (const feed of this.feedsOf(session)) this.stopFeed(feed);
+    for (const feed of this.feedsOf(session)) if (this.target(feed) === null) this.stopFeed(feed);
     this.handBack(session);
   }
 
   ended(session: Session, handedOver: boolean): void {
     this.detached(session);
     for (const feed of this.feedsOf(session)) {
-      this.feeds.delete(keyOf(session.clientId, feed.subscription.raw));
-      if (handedOver) continue;
-      for (const durable of feed.durables) {
-        this.jsm?.consumers.delete(this.stream, durable).catch(() => undefined);
-      }
+      this.leave(feed, session.clientId, feed.group === null && !handedOver);
+    }
+  }
+
+  /** A member leaves its feed; the last one takes the feed with it (and its consumers, if `drop`). */
+  private leave(feed: Feed, clientId: string, drop: boolean): void {
+    feed.members.delete(clientId);
+    if (feed.members.size > 0) {
+      if (this.target(feed) === null) this.stopFeed(feed);
+      return;
+    }
+    this.feeds.delete(feed.key);
+    this.stopFeed(feed);
+    if (!drop) return;
+    for (const durable of feed.durables) {
+      this.jsm?.consumers.delete(this.stream, durable).catch(() => undefined);
     }
   }
 
   private feedsOf(session: Session): Feed[] {
-    return [...this.feeds.values()].filter((feed) => feed.session === session);
+    return [...this.feeds.values()].filter((feed) => feed.members.get(session.clientId)?.session === session);
+  }
+
+  /** The member the next message goes to: its connected members in turn; null when none is here. */
+  private target(feed: Feed): Member | null {
+    const members = [...feed.members.values()];
+    for (let step = 0; step < members.length; step++) {
+      const member = members[(feed.cursor + step) % members.length] as Member;
+      if (member.session.owner === null) continue;
+      feed.cursor = (feed.cursor + step + 1) % members.length;
+      return member;
+    }
+    return null;
   }
 
   /** Creates the subscription's consumers (or finds them, made by another node), then consumes if its client is here. */
   private async open(feed: Feed): Promise<void> {
     const jsm = this.jsm;
     if (jsm === null) return;
-    const subjects = filterToSubjects(feed.subscription.filter).map((subject) => this.prefix + subject);
+    const subjects = filterToSubjects(feed.filter).map((subject) => this.prefix + subject);
+    const expiryMs = this.broker.config.maxSessionExpirySec * 1000;
     try {
       for (const [i, durable] of feed.durables.entries()) {
         await jsm.consumers.add(this.stream, {
@@ -200,34 +247,44 @@ export class ClusterQueues implements MessageQueues {
           ack_wait: nanos(this.ackWaitMs),
           max_ack_pending: this.broker.config.maxInflight,
           deliver_policy: DeliverPolicy.New,
+          // A group's consumer outlives any one node's members: JetStream removes it once nobody reads it.
+          ...(feed.group !== null && expiryMs > 0 ? { inactive_threshold: nanos(expiryMs) } : {}),
         });
       }
     } catch (err) {
       this.log.warn(
-        { clientId: feed.session.clientId, filter: feed.subscription.raw, err: (err as Error).message },
+        { feed: feed.key, err: (err as Error).message },
         'mqtt: no stream consumer for a subscription; its QoS 1/2 messages stay on their node',
       );
       return;
     }
-    if (this.feeds.get(keyOf(feed.session.clientId, feed.subscription.raw)) !== feed) return;
+    if (this.feeds.get(feed.key) !== feed) return;
     feed.ready = true;
-    if (feed.session.owner !== null) await this.consume(feed);
+    await this.consume(feed);
   }
 
   private async consume(feed: Feed): Promise<void> {
     const js = this.js;
-    if (js === null || feed.consuming.length > 0) return;
+    if (js === null || !feed.ready || feed.starting || feed.consuming.length > 0) return;
+    feed.starting = true;
+    try {
+      await this.consumeWith(js, feed);
+    } finally {
+      feed.starting = false;
+    }
+  }
+
+  private async consumeWith(js: JetStreamClient, feed: Feed): Promise<void> {
     for (const durable of feed.durables) {
       try {
         const consumer = await js.consumers.get(this.stream, durable);
-        if (
-          feed.session.owner === null ||
-          this.feeds.get(keyOf(feed.session.clientId, feed.subscription.raw)) !== feed
-        ) {
-          return;
-        }
+        const member = [...feed.members.values()].find((m) => m.session.owner !== null);
+        if (member === undefined || this.feeds.get(feed.key) !== feed) return;
         // Within the client's window: what it cannot take now stays in the stream, not in this node's queue.
-        const window = feed.session.owner?.sendWindow ?? this.broker.config.maxInflight;
+        const window =
+          feed.group === null
+            ? (member.session.owner?.sendWindow ?? this.broker.config.maxInflight)
+            : this.broker.config.maxInflight;
         feed.consuming.push(
           await consumer.consume({
             max_messages: Math.max(1, Math.min(window, this.broker.config.maxInflight)),
@@ -235,19 +292,15 @@ export class ClusterQueues implements MessageQueues {
           }),
         );
       } catch (err) {
-        this.log.warn(
-          { clientId: feed.session.clientId, err: (err as Error).message },
-          'mqtt: stream consumer not read',
-        );
+        this.log.warn({ feed: feed.key, err: (err as Error).message }, 'mqtt: stream consumer not read');
       }
     }
   }
 
   private deliver(feed: Feed, msg: JsMsg): void {
-    const { session, subscription } = feed;
-    if (session.owner === null || this.feeds.get(keyOf(session.clientId, subscription.raw)) !== feed) {
-      return msg.nak();
-    }
+    const member = this.feeds.get(feed.key) === feed ? this.target(feed) : null;
+    if (member === null) return msg.nak();
+    const { session, subscription } = member;
     const message = decodeMessage(msg.data);
     if (message === null) {
       this.log.warn({ subject: msg.subject }, 'mqtt: a stream message that is not one dropped');
@@ -255,13 +308,15 @@ export class ClusterQueues implements MessageQueues {
     }
     if (subscription.noLocal && message.publisherId === session.clientId) return msg.ack();
     // NATS wildcards match '$'-topics too, which MQTT keeps out of leading wildcards (4.7.2).
-    if (!topicMatches(subscription.filter, message.topic)) return msg.ack();
+    if (!topicMatches(feed.filter, message.topic)) return msg.ack();
     const delivery: Delivery = {
       ...deliveryFor(message, [subscription], false),
       settle: (done) => (done ? msg.ack() : msg.nak()),
       redelivered: msg.redelivered,
     };
     this.broker.deliver(session, delivery);
+    // A member subscribed at QoS 0 gets it at most once: sent (or not), it is done.
+    if (delivery.qos === 0) msg.ack();
   }
 
   private stopFeed(feed: Feed): void {
@@ -284,16 +339,22 @@ export class ClusterQueues implements MessageQueues {
   }
 }
 
-/** Only QoS 1/2 subscriptions of persistent sessions outlive their node; shared ones stay with their members. */
+/**
+ * QoS 1/2 subscriptions of persistent sessions outlive their node; a shared group's QoS 1/2 messages go
+ * through the stream whatever its members' QoS and sessions, so every node serves the group alike.
+ */
 function eligible(session: Session, subscription: Subscription): boolean {
-  return session.expirySec > 0 && subscription.qos > 0 && subscription.group === null;
+  return subscription.group !== null || (session.expirySec > 0 && subscription.qos > 0);
 }
 
-function keyOf(clientId: string, raw: string): string {
-  return `${clientId}\u0000${raw}`;
+/** A session's own subscription, or a shared group on a filter (one feed for all its members here). */
+function keyOf(clientId: string, subscription: Subscription): string {
+  return subscription.group === null
+    ? `${clientId}\u0000${subscription.raw}`
+    : `\u0000${subscription.group}\u0000${subscription.filter}`;
 }
 
 /** A consumer name every node derives alike: [A-Za-z0-9_-], short. */
-function durableOf(clientId: string, raw: string, index: number): string {
-  return `mq_${createHash('sha256').update(`${clientId}\u0000${raw}\u0000${index}`).digest('base64url').slice(0, 32)}`;
+function durableOf(key: string, index: number): string {
+  return `mq_${createHash('sha256').update(`${key}\u0000${index}`).digest('base64url').slice(0, 32)}`;
 }

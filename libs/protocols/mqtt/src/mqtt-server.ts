@@ -17,6 +17,7 @@ import { bridgeBus } from './bus-bridge.js';
 import { ClusterRetained } from './cluster-retained.js';
 import { ClusterQueues } from './cluster-queues.js';
 import { ClusterSessions } from './cluster-sessions.js';
+import { ClusterShares } from './cluster-shares.js';
 import { type ClientContext, type MqttTransport } from './client-context.js';
 import { MqttClient } from './mqtt-client.js';
 import { publishSysTopics } from './sys-topics.js';
@@ -35,6 +36,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
   private readonly retained: ClusterRetained | null;
   private readonly sessions: ClusterSessions | null;
   private readonly queues: ClusterQueues | null;
+  private readonly shares: ClusterShares | null;
 
   constructor(
     @Inject(BROKER_CONFIG) readonly config: BrokerConfig,
@@ -53,6 +55,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
       cluster === null
         ? null
         : new ClusterQueues(cluster, this.broker, this.logger, config.cluster.mqttAckWaitMs);
+    this.shares = cluster === null ? null : new ClusterShares(this.broker, bus);
   }
 
   /** Before any client connects, the retained messages of the cluster are loaded. */
@@ -78,6 +81,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     this.retained?.stop();
     this.sessions?.stop();
     this.queues?.stop();
+    this.shares?.stop();
     if (this.sysTimer !== null) clearInterval(this.sysTimer);
     this.busSubscription?.unsubscribe();
     this.broker.lifecycle.stopAll();

@@ -15,6 +15,7 @@ export interface SessionHost {
   /** Forgets a session: subscriptions out of the trie, queue discarded, timers stopped. */
   endSession(session: Session, handedOver?: boolean): void;
   subscribe(session: Session, subscription: Subscription): void;
+  presenceChanged(session: Session): void;
 }
 
 /** The will of a connection that ended: published by `publish`, after `delaySec` unless the session ends first. */
@@ -99,6 +100,7 @@ export class SessionLifecycle {
     if (session.owner !== owner) return;
     session.owner = null;
     this.host.queues?.detached(session);
+    this.host.presenceChanged(session);
     const { clock } = this.host;
     if (will !== null) {
       const publish = (): void => {

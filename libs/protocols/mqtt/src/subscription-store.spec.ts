@@ -101,3 +101,25 @@ describe('SubscriptionStore', () => {
     assert.deepEqual(matched(store, 't'), ['a:$share/g1/t', 'b:$share/g2/t', 'c:t']);
   });
 });
+
+describe('SubscriptionStore with shared groups served elsewhere (cluster mode)', () => {
+  it('leaves groups out of matches and filter events, and lists their members', () => {
+    const store = new SubscriptionStore();
+    store.sharedElsewhere = true;
+    const events: string[] = [];
+    store.onFilter = (filter, present) => events.push(`${present ? '+' : '-'}${filter}`);
+    store.add('a', sub('$share/g/jobs/#', 1));
+    store.add('b', sub('$share/g/jobs/#', 0));
+    store.add('c', sub('jobs/#'));
+    assert.deepEqual(matched(store, 'jobs/1'), ['c:jobs/#']);
+    assert.deepEqual(events, ['+jobs/#']);
+    assert.deepEqual([...store.groupMembers('g', 'jobs/#').keys()].sort(), ['a', 'b']);
+    assert.equal(store.groupMembers('g', 'jobs/+').size, 0);
+    assert.equal(store.groupMembers('h', 'jobs/#').size, 0);
+    store.remove('a', sub('$share/g/jobs/#', 1));
+    store.remove('b', sub('$share/g/jobs/#', 0));
+    store.remove('c', sub('jobs/#'));
+    assert.deepEqual(events, ['+jobs/#', '-jobs/#']);
+    assert.equal(store.size, 0);
+  });
+});

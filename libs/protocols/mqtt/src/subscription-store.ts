@@ -16,6 +16,7 @@ function node(): TrieNode {
 }
 
 const NO_MATCHES: readonly SubscriptionMatch[] = Object.freeze([]);
+const NO_MEMBERS: ReadonlyMap<string, Subscription> = new Map();
 
 /**
  * Every session's subscriptions in one trie keyed by filter level, so matching a topic costs its
@@ -29,6 +30,11 @@ export class SubscriptionStore {
   private readonly perFilter = new Map<string, number>();
   /** A filter got its first member, or lost its last (the bus bridge attracts its topics). */
   onFilter: ((filter: string, present: boolean) => void) | null = null;
+  /**
+   * Cluster mode: shared groups are served through the bus's queues, across the nodes; `match` leaves
+   * them out and their filters raise no filter events. Set before the first subscription.
+   */
+  sharedElsewhere = false;
 
   /** Every filter that has a member now. */
   filters(): IterableIterator<string> {
@@ -49,7 +55,7 @@ export class SubscriptionStore {
     const members = this.membersOf(at, subscription.group, true);
     if (!members.has(clientId)) {
       this.count++;
-      this.countFilter(subscription.filter, 1);
+      if (!this.isElsewhere(subscription)) this.countFilter(subscription.filter, 1);
     }
     members.set(clientId, subscription);
   }
@@ -66,7 +72,7 @@ export class SubscriptionStore {
     const members = this.membersOf(leaf, subscription.group, false);
     if (members === undefined || !members.delete(clientId)) return;
     this.count--;
-    this.countFilter(subscription.filter, -1);
+    if (!this.isElsewhere(subscription)) this.countFilter(subscription.filter, -1);
     if (subscription.group !== null && members.size === 0) leaf.shared.delete(subscription.group);
     // Prune the branch back to the first node still in use.
     for (let i = levels.length; i > 0; i--) {
@@ -74,6 +80,17 @@ export class SubscriptionStore {
       if (at.children.size > 0 || at.direct.size > 0 || at.shared.size > 0) break;
       (path[i - 1] as TrieNode).children.delete(levels[i - 1] as string);
     }
+  }
+
+  /** The members of a shared group on this filter, by client id (none: empty). */
+  groupMembers(group: string, filter: string): ReadonlyMap<string, Subscription> {
+    let at: TrieNode | undefined = this.root;
+    for (const level of filter.split('/')) at = at?.children.get(level);
+    return at?.shared.get(group)?.members ?? NO_MEMBERS;
+  }
+
+  private isElsewhere(subscription: Subscription): boolean {
+    return this.sharedElsewhere && subscription.group !== null;
   }
 
   private countFilter(filter: string, delta: 1 | -1): void {
@@ -91,6 +108,7 @@ export class SubscriptionStore {
     const found: SubscriptionMatch[] = [];
     const groups: SharedGroup[] = [];
     this.walk(this.root, topic.split('/'), 0, topic.charCodeAt(0) === DOLLAR, found, groups);
+    if (this.sharedElsewhere) return found;
     for (const group of groups) {
       const pick = pickMember(group, isOnline);
       if (pick !== undefined) found.push(pick);

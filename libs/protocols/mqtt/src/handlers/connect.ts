@@ -206,6 +206,7 @@ function accept(
   );
   broker.resume(session);
   broker.queues?.attached(session);
+  broker.presenceChanged(session);
   client.releaseHeld();
 }
 

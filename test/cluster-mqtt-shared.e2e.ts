@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type MqttClient } from 'mqtt';
+import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+import { connect, Inbox } from './support/mqtt-helpers.js';
+
+/** The sequence numbers (payloads) `inboxes` received on `topic`, each as often as it came. */
+function numbers(inboxes: readonly Inbox[], prefix: string): number[] {
+  return inboxes.flatMap((inbox) =>
+    inbox.received.filter((m) => m.topic.startsWith(prefix)).map((m) => Number(m.payload)),
+  );
+}
+
+/** Publishes probes on `topic` until `inboxes` together got one: the group is served on every node. */
+async function untilServed(publisher: MqttClient, topic: string, inboxes: readonly Inbox[], qos: 0 | 1) {
+  await until(
+    'the shared group is served',
+    async () => {
+      await publisher.publishAsync(topic, '0', { qos });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return numbers(inboxes, topic).includes(0);
+    },
+    8000,
+  );
+}
+
+describe('cluster: MQTT shared subscriptions across nodes', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await TestCluster.start(2);
+  });
+  after(() => cluster?.close());
+
+  it('QoS 0: members on two nodes share the messages, each message reaches one of them; a node whose member left gets none', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const m1 = await connect(n1, { clientId: 'share0-a' });
+    const m2 = await connect(n2, { clientId: 'share0-b' });
+    const both = [new Inbox(m1), new Inbox(m2)];
+    await m1.subscribeAsync('$share/g0/s0/#', { qos: 0 });
+    await m2.subscribeAsync('$share/g0/s0/#', { qos: 0 });
+    // A plain subscriber next to the group gets everything.
+    const watcher = await connect(n2, { clientId: 'share0-watcher' });
+    const all = new Inbox(watcher);
+    await watcher.subscribeAsync('s0/#', { qos: 0 });
+    // On the first member's node: NATS, not the publishing node, picks the member.
+    const publisher = await connect(n1, { clientId: 'share0-publisher' });
+    await untilServed(publisher, 's0/probe', both, 0);
+    const total = 200;
+    for (let n = 1; n <= total; n++) await publisher.publishAsync(`s0/${n % 7}`, String(n), { qos: 0 });
+    await all.waitFor((m) => m.payload === String(total), 5000);
+    await until('every message reached the group', () => numbers(both, 's0/').length >= total + 1, 5000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const got = numbers(both, 's0/').filter((n) => n > 0);
+    assert.equal(got.length, total, 'each message once in the group');
+    assert.equal(new Set(got).size, total);
+    const [a, b] = both.map((inbox) => numbers([inbox], 's0/').filter((n) => n > 0).length);
+    assert.ok((a ?? 0) > 0 && (b ?? 0) > 0, `both members take a share (${a}, ${b})`);
+
+    // The member on n1 leaves: n1 leaves the queue, and n2's member gets every message.
+    await m1.endAsync();
+    const before = numbers([both[1] as Inbox], 's0/').length;
+    await until(
+      'n2 alone serves the group',
+      async () => {
+        const seen = numbers([both[1] as Inbox], 's0/').length;
+        await publisher.publishAsync('s0/alone', String(total + 1), { qos: 0 });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return numbers([both[1] as Inbox], 's0/').length > seen;
+      },
+      5000,
+    );
+    const from = numbers([both[1] as Inbox], 's0/').length;
+    for (let n = 1; n <= 50; n++) await publisher.publishAsync('s0/alone', String(n), { qos: 0 });
+    await until('all 50 at n2', () => numbers([both[1] as Inbox], 's0/').length === from + 50, 5000);
+    assert.ok(from > before);
+    await Promise.all([m2.endAsync(), watcher.endAsync(), publisher.endAsync()]);
+  });
+
+  it('QoS 1: members on A and B, A killed mid-stream: together they get every acknowledged message, repeats with DUP', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const doomed = await cluster.startNode();
+    const onDoomed = await connect(doomed, { clientId: 'share1-a' });
+    onDoomed.on('error', () => undefined);
+    const survivor = await connect(n2, { clientId: 'share1-b' });
+    const both = [new Inbox(onDoomed), new Inbox(survivor)];
+    await onDoomed.subscribeAsync('$share/g1/s1/#', { qos: 1 });
+    await survivor.subscribeAsync('$share/g1/s1/#', { qos: 1 });
+    const publisher = await connect(n1, { clientId: 'share1-publisher' });
+    await untilServed(publisher, 's1/probe', both, 1);
+
+    const total = 300;
+    const acked: number[] = [];
+    for (let n = 1; n <= total; n++) {
+      await publisher.publishAsync(`s1/${n % 5}`, String(n), { qos: 1 });
+      acked.push(n);
+      if (n === 100) await doomed.kill();
+    }
+    const missing = () => {
+      const seen = new Set(numbers(both, 's1/'));
+      return acked.filter((n) => !seen.has(n));
+    };
+    // What the dead node had in flight comes back to the survivor after the stream's ack wait.
+    await until('every acknowledged message reached a member', () => missing().length === 0, 20_000).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}: missing ${missing().join(' ')}`);
+      },
+    );
+    const beforeKill = numbers([both[0] as Inbox], 's1/').filter((n) => n > 0);
+    assert.ok(beforeKill.length > 0, 'the doomed member took a share before its node died');
+    const atSurvivor = (both[1] as Inbox).received.filter((m) => m.topic.startsWith('s1/'));
+    for (const m of atSurvivor) {
+      if (beforeKill.includes(Number(m.payload)))
+        assert.ok(m.packet.dup, `message ${m.payload}: a repeat without DUP`);
+    }
+    await Promise.all([survivor.endAsync(), publisher.endAsync()]);
+  });
+});
