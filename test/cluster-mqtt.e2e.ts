@@ -343,4 +343,28 @@ describe('cluster: MQTT state across nodes', () => {
     await back.endAsync();
     await warm.endAsync();
   });
+
+  it('the session queue limit holds across the nodes: back after 20 messages, a session limited to 5 gets the newest 5', async () => {
+    const [n1] = cluster.nodes as [BrokerNode];
+    const limited = await cluster.startNode({}, 'limited', {
+      mqtt: { sysIntervalSec: 0, maxQueuedMessages: 5 },
+    });
+    const options = persistentSession('q4-subscriber');
+    const first = await connectAsync(`${limited.url}/mqtt`, options);
+    await first.subscribeAsync('q4/x', { qos: 1 });
+    const publisher = await connect(n1, { clientId: 'q4-publisher' });
+    await untilFedByStream(first, publisher, 'q4/x');
+    await first.endAsync();
+    for (let i = 1; i <= 20; i++) await publisher.publishAsync('q4/x', String(i), { qos: 1 });
+    const back = mqtt.connect(`${limited.url}/mqtt`, options);
+    const inbox = new Inbox(back);
+    await inbox.waitFor((m) => m.payload === '20', 8000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(
+      inbox.received.map((m) => m.payload),
+      ['16', '17', '18', '19', '20'],
+    );
+    await back.endAsync();
+    await publisher.endAsync();
+  });
 });

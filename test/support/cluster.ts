@@ -221,16 +221,27 @@ export class TestCluster {
     return cluster;
   }
 
-  /** Starts another node (named n1, n2, ... unless `id` says) and waits until it listens. */
-  async startNode(extra: Record<string, string> = {}, id = `n${this.nodes.length + 1}`): Promise<BrokerNode> {
-    const node = this.spawn(id, extra);
+  /**
+   * Starts another node (named n1, n2, ... unless `id` says) and waits until it listens; `config` is laid
+   * over the cluster's configuration for this node alone.
+   */
+  async startNode(
+    extra: Record<string, string> = {},
+    id = `n${this.nodes.length + 1}`,
+    config: Record<string, unknown> = {},
+  ): Promise<BrokerNode> {
+    const node = this.spawn(id, extra, config);
     this.nodes.push(node);
     await node.listening();
     return node;
   }
 
   /** A node process that has not been awaited (boot failure tests); an undefined variable is left out. */
-  spawn(id: string, extra: Record<string, string | undefined> = {}): BrokerNode {
+  spawn(
+    id: string,
+    extra: Record<string, string | undefined> = {},
+    config: Record<string, unknown> = {},
+  ): BrokerNode {
     const configFile = join(this.configDir, `${id}.json`);
     writeFileSync(
       configFile,
@@ -239,6 +250,7 @@ export class TestCluster {
         mqtt: { sysIntervalSec: 0 },
         shutdown: { drainTimeoutMs: 1000 },
         ...this.options.config,
+        ...config,
         cluster: {
           ...(this.options.config?.['cluster'] as Record<string, unknown> | undefined),
           name: this.name,

@@ -69,8 +69,9 @@ interface Feed {
  * (another may still have members): JetStream deletes it once no node has read it for the longest
  * session expiry.
  *
- * Not here: the session queue limits across the cluster (the stream keeps a session's messages up to
- * the session expiry).
+ * The session queue's count limit holds across the cluster: a consumer's oldest messages past
+ * `maxQueuedMessages` waiting are dropped as they are read, as a full queue drops its oldest. Its byte
+ * limit holds on the reading node only (the stream does not count bytes per consumer).
  */
 export class ClusterQueues implements MessageQueues {
   private js: JetStreamClient | null = null;
@@ -309,6 +310,13 @@ export class ClusterQueues implements MessageQueues {
     if (subscription.noLocal && message.publisherId === session.clientId) return msg.ack();
     // NATS wildcards match '$'-topics too, which MQTT keeps out of leading wildcards (4.7.2).
     if (!topicMatches(feed.filter, message.topic)) return msg.ack();
+    // The session's queue limit across the cluster: past the newest `maxQueuedMessages` waiting behind
+    // it, a message is one of the oldest, dropped as a full queue drops them.
+    if (!msg.redelivered && msg.info.pending >= Math.max(1, this.broker.config.maxQueuedMessages)) {
+      this.broker.stats.publishDropped++;
+      this.broker.hooks.dropped?.('session queue full', session.clientId, message.topic);
+      return msg.ack();
+    }
     const delivery: Delivery = {
       ...deliveryFor(message, [subscription], false),
       settle: (done) => (done ? msg.ack() : msg.nak()),
