@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect as natsConnect } from '@nats-io/transport-node';
 import mqtt, { connectAsync, type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
-import { connect, Inbox, persistentSession } from './support/mqtt-helpers.js';
+import { connect, Inbox, persistentSession, sessionPresent } from './support/mqtt-helpers.js';
 import { RawMqtt } from './support/raw-mqtt.js';
 
 /** Publishes QoS 1 probes until `subscriber` gets one: its subscription's stream consumer is then in place. */
@@ -109,10 +112,7 @@ describe('cluster: MQTT state across nodes', () => {
       properties: { sessionExpiryInterval: 300 },
     });
     const backInbox = new Inbox(back);
-    assert.equal(
-      (back as unknown as { connackPacket?: { sessionPresent: boolean } }).connackPacket?.sessionPresent,
-      true,
-    );
+    assert.equal(sessionPresent(back), true);
     const commander = await connect(n2, { clientId: 'commander' });
     await until(
       'the resumed subscription gets commands without a new SUBSCRIBE',
@@ -175,10 +175,7 @@ describe('cluster: MQTT state across nodes', () => {
     gone.ws.terminate();
     await until('the first connection is taken over', () => !device.connected, 5000);
     const back = await connectAsync(`${n1.url}/mqtt`, options);
-    assert.equal(
-      (back as unknown as { connackPacket?: { sessionPresent: boolean } }).connackPacket?.sessionPresent,
-      true,
-    );
+    assert.equal(sessionPresent(back), true);
     const inbox = new Inbox(back);
     const publisher = await connect(n2, { clientId: 'impatient-publisher' });
     await publisher.publishAsync('impatient/in', 'still subscribed', { qos: 1 });
@@ -217,10 +214,7 @@ describe('cluster: MQTT state across nodes', () => {
       protocolVersion: 5,
       properties: { sessionExpiryInterval: 300 },
     });
-    assert.equal(
-      (back as unknown as { connackPacket?: { sessionPresent: boolean } }).connackPacket?.sessionPresent,
-      true,
-    );
+    assert.equal(sessionPresent(back), true);
     await back.endAsync();
     await watcher.endAsync();
   });
@@ -366,5 +360,63 @@ describe('cluster: MQTT state across nodes', () => {
     );
     await back.endAsync();
     await publisher.endAsync();
+  });
+
+  it("a stream consumer deleted behind the broker's back is made again: the subscriber goes on getting QoS 1", async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const subscriber = await connectAsync(`${n1.url}/mqtt`, persistentSession('q5-subscriber'));
+    const inbox = new Inbox(subscriber);
+    await subscriber.subscribeAsync('q5/x', { qos: 1 });
+    const publisher = await connect(n2, { clientId: 'q5-publisher' });
+    await untilFedByStream(subscriber, publisher, 'q5/x');
+    const nc = await natsConnect({ servers: cluster.nats.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const stream = `${cluster.name}-mqtt-msgs`;
+      let deleted = 0;
+      for await (const consumer of jsm.consumers.list(stream)) {
+        if (!consumer.config.filter_subject?.endsWith('.q5.x')) continue;
+        await jsm.consumers.delete(stream, consumer.name);
+        deleted++;
+      }
+      assert.equal(deleted, 1);
+      await until(
+        'the consumer is there again',
+        async () => {
+          for await (const consumer of jsm.consumers.list(stream))
+            if (consumer.config.filter_subject?.endsWith('.q5.x')) return true;
+          return false;
+        },
+        10_000,
+      );
+    } finally {
+      await nc.close();
+    }
+    for (let i = 1; i <= 5; i++) await publisher.publishAsync('q5/x', `after-${i}`, { qos: 1 });
+    for (let i = 1; i <= 5; i++) await inbox.waitFor((m) => m.payload === `after-${i}`, 8000);
+    await subscriber.endAsync();
+    await publisher.endAsync();
+  });
+
+  it('a session record that does not parse is no session: the client connects without one, and the record is whole again', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const key = Buffer.from('garbled').toString('base64url');
+    const nc = await natsConnect({ servers: cluster.nats.url });
+    try {
+      const kv = await new Kvm(nc).open(`${cluster.name}-mqtt-sessions`);
+      for (const junk of ['{not json', '{"node":7}', '[]']) {
+        await kv.put(key, junk);
+        const device = await connectAsync(`${n1.url}/mqtt`, persistentSession('garbled'));
+        assert.equal(sessionPresent(device), false, junk);
+        await device.subscribeAsync('garbled/in', { qos: 1 });
+        await device.endAsync();
+        // The record the broker wrote resumes on another node.
+        const back = await connectAsync(`${n2.url}/mqtt`, persistentSession('garbled'));
+        assert.equal(sessionPresent(back), true, junk);
+        await back.endAsync();
+      }
+    } finally {
+      await nc.close();
+    }
   });
 });

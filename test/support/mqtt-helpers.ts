@@ -30,6 +30,11 @@ export function persistentSession(clientId: string): IClientOptions & { protocol
   };
 }
 
+/** What the CONNACK of `client` said of its session. */
+export function sessionPresent(client: MqttClient): boolean | undefined {
+  return (client as unknown as { connackPacket?: { sessionPresent: boolean } }).connackPacket?.sessionPresent;
+}
+
 /** An MQTT.js client over ws:// (to a test broker or a cluster node) that does not reconnect, so a refusal stays a refusal. */
 export function connect(broker: { readonly url: string }, options: IClientOptions = {}): Promise<MqttClient> {
   return connectAsync(`${broker.url}/mqtt`, {

@@ -12,6 +12,7 @@ import {
   type JetStreamManager,
   type JsMsg,
   RetentionPolicy,
+  type StreamConfig,
   StorageType,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
@@ -22,6 +23,9 @@ import { type MqttMessage } from './message.js';
 import { type MessageQueues } from './message-queues.js';
 import { type Delivery, type Session } from './session.js';
 import { type Subscription } from './subscription.js';
+
+/** How long a consumer deleted behind the broker's back stays gone before it is made again. */
+const REOPEN_DELAY_MS = 500;
 
 /** NATS refuses control lines past 4 KiB: a longer subject cannot be stored. */
 const MAX_SUBJECT_BYTES = 3072;
@@ -117,15 +121,36 @@ export class ClusterQueues implements MessageQueues {
     });
   }
 
-  private async restore(config: Parameters<JetStreamManager['streams']['add']>[0]): Promise<void> {
+  private async restore(config: Partial<StreamConfig> & { name: string }): Promise<void> {
     try {
       await this.jsm?.streams.add(config);
     } catch {
       // It is there: nothing was lost.
     }
-    for (const feed of this.feeds.values()) {
+    for (const feed of this.feeds.values()) this.reopen(feed);
+  }
+
+  /** The feed's consumers made again, and read from again if a client it serves is here. */
+  private reopen(feed: Feed): void {
+    this.stopFeed(feed);
+    void this.open(feed);
+  }
+
+  /**
+   * A consumer deleted behind the broker's back (an operator, a tool) is made again at once: what was
+   * published while it was gone had no reader and is not there for it, the rest goes on.
+   */
+  private async watch(feed: Feed, messages: ConsumerMessages): Promise<void> {
+    for await (const status of messages.status()) {
+      if (status.type !== 'consumer_deleted' && status.type !== 'consumer_not_found') continue;
+      if (!feed.consuming.includes(messages) || this.feeds.get(feed.key) !== feed) return;
+      this.log.warn({ feed: feed.key, why: status.type }, 'mqtt: stream consumer gone, made again');
+      // After a moment: a server still removing the consumer's files fails the deletion otherwise.
       this.stopFeed(feed);
-      void this.open(feed);
+      this.broker.clock.after(REOPEN_DELAY_MS, () => {
+        if (this.feeds.get(feed.key) === feed && feed.consuming.length === 0) void this.open(feed);
+      });
+      return;
     }
   }
 
@@ -286,12 +311,12 @@ export class ClusterQueues implements MessageQueues {
           feed.group === null
             ? (member.session.owner?.sendWindow ?? this.broker.config.maxInflight)
             : this.broker.config.maxInflight;
-        feed.consuming.push(
-          await consumer.consume({
-            max_messages: Math.max(1, Math.min(window, this.broker.config.maxInflight)),
-            callback: (msg) => this.deliver(feed, msg),
-          }),
-        );
+        const messages = await consumer.consume({
+          max_messages: Math.max(1, Math.min(window, this.broker.config.maxInflight)),
+          callback: (msg) => this.deliver(feed, msg),
+        });
+        feed.consuming.push(messages);
+        void this.watch(feed, messages);
       } catch (err) {
         this.log.warn({ feed: feed.key, err: (err as Error).message }, 'mqtt: stream consumer not read');
       }
