@@ -5,7 +5,9 @@ import { Kvm } from '@nats-io/kv';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import mqtt, { connectAsync, type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
-import { connect, Inbox, persistentSession, sessionPresent } from './support/mqtt-helpers.js';
+import { freePort } from './support/free-port.js';
+import { connect, Inbox, MQTT_ENDPOINT, persistentSession, sessionPresent } from './support/mqtt-helpers.js';
+import { PAHO_CHECKS, runPaho } from './support/paho.js';
 import { RawMqtt } from './support/raw-mqtt.js';
 
 /** Publishes QoS 1 probes until `subscriber` gets one: its subscription's stream consumer is then in place. */
@@ -417,6 +419,22 @@ describe('cluster: MQTT state across nodes', () => {
       }
     } finally {
       await nc.close();
+    }
+  });
+
+  it('Debian paho, MQTT 3.1.1 and 5, its clients on two nodes: pub/sub at QoS 0/1/2, retained, will and a persistent session', async () => {
+    // paho 1.x sends `Origin: https://<host>:<port>` even over ws://: the nodes list theirs, so their
+    // ports are chosen before they start.
+    const ports = [await freePort(), await freePort()] as const;
+    const config = {
+      endpoints: [{ ...MQTT_ENDPOINT, origins: ports.map((port) => `https://127.0.0.1:${port}`) }],
+    };
+    const a = await cluster.startNode({ PORT: String(ports[0]) }, 'paho-a', config);
+    const b = await cluster.startNode({ PORT: String(ports[1]) }, 'paho-b', config);
+    for (const version of ['311', '5'] as const) {
+      const { code, output, checks } = await runPaho(a.port, version, b.port);
+      assert.equal(code, 0, `MQTT ${version}: ${output}`);
+      assert.deepEqual(checks, PAHO_CHECKS);
     }
   });
 });

@@ -220,6 +220,19 @@ export class MqttBroker {
     return true;
   }
 
+  /**
+   * Cluster mode: resolves once what `session` just subscribed is where every node finds it (its stream
+   * consumers and its session record), so that its SUBACK promises no more than is kept, as nats-server's
+   * MQTT support does; null on a single node, where it is so at once.
+   */
+  subscriptionsKept(session: Session, subscriptions: readonly Subscription[]): Promise<void> | null {
+    const { queues, directory } = this;
+    if (queues === null && directory === null) return null;
+    const pending = subscriptions.map((s) => queues?.opened(session.clientId, s));
+    pending.push(directory?.persisted(session));
+    return Promise.all(pending).then(() => undefined);
+  }
+
   /** Its client connected (CONNACK sent) or went away: shared groups across the nodes follow who is here. */
   presenceChanged(session: Session): void {
     const shared = this.hooks.shared;

@@ -52,6 +52,8 @@ interface Feed {
   cursor: number;
   /** Set once its consumers exist: from then on its QoS 1/2 messages come only from the stream. */
   ready: boolean;
+  /** Settles once its consumers exist, or could not be made. */
+  opened: Promise<void>;
   /** Its consumers are being read from: a second start waits for none. */
   starting: boolean;
   consuming: ConsumerMessages[];
@@ -133,7 +135,7 @@ export class ClusterQueues implements MessageQueues {
   /** The feed's consumers made again, and read from again if a client it serves is here. */
   private reopen(feed: Feed): void {
     this.stopFeed(feed);
-    void this.open(feed);
+    feed.opened = this.open(feed);
   }
 
   /**
@@ -148,7 +150,7 @@ export class ClusterQueues implements MessageQueues {
       // After a moment: a server still removing the consumer's files fails the deletion otherwise.
       this.stopFeed(feed);
       this.broker.clock.after(REOPEN_DELAY_MS, () => {
-        if (this.feeds.get(feed.key) === feed && feed.consuming.length === 0) void this.open(feed);
+        if (this.feeds.get(feed.key) === feed && feed.consuming.length === 0) feed.opened = this.open(feed);
       });
       return;
     }
@@ -193,11 +195,16 @@ export class ClusterQueues implements MessageQueues {
       members: new Map([[session.clientId, { session, subscription }]]),
       cursor: 0,
       ready: false,
+      opened: Promise.resolve(),
       starting: false,
       consuming: [],
     };
     this.feeds.set(key, feed);
-    void this.open(feed);
+    feed.opened = this.open(feed);
+  }
+
+  opened(clientId: string, subscription: Subscription): Promise<void> {
+    return this.feeds.get(keyOf(clientId, subscription))?.opened ?? Promise.resolve();
   }
 
   unsubscribed(session: Session, subscription: Subscription): void {

@@ -292,6 +292,12 @@ export class ClusterSessions implements SessionDirectory {
     setImmediate(() => this.flush());
   }
 
+  async persisted(session: Session): Promise<void> {
+    // The flush already scheduled runs first (setImmediate keeps its order), then its write is the tail.
+    if (this.flushScheduled) await new Promise((resolve) => setImmediate(resolve));
+    await this.queues.get(session.clientId);
+  }
+
   ended(session: Session): void {
     this.dirty.delete(session);
     const clientId = session.clientId;

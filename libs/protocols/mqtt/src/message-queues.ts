@@ -14,6 +14,8 @@ export interface MessageQueues {
   /** Resolves once the stream holds the message; rejects when it could not store it. */
   store(message: MqttMessage): Promise<void>;
   subscribed(session: Session, subscription: Subscription): void;
+  /** Resolves once the subscription's stream consumers exist (or could not be made); at once without any. */
+  opened(clientId: string, subscription: Subscription): Promise<void>;
   unsubscribed(session: Session, subscription: Subscription): void;
   /** The session's client is connected here (after CONNACK): its stream deliveries start. */
   attached(session: Session): void;

@@ -39,6 +39,8 @@ export interface SessionDirectory {
   abandon(clientId: string): void;
   /** The session's subscriptions, expiry or will changed. */
   changed(session: Session, will: WillRecord | null): void;
+  /** Resolves once what changed of the session so far is in its record (or could not be written). */
+  persisted(session: Session): Promise<void>;
   /** The session ended here (expired, clean start, or handed to another node). */
   ended(session: Session): void;
 }

@@ -1,4 +1,5 @@
 import { type ISubscribePacket, type ISubscription } from 'mqtt-packet';
+import { CLOSE } from '../client-context.js';
 import { deliveryFor } from '../broker.js';
 import { type MqttClient } from '../mqtt-client.js';
 import { MqttProtocolError, RC } from '../reason-codes.js';
@@ -16,9 +17,16 @@ const REFUSALS: Record<number, string> = {
   [RC.quotaExceeded]: 'too many subscriptions',
 };
 
+/** What a SUBSCRIBE made: the subscriptions, and those that get retained messages now. */
+interface Made {
+  readonly subscriptions: Subscription[];
+  readonly retainedFor: { subscription: Subscription; isNew: boolean }[];
+}
+
 /**
  * SUBSCRIBE: one reason code per filter (granted QoS, or why not), then the retained messages the
- * new subscriptions ask for (v5 retain handling), after the SUBACK so clients see them as live.
+ * new subscriptions ask for (v5 retain handling), after the SUBACK so clients see them as live. In a
+ * cluster the SUBACK waits until the subscriptions are kept where every node finds them.
  */
 export function handleSubscribe(client: MqttClient, packet: ISubscribePacket): void {
   const id = requirePacketId(packet.messageId, 'SUBSCRIBE');
@@ -27,12 +35,31 @@ export function handleSubscribe(client: MqttClient, packet: ISubscribePacket): v
   if (subscriptionId === 0) throw new MqttProtocolError(RC.protocolError, 'subscription identifier 0');
   const granted: number[] = [];
   const problems: string[] = [];
-  const retainedFor: { subscription: Subscription; isNew: boolean }[] = [];
+  const made: Made = { subscriptions: [], retainedFor: [] };
   for (const request of packet.subscriptions) {
-    const code = subscribeOne(client, session, request, subscriptionId, retainedFor);
+    const code = subscribeOne(client, session, request, subscriptionId, made);
     granted.push(client.version === 5 || code < 0x80 ? code : V3_FAILURE);
     if (code >= 0x80) problems.push(`${request.topic.slice(0, 64)}: ${REFUSALS[code] ?? 'refused'}`);
   }
+  const kept = client.broker.subscriptionsKept(session, made.subscriptions);
+  if (kept === null) return acknowledge(client, session, id, granted, problems, made);
+  kept
+    .then(() => acknowledge(client, session, id, granted, problems, made))
+    // Only a bug lands here; it ends this connection, never the process (no unhandled rejection).
+    .catch((err: Error) => {
+      client.log.error({ err: err.message }, 'mqtt subscribe failed');
+      client.close(CLOSE.internalError, 'internal error', false);
+    });
+}
+
+function acknowledge(
+  client: MqttClient,
+  session: Session,
+  id: number,
+  granted: number[],
+  problems: string[],
+  { retainedFor }: Made,
+): void {
   client.write(
     problems.length > 0 && client.version === 5
       ? {
@@ -61,7 +88,7 @@ function subscribeOne(
   session: Session,
   request: ISubscription,
   subscriptionId: number | null,
-  retainedFor: { subscription: Subscription; isNew: boolean }[],
+  made: Made,
 ): number {
   let parsed: ParsedFilter;
   try {
@@ -93,7 +120,8 @@ function subscribeOne(
     subscriptionId,
   };
   client.broker.subscribe(session, subscription);
+  made.subscriptions.push(subscription);
   // Shared subscriptions never get retained messages (v5 4.8.2).
-  if (parsed.group === null) retainedFor.push({ subscription, isNew });
+  if (parsed.group === null) made.retainedFor.push({ subscription, isNew });
   return request.qos;
 }
