@@ -103,7 +103,7 @@ describe('cluster: MQTT shared subscriptions across nodes', () => {
     // What the dead node had in flight comes back to the survivor after the stream's ack wait.
     await until('every acknowledged message reached a member', () => missing().length === 0, 20_000).catch(
       (err: Error) => {
-        throw new Error(`${err.message}: missing ${missing().join(' ')}`);
+        throw new Error(`${err.message}: missing ${missing().join(' ')}\n${cluster.warnings()}`);
       },
     );
     const beforeKill = numbers([both[0] as Inbox], 's1/').filter((n) => n > 0);

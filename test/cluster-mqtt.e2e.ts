@@ -285,7 +285,7 @@ describe('cluster: MQTT state across nodes', () => {
     };
     await until('every acknowledged message arrived', () => missing().length === 0, 20_000).catch(
       (err: Error) => {
-        throw new Error(`${err.message}: missing ${missing().join(' ')}`);
+        throw new Error(`${err.message}: missing ${missing().join(' ')}\n${cluster.warnings()}`);
       },
     );
     const copies = new Map<number, boolean[]>();

@@ -36,40 +36,107 @@ async function until(
   }
 }
 
-/** A nats-server with JetStream of the test's own, on a free port, that the test may stop and restart. */
-export class TestNats {
-  private child: ChildProcess | null = null;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'broker-nats-'));
+/** One nats-server process of a TestNats. */
+interface NatsServer {
+  readonly port: number;
+  /** Its route port when the servers form a cluster. */
+  readonly routePort: number | null;
+  readonly dir: string;
+  child: ChildProcess | null;
+}
 
+/**
+ * The NATS of a test, with JetStream: one nats-server on a free port, or several routed into one NATS
+ * cluster (JetStream replicas across them), that the test may kill and start again, each or all.
+ */
+export class TestNats {
   private constructor(
-    readonly port: number,
+    private readonly servers: readonly NatsServer[],
     /** Bytes JetStream may keep on disk; undefined: the server's default. */
     private readonly maxFileStore?: number,
   ) {}
 
-  static async start(options: { maxFileStore?: number } = {}): Promise<TestNats> {
-    const nats = new TestNats(await freePort(), options.maxFileStore);
+  static async start(options: { maxFileStore?: number; servers?: number } = {}): Promise<TestNats> {
+    const count = options.servers ?? 1;
+    const servers: NatsServer[] = [];
+    for (let i = 0; i < count; i++) {
+      servers.push({
+        port: await freePort(),
+        routePort: count > 1 ? await freePort() : null,
+        dir: mkdtempSync(join(tmpdir(), 'broker-nats-')),
+        child: null,
+      });
+    }
+    const nats = new TestNats(servers, options.maxFileStore);
     await nats.restart();
     return nats;
   }
 
+  /** The first server's client URL. */
   get url(): string {
-    return `nats://127.0.0.1:${this.port}`;
+    return this.urls[0] as string;
+  }
+
+  /** Every server's client URL, as NATS_URL lists them. */
+  get urls(): string[] {
+    return this.servers.map((server) => `nats://127.0.0.1:${server.port}`);
   }
 
   /**
-   * Starts the server (again, on the same port and store directory; `wipe` empties the directory first,
-   * as a server on a new machine would start) and waits until it answers.
+   * Starts every server (again, on the same ports and store directories; `wipe` empties the directories
+   * first, as servers on new machines would start) and waits until they answer.
    */
   async restart(wipe = false): Promise<void> {
-    if (this.child !== null) throw new Error('nats-server is running');
+    if (this.servers.some((server) => server.child !== null)) throw new Error('nats-server is running');
+    await Promise.all(this.servers.map((_, i) => this.startServer(i, wipe)));
+    // JetStream answers a moment after the port opens (a cluster's after electing its leader).
+    await new Promise((resolve) => setTimeout(resolve, this.servers.length > 1 ? 2000 : 200));
+  }
+
+  /** Starts server `index` (of a cluster) again after `kill`. */
+  async revive(index: number): Promise<void> {
+    await this.startServer(index, false);
+  }
+
+  /** Kills server `index` at once (SIGKILL), waiting for the exit. */
+  async kill(index: number): Promise<void> {
+    const server = this.servers[index] as NatsServer;
+    const child = server.child;
+    if (child === null) return;
+    server.child = null;
+    if (child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+
+  /** Stops every server at once (SIGKILL: no goodbye to the clients), waiting for the exits. */
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((_, i) => this.kill(i)));
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    for (const server of this.servers) rmSync(server.dir, { recursive: true, force: true });
+  }
+
+  private async startServer(index: number, wipe: boolean): Promise<void> {
+    const server = this.servers[index] as NatsServer;
     if (wipe) {
-      rmSync(this.dir, { recursive: true, force: true });
-      mkdirSync(this.dir, { recursive: true });
+      rmSync(server.dir, { recursive: true, force: true });
+      mkdirSync(server.dir, { recursive: true });
     }
-    const args = ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir];
+    const args = ['-a', '127.0.0.1', '-p', String(server.port), '-js', '-sd', server.dir];
+    if (server.routePort !== null) {
+      const routes = this.servers
+        .filter((other) => other !== server)
+        .map((other) => `nats://127.0.0.1:${other.routePort}`);
+      args.push('-n', `s${index}`, '--cluster_name', 'test');
+      args.push('--cluster', `nats://127.0.0.1:${server.routePort}`, '--routes', routes.join(','));
+    }
     if (this.maxFileStore !== undefined) {
-      const config = join(this.dir, 'nats.conf');
+      const config = join(server.dir, 'nats.conf');
       writeFileSync(config, `jetstream { max_file_store: ${this.maxFileStore} }\n`);
       args.push('-c', config);
     }
@@ -81,30 +148,11 @@ export class TestNats {
     const failed = new Promise<never>((_, reject) =>
       child.once('error', (err) => reject(new Error(`cannot run ${NATS_SERVER}: ${err.message}`))),
     );
-    this.child = child;
+    server.child = child;
     await Promise.race([
       failed,
-      until(`nats-server answers on ${this.port} (${output})`, () => answers(this.port), 10_000),
+      until(`nats-server answers on ${server.port} (${output})`, () => answers(server.port), 10_000),
     ]);
-    // JetStream answers a moment after the port opens.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-
-  /** Stops it at once (SIGKILL: no goodbye to the clients), waiting for the exit. */
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (child === null) return;
-    this.child = null;
-    if (child.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGKILL');
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
@@ -188,6 +236,8 @@ export interface ClusterOptions {
   readonly config?: Record<string, unknown>;
   /** Bytes the test's nats-server may keep on disk for JetStream. */
   readonly maxFileStore?: number;
+  /** nats-servers routed into one NATS cluster (1: a single server). */
+  readonly natsServers?: number;
 }
 
 /**
@@ -206,9 +256,10 @@ export class TestCluster {
   ) {}
 
   static async start(count: number, options: ClusterOptions = {}): Promise<TestCluster> {
-    const nats = await TestNats.start(
-      options.maxFileStore === undefined ? {} : { maxFileStore: options.maxFileStore },
-    );
+    const nats = await TestNats.start({
+      ...(options.maxFileStore === undefined ? {} : { maxFileStore: options.maxFileStore }),
+      ...(options.natsServers === undefined ? {} : { servers: options.natsServers }),
+    });
     const schema = await createTestSchema();
     const cluster = new TestCluster(nats, schema, options);
     try {
@@ -267,7 +318,7 @@ export class TestCluster {
       HOST: '127.0.0.1',
       PORT: '0',
       NODE_ID: id,
-      NATS_URL: this.nats.url,
+      NATS_URL: this.nats.urls.join(','),
       DATABASE_URL: this.schema.url,
       ...extra,
     };
@@ -276,6 +327,20 @@ export class TestCluster {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new BrokerNode(id, child);
+  }
+
+  /** The nodes' warnings and errors, last `count` of them, for a failing test to show (routine ones left out). */
+  warnings(count = 20): string {
+    const routine = new Set(['mqtt message not stored', 'mqtt connect refused']);
+    return this.nodes
+      .flatMap((node) =>
+        node
+          .logLines()
+          .filter((line) => Number(line['level']) >= 40 && !routine.has(String(line['msg'])))
+          .map((line) => `${node.id}: ${String(line['msg'])} ${String(line['err'] ?? '')}`),
+      )
+      .slice(-count)
+      .join('\n');
   }
 
   /** Every running node counts every running node live (its broker_cluster_nodes metric). */

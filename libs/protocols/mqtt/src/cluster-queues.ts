@@ -24,8 +24,18 @@ import { type MessageQueues } from './message-queues.js';
 import { type Delivery, type Session } from './session.js';
 import { type Subscription } from './subscription.js';
 
-/** How long a consumer deleted behind the broker's back stays gone before it is made again. */
-const REOPEN_DELAY_MS = 500;
+/**
+ * How long a feed waits before it makes or reads its consumers again: after a failure (JetStream
+ * electing leaders, a server catching up), or after its consumer was deleted behind the broker's back.
+ */
+const RETRY_MS = 500;
+
+/**
+ * How long one pull request waits on the server. A pull lost in a NATS cluster's failover (a server
+ * restarting, its routes forming again) shows only as missed heartbeats, at half of this, after which
+ * the client pulls again: the library's 30 s left a subscriber without its messages that long.
+ */
+const PULL_EXPIRES_MS = 5000;
 
 /** NATS refuses control lines past 4 KiB: a longer subject cannot be stored. */
 const MAX_SUBJECT_BYTES = 3072;
@@ -54,6 +64,8 @@ interface Feed {
   ready: boolean;
   /** Settles once its consumers exist, or could not be made. */
   opened: Promise<void>;
+  /** Failed attempts in a row to make or read its consumers. */
+  failures: number;
   /** Its consumers are being read from: a second start waits for none. */
   starting: boolean;
   consuming: ConsumerMessages[];
@@ -85,6 +97,7 @@ export class ClusterQueues implements MessageQueues {
   private readonly stream: string;
   private readonly prefix: string;
   private readonly feeds = new Map<string, Feed>();
+  private stopped = false;
 
   constructor(
     private readonly node: ClusterNode,
@@ -149,14 +162,12 @@ export class ClusterQueues implements MessageQueues {
       this.log.warn({ feed: feed.key, why: status.type }, 'mqtt: stream consumer gone, made again');
       // After a moment: a server still removing the consumer's files fails the deletion otherwise.
       this.stopFeed(feed);
-      this.broker.clock.after(REOPEN_DELAY_MS, () => {
-        if (this.feeds.get(feed.key) === feed && feed.consuming.length === 0) feed.opened = this.open(feed);
-      });
-      return;
+      return this.later(feed, () => (feed.opened = this.open(feed)));
     }
   }
 
   stop(): void {
+    this.stopped = true;
     for (const feed of this.feeds.values()) this.stopFeed(feed);
     this.broker.queues = null;
   }
@@ -196,6 +207,7 @@ export class ClusterQueues implements MessageQueues {
       cursor: 0,
       ready: false,
       opened: Promise.resolve(),
+      failures: 0,
       starting: false,
       consuming: [],
     };
@@ -285,15 +297,26 @@ export class ClusterQueues implements MessageQueues {
         });
       }
     } catch (err) {
-      this.log.warn(
-        { feed: feed.key, err: (err as Error).message },
-        'mqtt: no stream consumer for a subscription; its QoS 1/2 messages stay on their node',
-      );
-      return;
+      this.failed(feed, err, 'mqtt: stream consumer not made yet; its QoS 1/2 messages stay on their node');
+      return this.later(feed, () => (feed.opened = this.open(feed)));
     }
     if (this.feeds.get(feed.key) !== feed) return;
     feed.ready = true;
     await this.consume(feed);
+  }
+
+  /** Runs `step` in a moment if the feed is still in use then. */
+  private later(feed: Feed, step: () => Promise<void>): void {
+    this.broker.clock.after(RETRY_MS, () => {
+      if (!this.stopped && this.feeds.get(feed.key) === feed) void step();
+    });
+  }
+
+  /** The first failure of a streak is a warning; those after it, until a success, are debug lines. */
+  private failed(feed: Feed, err: unknown, what: string): void {
+    const fields = { feed: feed.key, err: (err as Error).message, failures: ++feed.failures };
+    if (feed.failures === 1) this.log.warn(fields, what);
+    else this.log.debug(fields, what);
   }
 
   private async consume(feed: Feed): Promise<void> {
@@ -320,14 +343,19 @@ export class ClusterQueues implements MessageQueues {
             : this.broker.config.maxInflight;
         const messages = await consumer.consume({
           max_messages: Math.max(1, Math.min(window, this.broker.config.maxInflight)),
+          expires: PULL_EXPIRES_MS,
           callback: (msg) => this.deliver(feed, msg),
         });
         feed.consuming.push(messages);
         void this.watch(feed, messages);
       } catch (err) {
-        this.log.warn({ feed: feed.key, err: (err as Error).message }, 'mqtt: stream consumer not read');
+        // All of them or none: what was started stops, and the whole feed is read again in a moment.
+        this.stopFeed(feed);
+        this.failed(feed, err, 'mqtt: stream consumer not read yet');
+        return this.later(feed, () => this.consume(feed));
       }
     }
+    feed.failures = 0;
   }
 
   private deliver(feed: Feed, msg: JsMsg): void {

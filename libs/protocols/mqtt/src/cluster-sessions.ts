@@ -367,7 +367,9 @@ export class ClusterSessions implements SessionDirectory {
           clientId,
           clean,
         } satisfies TakeoverRequest);
-        return { state, will: null };
+        // A holder that has no such session any more (it let go for a claim whose write then failed, with
+        // JetStream recovering) leaves its record to decide: what it wrote there last is not lost.
+        return { state: state ?? (clean ? null : stateOf(held)), will: null };
       } catch (err) {
         if (!(err instanceof NoHolderError || err instanceof NodeTimeoutError)) throw err;
         // Slow or cut off is not dead: only a death the bucket confirms lets the record decide.
