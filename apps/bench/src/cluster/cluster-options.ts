@@ -71,7 +71,8 @@ export function parseClusterOptions(
   };
 }
 
-function parseShapes(text: string): Shape[] {
+/** `PxS/W,...` as shapes (publishers, subscribers, messages under way per publisher). */
+export function parseShapes(text: string): Shape[] {
   const shapes = text.split(',').map((item) => {
     const match = /^(\d+)x(\d+)\/(\d+)$/.exec(item.trim());
     if (match === null) throw new UsageError(`--shapes: expected PxS/W items, got "${item}"`);

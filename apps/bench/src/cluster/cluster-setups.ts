@@ -73,13 +73,14 @@ function setup(id: SetupId, publisherNode: Node, subscriberNode: Node): Setup {
   };
 }
 
-interface Node {
+export interface Node {
   readonly process: ServerProcess;
   readonly url: string;
 }
 
-async function startNode(
-  context: SetupContext,
+/** One broker process with the MQTT benchmark's config plus `extraConfig`; pushed to `started` at once. */
+export async function startNode(
+  context: Pick<SetupContext, 'dir'>,
   name: string,
   extraConfig: object,
   env: Record<string, string>,

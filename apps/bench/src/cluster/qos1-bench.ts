@@ -1,0 +1,356 @@
+import { rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killChildrenOnExit, type ServerProcess } from '../child-servers.js';
+import { integer, parseFlags, seconds, UsageError } from '../cli-options.js';
+import { runTraffic } from '../mqtt/traffic.js';
+import { CpuWindow } from '../protocol-bench/cpu-window.js';
+import { addError, errorTotal, fixed, markdownTable, percent } from '../protocol-bench/markdown.js';
+import { machine } from '../rounds.js';
+import { median } from '../stats.js';
+import { parseShapes, type Shape } from './cluster-options.js';
+import {
+  createSchema,
+  releaseOnExit,
+  releaseResources,
+  runToken,
+  type ClusterResources,
+} from './cluster-resources.js';
+import { startNode } from './cluster-setups.js';
+import { startNatsMqttCluster } from './nats-mqtt-cluster.js';
+
+export const QOS1_USAGE = `Usage: node dist/apps/bench/src/main.js cluster-qos1 [options]
+
+MQTT QoS 1 across two nodes over WebSocket, publishers on the first node and subscribers on the
+second: this broker's two cluster nodes against nats-server's own MQTT support, both on the same two
+nats-servers (routed, JetStream file store, replicas 1) that the run starts. Needs PostgreSQL; the
+run's schema is dropped at the end.
+
+  --shapes <list>      comma-separated PxS/W: P publishers to S subscribers on one topic, W messages
+                       under way per publisher (default 10x1/50,1x100/5: fan-in, fan-out)
+  --rounds <n>         rounds per set-up and shape (default 3)
+  --warmup <s>         unmeasured seconds before each measurement (default 1)
+  --duration <s>       measured seconds per measurement (default 4)
+  --database-url <u>   PostgreSQL server (default $DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test)
+  --help               this text`;
+
+/** The broker across two nodes keeps at least this share of nats-server's MQTT rate. */
+export const QOS1_TARGET = 1.0;
+
+const TIMEOUT_MS = 10_000;
+const PREFLIGHT = { warmupMs: 0, durationMs: 500 };
+const BROKER_ENV = ['NATS_URL', 'DATABASE_URL', 'NODE_ID', 'PORT', 'HOST', 'CONFIG'];
+
+type SetupId = 'broker' | 'nats';
+const LABELS: Readonly<Record<SetupId, string>> = {
+  broker: 'this broker, 2 nodes',
+  nats: 'nats-server MQTT, 2 servers',
+};
+
+interface Qos1Options {
+  readonly shapes: readonly Shape[];
+  readonly rounds: number;
+  readonly warmupMs: number;
+  readonly durationMs: number;
+  readonly databaseUrl: string;
+}
+
+interface Setup {
+  readonly id: SetupId;
+  readonly publisherUrl: string;
+  readonly subscriberUrl: string;
+  /** Every process serving it (for the broker: its nodes and the nats-servers under them). */
+  readonly processes: readonly ServerProcess[];
+}
+
+interface Row {
+  readonly round: number;
+  readonly shape: Shape;
+  readonly setup: SetupId;
+  readonly rate: number;
+  /** CPU of every process of the set-up over the window, summed, as a share of one core. */
+  readonly cpu: number | null;
+  readonly cpuUsPerMessage: number | null;
+  readonly published: number;
+  readonly received: number;
+  readonly errors: ReadonlyMap<string, number>;
+  readonly loadAverage: number;
+}
+
+function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Qos1Options | null {
+  const values = parseFlags(argv, {
+    shapes: '10x1/50,1x100/5',
+    rounds: '3',
+    warmup: '1',
+    duration: '4',
+    'database-url': env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test',
+  });
+  if (values === null) return null;
+  if (!/^postgres(ql)?:\/\//.test(values['database-url'])) {
+    throw new UsageError(`--database-url: expected a postgres:// URL, got "${values['database-url']}"`);
+  }
+  return {
+    shapes: parseShapes(values.shapes),
+    rounds: integer('--rounds', values.rounds, 1, 50),
+    warmupMs: seconds('--warmup', values.warmup, 0) * 1000,
+    durationMs: seconds('--duration', values.duration, 0.1) * 1000,
+    databaseUrl: values['database-url'],
+  };
+}
+
+export async function runQos1Bench(argv: readonly string[]): Promise<void> {
+  const options = parseOptions(argv, process.env);
+  if (options === null) {
+    console.log(QOS1_USAGE);
+    return;
+  }
+  for (const name of BROKER_ENV) Reflect.deleteProperty(process.env, name);
+  killChildrenOnExit();
+  const dir = await mkdtemp(join(tmpdir(), 'cluster-qos1-bench-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const started: ServerProcess[] = [];
+  // The nats-servers are the run's own: only the schema outlives them.
+  const resources: ClusterResources = {
+    natsUrls: [],
+    databaseUrl: options.databaseUrl,
+    schemas: [],
+    clusterNames: [],
+  };
+  const exitCleanup = releaseOnExit(resources);
+  const rows: Row[] = [];
+  try {
+    const setups = await startSetups(dir, resources, started);
+    for (const setup of setups) await preflight(setup, options);
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const shape of options.shapes) {
+        // Alternating which goes first spreads drift over both.
+        const order = round % 2 === 1 ? setups : [...setups].reverse();
+        for (const setup of order) {
+          const row = await measure(setup, shape, round, options);
+          rows.push(row);
+          console.error(
+            `round ${round} ${shape.label} ${LABELS[setup.id]}: ${row.rate.toFixed(0)} msg/s, CPU ` +
+              `${Math.round((row.cpu ?? 0) * 100)} %, ${errorTotal(row.errors)} errors`,
+          );
+        }
+      }
+    }
+  } finally {
+    await Promise.all(started.map((server) => server.stop()));
+    const problems = await releaseResources(resources);
+    exitCleanup.released();
+    for (const problem of problems) console.error(problem);
+    if (problems.length > 0) process.exitCode = 1;
+  }
+  console.log(report(options, rows));
+  if (rows.some((row) => errorTotal(row.errors) > 0)) process.exitCode = 1;
+}
+
+/** Two nats-servers; the broker's n1 on the first, n2 on the second, as nats-server's MQTT clients are. */
+async function startSetups(
+  dir: string,
+  resources: ClusterResources,
+  started: ServerProcess[],
+): Promise<Setup[]> {
+  const nats = await startNatsMqttCluster(2, dir, started);
+  const token = runToken();
+  const databaseUrl = await createSchema(resources, `bench_qos1_${token}`);
+  const cluster = { cluster: { name: `bench-qos1-${token}` } };
+  const env = (i: number): Record<string, string> => ({
+    NATS_URL: nats.natsUrls[i] as string,
+    DATABASE_URL: databaseUrl,
+    NODE_ID: `n${i + 1}`,
+  });
+  // One at a time: the first runs the store's migrations.
+  const n1 = await startNode({ dir }, 'qos1-n1', cluster, env(0), started);
+  const n2 = await startNode({ dir }, 'qos1-n2', cluster, env(1), started);
+  return [
+    {
+      id: 'broker',
+      publisherUrl: n1.url,
+      subscriberUrl: n2.url,
+      processes: [n1.process, n2.process, ...nats.processes],
+    },
+    {
+      id: 'nats',
+      publisherUrl: nats.mqttUrls[0] as string,
+      subscriberUrl: nats.mqttUrls[1] as string,
+      processes: nats.processes,
+    },
+  ];
+}
+
+function trafficOf(setup: Setup, shape: Shape, topic: string, options: Qos1Options) {
+  return {
+    url: setup.subscriberUrl,
+    publisherUrl: setup.publisherUrl,
+    serverPid: (setup.processes[0] as ServerProcess).pid,
+    topic,
+    qos: 1 as const,
+    publishers: shape.publishers,
+    subscribers: shape.subscribers,
+    load: { kind: 'closed' as const, window: shape.window },
+    warmupMs: options.warmupMs,
+    durationMs: options.durationMs,
+    timeoutMs: TIMEOUT_MS,
+    batchWrites: true,
+  };
+}
+
+async function measure(setup: Setup, shape: Shape, round: number, options: Qos1Options): Promise<Row> {
+  const windows = setup.processes.map((server) => new CpuWindow(server.pid));
+  const result = await runTraffic({
+    ...trafficOf(
+      setup,
+      shape,
+      `bench/${round}/${shape.publishers}x${shape.subscribers}/${setup.id}`,
+      options,
+    ),
+    onWindowStart: () => windows.forEach((w) => w.start()),
+    onWindowEnd: () => windows.forEach((w) => w.stop()),
+  });
+  const errors = new Map(result.errors);
+  const expected = result.published * shape.subscribers;
+  if (result.received !== expected) {
+    addError(errors, 'received ≠ sent × subscribers', Math.abs(expected - result.received));
+  }
+  if (result.deliveriesPerSec === 0) addError(errors, 'nothing delivered in the measured window');
+  const shares = windows.map((w) => w.shares);
+  const cpu = shares.every((s) => s.server !== null) ? shares.reduce((n, s) => n + (s.server ?? 0), 0) : null;
+  const cpuMs = shares.every((s) => s.serverMs !== null)
+    ? shares.reduce((n, s) => n + (s.serverMs ?? 0), 0)
+    : null;
+  const delivered = result.deliveriesPerSec * (options.durationMs / 1000);
+  return {
+    round,
+    shape,
+    setup: setup.id,
+    rate: result.deliveriesPerSec,
+    cpu,
+    cpuUsPerMessage: cpuMs === null || delivered === 0 ? null : (cpuMs * 1000) / delivered,
+    published: result.published,
+    received: result.received,
+    errors,
+    loadAverage: loadavg()[0] ?? Number.NaN,
+  };
+}
+
+/** Before any timing: every message must reach every subscriber across the two nodes. */
+async function preflight(setup: Setup, options: Qos1Options): Promise<void> {
+  const shape = options.shapes[0] as Shape;
+  const result = await runTraffic({
+    ...trafficOf(setup, shape, `preflight/${setup.id}`, options),
+    ...PREFLIGHT,
+  });
+  const expected = result.published * shape.subscribers;
+  const failures = [...result.errors].map(([label, count]) => `${label} × ${count}`);
+  if (result.published === 0 || result.received !== expected) {
+    failures.push(`sent ${result.published} × ${shape.subscribers} subscribers, received ${result.received}`);
+  }
+  if (failures.length > 0) throw new Error(`${LABELS[setup.id]}: preflight failed: ${failures.join('; ')}`);
+}
+
+function report(options: Qos1Options, rows: readonly Row[]): string {
+  const roundsTable = markdownTable(
+    [
+      'round',
+      'shape',
+      'set-up',
+      'messages delivered/s',
+      'CPU',
+      'CPU µs/message',
+      'sent × subscribers',
+      'received',
+      'errors',
+      'load avg',
+    ],
+    'rllrrrrrrr',
+    rows.map((r) => [
+      String(r.round),
+      r.shape.label,
+      LABELS[r.setup],
+      fixed(r.rate, 0),
+      percent(r.cpu),
+      fixed(r.cpuUsPerMessage, 2),
+      String(r.published * r.shape.subscribers),
+      String(r.received),
+      String(errorTotal(r.errors)),
+      fixed(r.loadAverage, 1),
+    ]),
+  );
+  const summary: string[][] = [];
+  const verdicts: string[] = [];
+  for (const shape of options.shapes) {
+    const of = (id: SetupId): Row[] => rows.filter((r) => r.shape.label === shape.label && r.setup === id);
+    const broker = of('broker');
+    const nats = of('nats');
+    const ratios = broker.flatMap((b) => {
+      const n = nats.find((r) => r.round === b.round);
+      return n === undefined || n.rate === 0 ? [] : [b.rate / n.rate];
+    });
+    const ratio = ratios.length === 0 ? Number.NaN : median(ratios);
+    const errors = [...broker, ...nats].reduce((n, r) => n + errorTotal(r.errors), 0);
+    const cpuOf = (list: Row[]): number | null => {
+      const values = list.flatMap((r) => (r.cpuUsPerMessage === null ? [] : [r.cpuUsPerMessage]));
+      return values.length === 0 ? null : median(values);
+    };
+    summary.push([
+      shape.label,
+      fixed(median(broker.map((r) => r.rate)), 0),
+      fixed(median(nats.map((r) => r.rate)), 0),
+      `**${fixed(ratio, 2)}×**`,
+      ratios.length === 0 ? '' : `${Math.min(...ratios).toFixed(2)}× to ${Math.max(...ratios).toFixed(2)}×`,
+      fixed(cpuOf(broker), 2),
+      fixed(cpuOf(nats), 2),
+      String(errors),
+    ]);
+    const verdict =
+      errors > 0
+        ? `NOT met: ${errors} errors (lost, repeated or reordered messages, dropped connections), so the rates do not count.`
+        : ratio >= QOS1_TARGET
+          ? 'met.'
+          : 'NOT met.';
+    verdicts.push(
+      `${shape.label}, median of the per-round ratios: this broker / nats-server MQTT = ${ratio.toFixed(2)}× (target ≥ ${QOS1_TARGET}): ${verdict}`,
+      '',
+    );
+  }
+  const errorLines = rows.flatMap((r) =>
+    [...r.errors].map(
+      ([label, count]) => `- round ${r.round}, ${r.shape.label}, ${LABELS[r.setup]}: ${label} × ${count}`,
+    ),
+  );
+  return [
+    '## Cluster: MQTT QoS 1 across two nodes, against nats-server MQTT',
+    '',
+    `${machine()}. QoS 1, MQTT 3.1.1 over WebSocket, clean sessions, 64-byte payloads, one topic; closed loop: ` +
+      `${options.shapes.map((s) => `${s.label} with ${s.window} under way per publisher`).join(', ')}. ` +
+      `${options.rounds} rounds per shape and set-up, alternating which goes first, ${options.warmupMs / 1000} s warm-up + ` +
+      `${options.durationMs / 1000} s measured. Publishers on the first node, subscribers on the second; two ` +
+      'nats-servers routed into one NATS cluster (JetStream file store, replicas 1) under both. CPU: every process of ' +
+      'the set-up summed (for this broker its two nodes and the nats-servers).',
+    '',
+    roundsTable,
+    '',
+    markdownTable(
+      [
+        'shape',
+        'this broker msg/s',
+        'nats-server msg/s',
+        'broker / nats-server, median',
+        'range',
+        'broker CPU µs/msg',
+        'nats-server CPU µs/msg',
+        'errors',
+      ],
+      'lrrrrrrr',
+      summary,
+    ),
+    '',
+    ...verdicts,
+    errorLines.length === 0
+      ? 'Errors: none (every subscriber received every message once, in order).'
+      : ['Errors:', ...errorLines].join('\n'),
+  ].join('\n');
+}
