@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import mqtt, { connectAsync, type MqttClient } from 'mqtt';
@@ -34,6 +34,36 @@ async function retainedAt(node: BrokerNode, filter: string): Promise<string[]> {
   await new Promise((resolve) => setTimeout(resolve, 200));
   await c.endAsync();
   return inbox.received.filter((m) => m.packet.retain).map((m) => `${m.topic}=${m.payload}`);
+}
+
+/** How many consumers of the cluster's MQTT stream read a subject ending in `suffix`. */
+async function consumersOf(cluster: TestCluster, suffix: string): Promise<number> {
+  return (await withStream(cluster, (jsm, stream) => jsm.consumers.list(stream).next())).filter((c) =>
+    c.config.filter_subject?.endsWith(suffix),
+  ).length;
+}
+
+/** Deletes them behind the broker's back; returns how many there were. */
+async function deleteConsumers(cluster: TestCluster, suffix: string): Promise<number> {
+  return withStream(cluster, async (jsm, stream) => {
+    const doomed = (await jsm.consumers.list(stream).next()).filter((c) =>
+      c.config.filter_subject?.endsWith(suffix),
+    );
+    for (const consumer of doomed) await jsm.consumers.delete(stream, consumer.name);
+    return doomed.length;
+  });
+}
+
+async function withStream<T>(
+  cluster: TestCluster,
+  use: (jsm: JetStreamManager, stream: string) => Promise<T>,
+): Promise<T> {
+  const nc = await natsConnect({ servers: cluster.nats.url });
+  try {
+    return await use(await jetstreamManager(nc), `${cluster.name}-mqtt-msgs`);
+  } finally {
+    await nc.close();
+  }
 }
 
 describe('cluster: MQTT state across nodes', () => {
@@ -371,29 +401,12 @@ describe('cluster: MQTT state across nodes', () => {
     await subscriber.subscribeAsync('q5/x', { qos: 1 });
     const publisher = await connect(n2, { clientId: 'q5-publisher' });
     await untilFedByStream(subscriber, publisher, 'q5/x');
-    const nc = await natsConnect({ servers: cluster.nats.url });
-    try {
-      const jsm = await jetstreamManager(nc);
-      const stream = `${cluster.name}-mqtt-msgs`;
-      let deleted = 0;
-      for await (const consumer of jsm.consumers.list(stream)) {
-        if (!consumer.config.filter_subject?.endsWith('.q5.x')) continue;
-        await jsm.consumers.delete(stream, consumer.name);
-        deleted++;
-      }
-      assert.equal(deleted, 1);
-      await until(
-        'the consumer is there again',
-        async () => {
-          for await (const consumer of jsm.consumers.list(stream))
-            if (consumer.config.filter_subject?.endsWith('.q5.x')) return true;
-          return false;
-        },
-        10_000,
-      );
-    } finally {
-      await nc.close();
-    }
+    assert.equal(await deleteConsumers(cluster, '.q5.x'), 1);
+    await until(
+      'the consumer is there again',
+      async () => (await consumersOf(cluster, '.q5.x')) === 1,
+      10_000,
+    );
     for (let i = 1; i <= 5; i++) await publisher.publishAsync('q5/x', `after-${i}`, { qos: 1 });
     for (let i = 1; i <= 5; i++) await inbox.waitFor((m) => m.payload === `after-${i}`, 8000);
     await subscriber.endAsync();
@@ -436,5 +449,41 @@ describe('cluster: MQTT state across nodes', () => {
       assert.equal(code, 0, `MQTT ${version}: ${output}`);
       assert.deepEqual(checks, PAHO_CHECKS);
     }
+  });
+
+  it("a gone node's persistent session takes its stream consumers along when it expires, or when its client starts clean", async () => {
+    const [n1] = cluster.nodes as [BrokerNode];
+    const doomed = await cluster.startNode();
+    const expiring = await connectAsync(`${doomed.url}/mqtt`, {
+      ...persistentSession('q6-expiring'),
+      properties: { sessionExpiryInterval: 3 },
+    });
+    await expiring.subscribeAsync('q6/expiring', { qos: 1 });
+    const restarting = await connectAsync(`${doomed.url}/mqtt`, persistentSession('q6-clean'));
+    await restarting.subscribeAsync('q6/clean', { qos: 1 });
+    // SUBACK came once the consumers existed.
+    assert.equal(await consumersOf(cluster, '.q6.expiring'), 1);
+    assert.equal(await consumersOf(cluster, '.q6.clean'), 1);
+    for (const c of [expiring, restarting]) c.on('error', () => undefined);
+    await doomed.kill();
+    // 0x88 until the death is confirmed; then the clean start ends the old session.
+    let fresh: MqttClient | null = null;
+    await until(
+      'the clean start is accepted',
+      async () => {
+        fresh = await connectAsync(`${n1.url}/mqtt`, { ...persistentSession('q6-clean'), clean: true }).catch(
+          () => null,
+        );
+        return fresh !== null;
+      },
+      10_000,
+    );
+    await until(
+      'both sessions took their consumers along',
+      async () =>
+        (await consumersOf(cluster, '.q6.expiring')) + (await consumersOf(cluster, '.q6.clean')) === 0,
+      15_000,
+    );
+    await (fresh as MqttClient | null)?.endAsync();
   });
 });

@@ -246,6 +246,17 @@ export class ClusterQueues implements MessageQueues {
     }
   }
 
+  discard(clientId: string, subscriptions: readonly Subscription[]): void {
+    for (const subscription of subscriptions) {
+      const key = keyOf(clientId, subscription);
+      // A group's consumer serves other members; a feed in use here belongs to a session again.
+      if (subscription.group !== null || this.feeds.has(key)) continue;
+      filterToSubjects(subscription.filter).forEach((_, i) => {
+        this.jsm?.consumers.delete(this.stream, durableOf(key, i)).catch(() => undefined);
+      });
+    }
+  }
+
   /** A member leaves its feed; the last one takes the feed with it (and its consumers, if `drop`). */
   private leave(feed: Feed, clientId: string, drop: boolean): void {
     feed.members.delete(clientId);

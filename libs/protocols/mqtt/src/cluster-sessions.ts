@@ -252,8 +252,9 @@ export class ClusterSessions implements SessionDirectory {
         if (pending.superseded) return 'lost';
         this.revisions.set(clientId, revision);
         this.claims.set(clientId, nonce);
-        // Won: the old holder's due will goes out now, once.
+        // Won: the old holder's due will goes out now, once; a clean start ends what the stream kept for it.
         if (released !== null && released.will !== null) this.publishWill(released.will);
+        if (clean && held !== null) this.broker.queues?.discard(clientId, held.subscriptions);
         if (held !== null && held.node !== this.node.nodeId) this.unindex(held.node, key);
         this.enqueue(clientId, async () => {
           await this.index?.put(`${this.node.nodeId}.${key}`, '');
@@ -564,6 +565,7 @@ export class ClusterSessions implements SessionDirectory {
     }
     this.cancel(orphan);
     this.orphans.delete(clientId);
+    this.broker.queues?.discard(clientId, orphan.record.subscriptions);
     const key = keyOf(clientId);
     if (key === null) return;
     this.enqueue(clientId, () => this.deleteRecord(key, orphan.revision));

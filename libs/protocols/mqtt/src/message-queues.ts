@@ -23,4 +23,9 @@ export interface MessageQueues {
   detached(session: Session): void;
   /** The session ended here; `handedOver`: it goes on at another node, which reads the same stream. */
   ended(session: Session, handedOver: boolean): void;
+  /**
+   * A session that no node holds ended (a dead node's, expired or taken with a clean start): what the
+   * stream keeps for its subscriptions goes.
+   */
+  discard(clientId: string, subscriptions: readonly Subscription[]): void;
 }
