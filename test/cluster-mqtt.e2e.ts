@@ -486,4 +486,38 @@ describe('cluster: MQTT state across nodes', () => {
     );
     await (fresh as MqttClient | null)?.endAsync();
   });
+
+  it('QoS 1 is stored in the stream only where a stream consumer reads its topic; clean sessions get it through the bus alone', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const lastSeq = () =>
+      withStream(cluster, async (jsm, stream) => (await jsm.streams.info(stream)).state.last_seq);
+    const clean = await connect(n2, { clientId: 'q7-clean' });
+    const cleanInbox = new Inbox(clean);
+    await clean.subscribeAsync('q7/x', { qos: 1 });
+    const publisher = await connect(n1, { clientId: 'q7-publisher' });
+    const before = await lastSeq();
+    for (let i = 1; i <= 5; i++) await publisher.publishAsync('q7/x', `clean-${i}`, { qos: 1 });
+    await cleanInbox.waitFor((m) => m.payload === 'clean-5', 5000);
+    assert.equal(await lastSeq(), before, 'nothing stored for clean sessions');
+    // A persistent subscriber's consumer: from its SUBACK on, every node stores what it reads.
+    const persistent = await connectAsync(`${n2.url}/mqtt`, persistentSession('q7-persistent'));
+    const persistentInbox = new Inbox(persistent);
+    await persistent.subscribeAsync('q7/#', { qos: 1 });
+    await until(
+      'the publishing node stores for it',
+      async () => {
+        const seq = await lastSeq();
+        await publisher.publishAsync('q7/x', 'probe', { qos: 1 });
+        return (await lastSeq()) > seq;
+      },
+      5000,
+    );
+    await persistent.endAsync();
+    await publisher.publishAsync('q7/x', 'kept', { qos: 1 });
+    const back = await connectAsync(`${n1.url}/mqtt`, persistentSession('q7-persistent'));
+    const backInbox = new Inbox(back);
+    await backInbox.waitFor((m) => m.payload === 'kept', 8000);
+    assert.ok(persistentInbox.received.length > 0);
+    await Promise.all([back.endAsync(), clean.endAsync(), publisher.endAsync()]);
+  });
 });

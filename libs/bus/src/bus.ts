@@ -29,6 +29,8 @@ export interface BusMessage {
    * node routes by it, as a cluster delivers QoS 1/2 to persistent sessions through a stream instead.
    */
   readonly qos?: 0 | 1 | 2;
+  /** With `qos` 1 or 2: its node stored it in the cluster's MQTT message stream, which feeds persistent sessions. */
+  readonly stored?: boolean;
 }
 
 /**

@@ -16,6 +16,7 @@ describe('bus envelope', () => {
       { ...decoded, payload: Buffer.from(decoded?.payload ?? []) },
       {
         qos: 1,
+        stored: false,
         boot: 0xdeadbeef,
         seq: 2 ** 40 + 3,
         origin: 'mqtt',
@@ -26,6 +27,10 @@ describe('bus envelope', () => {
         payload,
       },
     );
+    const stored = decodeEnvelope(encodeEnvelope(1, 1, meta, '', payload, 2, true));
+    assert.deepEqual([stored?.qos, stored?.stored], [2, true]);
+    const none = decodeEnvelope(encodeEnvelope(1, 1, meta, '', payload, undefined, true));
+    assert.deepEqual([none?.qos, none?.stored], [undefined, false]);
     const bare = decodeEnvelope(
       encodeEnvelope(
         1,

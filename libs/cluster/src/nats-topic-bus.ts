@@ -260,6 +260,7 @@ export class NatsTopicBus implements TopicBus {
         subject === null ? message.topic : '',
         message.payload,
         message.qos,
+        message.stored === true,
       );
       this.stats.sent++;
       this.node.nc.publish(subject ?? this.overflowSubject, data);
@@ -398,6 +399,7 @@ export class NatsTopicBus implements TopicBus {
       principal: envelope.principal,
       ...(envelope.contentType === undefined ? {} : { contentType: envelope.contentType }),
       ...(envelope.qos === undefined ? {} : { qos: envelope.qos }),
+      ...(envelope.stored ? { stored: true } : {}),
     };
   }
 

@@ -23,14 +23,17 @@ export async function startNatsMqttCluster(
   dir: string,
   started: ServerProcess[],
 ): Promise<NatsMqttCluster> {
+  // Each port probed free and then released: the OS may hand one out twice, so repeats are drawn again.
+  const taken = new Set<number>();
+  const port = async (): Promise<number> => {
+    let next = await freePort();
+    while (taken.has(next)) next = await freePort();
+    taken.add(next);
+    return next;
+  };
   const servers: { client: number; route: number; mqtt: number; ws: number }[] = [];
   for (let i = 0; i < count; i++) {
-    servers.push({
-      client: await freePort(),
-      route: await freePort(),
-      mqtt: await freePort(),
-      ws: await freePort(),
-    });
+    servers.push({ client: await port(), route: await port(), mqtt: await port(), ws: await port() });
   }
   const processes: ServerProcess[] = [];
   await Promise.all(

@@ -72,10 +72,15 @@ export class MqttBroker {
    * so persistent sessions on any node get it (nobody waits for its acknowledgement).
    */
   publishWill(message: MqttMessage, principal: string | null): void {
-    this.publish(message, { principal, bridge: true });
-    if (message.qos === 0 || this.queues === null) return;
-    this.queues
-      .store(message)
+    const queues = this.queues;
+    if (message.qos === 0 || queues === null || !queues.wants(message.topic)) {
+      this.publish(message, { principal, bridge: true });
+      return;
+    }
+    const stored = { ...message, stored: true };
+    this.publish(stored, { principal, bridge: true });
+    queues
+      .store(stored)
       .catch(() => this.hooks.dropped?.('will not stored in the stream', message.publisherId, message.topic));
   }
 
@@ -92,7 +97,7 @@ export class MqttBroker {
   routeTo(matches: readonly SubscriptionMatch[], message: MqttMessage): number {
     if (matches.length === 1) return this.routeToOne(matches[0] as SubscriptionMatch, message);
     const byClient = new Map<string, Subscription[]>();
-    const queues = message.qos > 0 ? this.queues : null;
+    const queues = message.qos > 0 && message.stored === true ? this.queues : null;
     let streamFed = 0;
     for (const { clientId, subscription } of matches) {
       if (subscription.noLocal && clientId === message.publisherId) continue;
@@ -119,7 +124,8 @@ export class MqttBroker {
   /** The common fan-in case, one matching subscription: nothing to group, no encoding to share. */
   private routeToOne({ clientId, subscription }: SubscriptionMatch, message: MqttMessage): number {
     if (subscription.noLocal && clientId === message.publisherId) return 0;
-    if (message.qos > 0 && this.queues !== null && this.queues.isQueued(clientId, subscription)) return 1;
+    if (message.stored === true && this.queues !== null && this.queues.isQueued(clientId, subscription))
+      return 1;
     const session = this.sessions.get(clientId);
     if (session === undefined) return 0;
     this.deliver(session, deliveryFor(message, [subscription], false));

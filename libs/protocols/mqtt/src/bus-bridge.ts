@@ -24,6 +24,7 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
       origin: BUS_ORIGIN,
       principal,
       qos: message.qos,
+      ...(message.stored === true ? { stored: true } : {}),
     });
   };
   // Other nodes send this node only the topics its MQTT clients subscribed to.
@@ -71,5 +72,6 @@ export function fromBus(message: BusMessage): MqttMessage {
     publisherId: null,
     expiresAt: null,
     properties: message.contentType === undefined ? {} : { contentType: message.contentType },
+    ...(message.stored === true ? { stored: true } : {}),
   };
 }

@@ -22,6 +22,7 @@ import { decodeMessage, encodeMessage } from './message-codec.js';
 import { type MqttMessage } from './message.js';
 import { type MessageQueues } from './message-queues.js';
 import { type Delivery, type Session } from './session.js';
+import { StreamInterest } from './stream-interest.js';
 import { type Subscription } from './subscription.js';
 
 /**
@@ -98,6 +99,7 @@ export class ClusterQueues implements MessageQueues {
   private readonly prefix: string;
   private readonly feeds = new Map<string, Feed>();
   private stopped = false;
+  private readonly interest: StreamInterest;
 
   constructor(
     private readonly node: ClusterNode,
@@ -107,9 +109,11 @@ export class ClusterQueues implements MessageQueues {
   ) {
     this.stream = `${node.name}-mqtt-msgs`;
     this.prefix = node.subject('mqtt', 'msgs', '');
+    this.interest = new StreamInterest(node, log);
   }
 
   async start(): Promise<void> {
+    await this.interest.start();
     this.jsm = await jetstreamManager(this.node.nc);
     this.js = jetstream(this.node.nc);
     const config = {
@@ -168,8 +172,13 @@ export class ClusterQueues implements MessageQueues {
 
   stop(): void {
     this.stopped = true;
+    this.interest.stop();
     for (const feed of this.feeds.values()) this.stopFeed(feed);
     this.broker.queues = null;
+  }
+
+  wants(topic: string): boolean {
+    return this.interest.wants(topic);
   }
 
   isQueued(clientId: string, subscription: Subscription): boolean {
@@ -252,9 +261,15 @@ export class ClusterQueues implements MessageQueues {
       // A group's consumer serves other members; a feed in use here belongs to a session again.
       if (subscription.group !== null || this.feeds.has(key)) continue;
       filterToSubjects(subscription.filter).forEach((_, i) => {
-        this.jsm?.consumers.delete(this.stream, durableOf(key, i)).catch(() => undefined);
+        this.dropConsumer(durableOf(key, i));
       });
     }
+  }
+
+  /** Deletes a consumer, and then its filter from the stream's interest. */
+  private dropConsumer(durable: string): void {
+    const forget = (): void => this.interest.remove(durable);
+    (this.jsm?.consumers.delete(this.stream, durable) ?? Promise.resolve()).then(forget, forget);
   }
 
   /** A member leaves its feed; the last one takes the feed with it (and its consumers, if `drop`). */
@@ -268,7 +283,7 @@ export class ClusterQueues implements MessageQueues {
     this.stopFeed(feed);
     if (!drop) return;
     for (const durable of feed.durables) {
-      this.jsm?.consumers.delete(this.stream, durable).catch(() => undefined);
+      this.dropConsumer(durable);
     }
   }
 
@@ -296,6 +311,8 @@ export class ClusterQueues implements MessageQueues {
     const expiryMs = this.broker.config.maxSessionExpirySec * 1000;
     try {
       for (const [i, durable] of feed.durables.entries()) {
+        // Stored from now on, on every node once its watch has it (until then the bus carries it here).
+        await this.interest.add(durable, feed.filter);
         await jsm.consumers.add(this.stream, {
           durable_name: durable,
           filter_subject: subjects[i] as string,

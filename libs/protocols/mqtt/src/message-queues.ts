@@ -9,9 +9,11 @@ import { type Subscription } from './subscription.js';
  * makes carry a `settle` the core calls on the client's PUBACK (PUBREC for QoS 2).
  */
 export interface MessageQueues {
-  /** Whether this subscription gets its QoS 1/2 messages from the stream (so routing skips it for them). */
+  /** Whether a stream consumer anywhere reads `topic`: only then is a QoS 1/2 message on it stored. */
+  wants(topic: string): boolean;
+  /** Whether this subscription gets its stored QoS 1/2 messages from the stream (so routing skips it for them). */
   isQueued(clientId: string, subscription: Subscription): boolean;
-  /** Resolves once the stream holds the message; rejects when it could not store it. */
+  /** Resolves once the stream holds the message (one that `wants` its topic); rejects when it could not store it. */
   store(message: MqttMessage): Promise<void>;
   subscribed(session: Session, subscription: Subscription): void;
   /** Resolves once the subscription's stream consumers exist (or could not be made); at once without any. */

@@ -20,6 +20,11 @@ export interface MqttMessage {
   /** Epoch milliseconds after which the message is not delivered (v5 message expiry); null: never. */
   readonly expiresAt: number | null;
   readonly properties: PassThroughProperties;
+  /**
+   * Cluster mode: the publisher's node stores it in the message stream, so a subscription the stream
+   * feeds gets it from there and not from the bus. Absent: not stored.
+   */
+  readonly stored?: boolean;
 }
 
 export function isExpired(message: MqttMessage, now: number): boolean {

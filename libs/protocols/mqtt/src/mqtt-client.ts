@@ -68,6 +68,8 @@ export class MqttClient implements SessionOwner, PacketHandler {
   readonly held: Packet[] = [];
   /** Cluster mode: the acknowledgements of QoS 1/2 publishes, in order, each after its message is stored. */
   acks: Promise<void> = Promise.resolve();
+  /** Acknowledgements chained on `acks` and not sent yet: with none, one that waits on nothing goes at once. */
+  acksPending = 0;
   readonly outboundAliases = new OutboundAliases();
   private readonly reader: PacketReader;
   private keepAliveTimer: TimerHandle | null = null;

@@ -86,7 +86,8 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
       'more QoS 2 messages in flight than the receive maximum',
     );
   }
-  const message = messageFromPublish(client, {
+  const queues = client.broker.queues;
+  const published = messageFromPublish(client, {
     topic,
     payload: packet.payload,
     qos: packet.qos,
@@ -95,7 +96,13 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
     publisherId: client.clientId,
   });
   let reasonCode: number = RC.success;
-  if (!client.permissions.canPublish(topic)) {
+  const allowed = client.permissions.canPublish(topic);
+  // Cluster mode: stored before its acknowledgement when a stream consumer anywhere reads its topic.
+  const message =
+    allowed && packet.qos > 0 && queues !== null && queues.wants(topic)
+      ? { ...published, stored: true }
+      : published;
+  if (!allowed) {
     client.log.info({ clientId: client.clientId, topic }, 'mqtt publish not authorized');
     // v5 says why; v3 has no way to, so the message is acknowledged and dropped.
     if (client.version === 5) reasonCode = RC.notAuthorized;
@@ -109,20 +116,24 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
   const qos = packet.qos;
   if (qos === 0) return;
   if (qos === 2 && reasonCode < 0x80) session.awaitingRelease.add(id);
-  const queues = client.broker.queues;
-  if (queues === null) return acknowledge(client, qos, id, reasonCode, ackProperties);
-  // Cluster mode: acknowledged only once the stream holds it, and in the order the client published.
-  // Settled into a value at once: a store that fails while an earlier one is pending is never unhandled.
+  if (queues === null || (message.stored !== true && client.acksPending === 0)) {
+    return acknowledge(client, qos, id, reasonCode, ackProperties);
+  }
+  // Cluster mode: acknowledged only once the stream holds what it stores, and in the order the client
+  // published. Settled into a value at once: a store that fails while an earlier one is pending is never
+  // unhandled.
   const stored: Promise<Error | null> =
-    reasonCode < 0x80
+    message.stored === true
       ? queues.store(message).then(
           () => null,
           (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
         )
       : Promise.resolve(null);
+  client.acksPending++;
   client.acks = client.acks
     .then(() => stored)
     .then((failure) => {
+      client.acksPending--;
       if (failure === null) return acknowledge(client, qos, id, reasonCode, ackProperties);
       throw failure;
     })
