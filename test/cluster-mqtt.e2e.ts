@@ -520,4 +520,23 @@ describe('cluster: MQTT state across nodes', () => {
     assert.ok(persistentInbox.received.length > 0);
     await Promise.all([back.endAsync(), clean.endAsync(), publisher.endAsync()]);
   });
+
+  it('UNSUBSCRIBE then SUBSCRIBE again at once: the stream still keeps what the subscription is owed while its client is away', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const options = persistentSession('q8-subscriber');
+    const first = await connectAsync(`${n1.url}/mqtt`, options);
+    await first.subscribeAsync('q8/x', { qos: 1 });
+    for (let i = 0; i < 3; i++) {
+      await first.unsubscribeAsync('q8/x');
+      await first.subscribeAsync('q8/x', { qos: 1 });
+    }
+    // The deletions of the old consumers settle; the entry of the last one must stay.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await first.endAsync();
+    const publisher = await connect(n2, { clientId: 'q8-publisher' });
+    await publisher.publishAsync('q8/x', 'owed', { qos: 1 });
+    const back = await connectAsync(`${n2.url}/mqtt`, options);
+    await new Inbox(back).waitFor((m) => m.payload === 'owed', 8000);
+    await Promise.all([back.endAsync(), publisher.endAsync()]);
+  });
 });

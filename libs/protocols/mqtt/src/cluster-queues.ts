@@ -266,9 +266,12 @@ export class ClusterQueues implements MessageQueues {
     }
   }
 
-  /** Deletes a consumer, and then its filter from the stream's interest. */
+  /** Deletes a consumer, and then its filter from the stream's interest unless a feed here made it again. */
   private dropConsumer(durable: string): void {
-    const forget = (): void => this.interest.remove(durable);
+    const forget = (): void => {
+      for (const feed of this.feeds.values()) if (feed.durables.includes(durable)) return;
+      this.interest.remove(durable);
+    };
     (this.jsm?.consumers.delete(this.stream, durable) ?? Promise.resolve()).then(forget, forget);
   }
 

@@ -17,7 +17,13 @@ export class StreamInterest {
   private watch: BucketWatch | null = null;
   private readonly filters = new SubscriptionStore();
   private readonly byConsumer = new Map<string, string>();
-  private loaded = false;
+  /** The revision of each consumer's entry this node last saw or wrote. */
+  private readonly revisions = new Map<string, number>();
+  /**
+   * Whether the trie holds the bucket as it is: not before a watch has replayed it, nor while NATS is
+   * away (entries written meanwhile are missed until the watch starts again).
+   */
+  private current = false;
 
   constructor(
     private readonly node: ClusterNode,
@@ -27,6 +33,7 @@ export class StreamInterest {
   async start(): Promise<void> {
     const kv = await this.node.bucket('mqtt-stream-filters', { history: 1 });
     this.kv = kv;
+    await this.markIfEmpty();
     this.watch = await watchBucket(kv, (entry) => this.apply(entry), {
       log: this.log,
       what: 'mqtt stream filters',
@@ -34,35 +41,56 @@ export class StreamInterest {
       loadTimeoutMs: 5000,
     });
     this.node.onConnection((connected) => {
-      if (connected) this.watch?.restart();
+      this.current = false;
+      if (!connected) return;
+      this.watch?.restart();
+      void this.markIfEmpty();
     });
     await this.watch.loaded;
-    this.loaded = true;
+  }
+
+  /** An empty bucket has nothing to replay: the empty trie is its current view. */
+  private async markIfEmpty(): Promise<void> {
+    if ((await this.kv?.status().catch(() => null))?.values === 0) this.current = true;
   }
 
   stop(): void {
     this.watch?.stop();
   }
 
-  /** Whether a consumer reads `topic` (until the entries are loaded: yes, to be safe). */
+  /** Whether a consumer reads `topic` (while the trie may miss entries: yes, to be safe). */
   wants(topic: string): boolean {
-    return !this.loaded || this.filters.match(topic, always).length > 0;
+    return !this.current || this.filters.match(topic, always).length > 0;
   }
 
   /** Before the consumer is made: from now on, messages on its topics are stored. */
   async add(consumer: string, filter: string): Promise<void> {
     if (this.kv === null) throw new Error('the stream filter bucket is not open');
     this.set(consumer, filter);
-    await this.kv.put(consumer, filter);
+    this.revisions.set(consumer, await this.kv.put(consumer, filter));
   }
 
-  /** After the consumer was deleted. */
+  /**
+   * After the consumer was deleted: its entry goes, unless it was written again since (the same
+   * subscription made again, here or on another node), which the revision tells.
+   */
   remove(consumer: string): void {
-    this.set(consumer, null);
-    this.kv?.delete(consumer).catch(() => undefined);
+    const revision = this.revisions.get(consumer);
+    if (revision === undefined) return;
+    this.kv?.delete(consumer, { previousSeq: revision }).then(
+      () => {
+        if (this.revisions.get(consumer) !== revision) return;
+        this.revisions.delete(consumer);
+        this.set(consumer, null);
+      },
+      () => undefined,
+    );
   }
 
   private apply(entry: KvWatchEntry): void {
+    // The replay of the bucket ends with the entry that has nothing pending behind it.
+    if (entry.delta === 0) this.current = true;
+    this.revisions.set(entry.key, entry.revision);
     if (entry.operation !== 'PUT') return this.set(entry.key, null);
     const filter = Buffer.from(entry.value).toString('utf8');
     try {

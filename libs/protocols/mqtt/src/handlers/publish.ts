@@ -133,11 +133,12 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
   client.acks = client.acks
     .then(() => stored)
     .then((failure) => {
+      if (failure !== null) throw failure;
       client.acksPending--;
-      if (failure === null) return acknowledge(client, qos, id, reasonCode, ackProperties);
-      throw failure;
+      acknowledge(client, qos, id, reasonCode, ackProperties);
     })
     .catch((err: Error) => {
+      client.acksPending--;
       client.log.warn({ clientId: client.clientId, topic, err: err.message }, 'mqtt message not stored');
       session.awaitingRelease.delete(id);
       // Never an acknowledgement for a message that was not stored: v5 hears why, v3 loses the connection.
