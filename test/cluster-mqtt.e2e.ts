@@ -503,15 +503,10 @@ describe('cluster: MQTT state across nodes', () => {
     const persistent = await connectAsync(`${n2.url}/mqtt`, persistentSession('q7-persistent'));
     const persistentInbox = new Inbox(persistent);
     await persistent.subscribeAsync('q7/#', { qos: 1 });
-    await until(
-      'the publishing node stores for it',
-      async () => {
-        const seq = await lastSeq();
-        await publisher.publishAsync('q7/x', 'probe', { qos: 1 });
-        return (await lastSeq()) > seq;
-      },
-      5000,
-    );
+    // Its SUBACK waited until every node's index had its consumer: the very next publish is stored.
+    const seq = await lastSeq();
+    await publisher.publishAsync('q7/x', 'probe', { qos: 1 });
+    assert.equal(await lastSeq(), seq + 1, 'stored on the publishing node right after the SUBACK');
     await persistent.endAsync();
     await publisher.publishAsync('q7/x', 'kept', { qos: 1 });
     const back = await connectAsync(`${n1.url}/mqtt`, persistentSession('q7-persistent'));

@@ -313,9 +313,10 @@ export class ClusterQueues implements MessageQueues {
     const subjects = filterToSubjects(feed.filter).map((subject) => this.prefix + subject);
     const expiryMs = this.broker.config.maxSessionExpirySec * 1000;
     try {
+      let revision = 0;
       for (const [i, durable] of feed.durables.entries()) {
-        // Stored from now on, on every node once its watch has it (until then the bus carries it here).
-        await this.interest.add(durable, feed.filter);
+        // Stored from now on, on every node once its watch has it (`everywhere` below waits for that).
+        revision = await this.interest.add(durable, feed.filter);
         await jsm.consumers.add(this.stream, {
           durable_name: durable,
           filter_subject: subjects[i] as string,
@@ -327,6 +328,8 @@ export class ClusterQueues implements MessageQueues {
           ...(feed.group !== null && expiryMs > 0 ? { inactive_threshold: nanos(expiryMs) } : {}),
         });
       }
+      // The SUBACK this feeds waits until no node would acknowledge unstored what these consumers read.
+      await this.interest.everywhere(revision);
     } catch (err) {
       this.failed(feed, err, 'mqtt: stream consumer not made yet; its QoS 1/2 messages stay on their node');
       return this.later(feed, () => (feed.opened = this.open(feed)));

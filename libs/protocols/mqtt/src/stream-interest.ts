@@ -9,8 +9,8 @@ import { parseFilter } from './topic-filter.js';
  * consumer (its name, its MQTT filter), written before the consumer is made and deleted after it, and
  * watched by every node into a trie. A QoS 1/2 publish is stored in the stream before its PUBACK only
  * when a consumer wants its topic; otherwise (subscribers with clean sessions only, or none) it is
- * acknowledged at once, as on one node, and its bus message says so, so that a consumer made meanwhile,
- * whose node has not seen this entry yet, still gets it through the bus.
+ * acknowledged at once, as on one node, and its bus message says so. A new consumer's SUBACK waits until
+ * every live node's trie holds its entry (`everywhere`), so no node acknowledges unstored what it reads.
  */
 export class StreamInterest {
   private kv: KV | null = null;
@@ -24,6 +24,9 @@ export class StreamInterest {
    * away (entries written meanwhile are missed until the watch starts again).
    */
   private current = false;
+  /** The highest revision of the bucket this node's trie holds. */
+  private seenRevision = 0;
+  private readonly waiting = new Set<{ readonly revision: number; readonly resolve: () => void }>();
 
   constructor(
     private readonly node: ClusterNode,
@@ -34,6 +37,7 @@ export class StreamInterest {
     const kv = await this.node.bucket('mqtt-stream-filters', { history: 1 });
     this.kv = kv;
     await this.markIfEmpty();
+    this.node.serve(SEEN, (body) => this.seen(Number((body as { revision?: unknown } | null)?.revision)));
     this.watch = await watchBucket(kv, (entry) => this.apply(entry), {
       log: this.log,
       what: 'mqtt stream filters',
@@ -56,6 +60,35 @@ export class StreamInterest {
 
   stop(): void {
     this.watch?.stop();
+    for (const waiter of this.waiting) waiter.resolve();
+  }
+
+  /**
+   * Resolves once every live node's trie holds the bucket up to `revision`, or once those that have not
+   * answered within SEEN_WAIT_MS are left out (a node away from NATS stores everything meanwhile).
+   */
+  async everywhere(revision: number): Promise<void> {
+    await this.node.scatter(SEEN, { revision }, SEEN_WAIT_MS + 500);
+  }
+
+  /** On every node: answers once its trie holds the bucket up to `revision` (false after SEEN_WAIT_MS). */
+  private seen(revision: number): boolean | Promise<boolean> {
+    if (!Number.isSafeInteger(revision) || revision <= this.seenRevision) return true;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(waiter);
+        resolve(false);
+      }, SEEN_WAIT_MS);
+      const waiter = {
+        revision,
+        resolve: () => {
+          clearTimeout(timer);
+          this.waiting.delete(waiter);
+          resolve(true);
+        },
+      };
+      this.waiting.add(waiter);
+    });
   }
 
   /** Whether a consumer reads `topic` (while the trie may miss entries: yes, to be safe). */
@@ -63,11 +96,13 @@ export class StreamInterest {
     return !this.current || this.filters.match(topic, always).length > 0;
   }
 
-  /** Before the consumer is made: from now on, messages on its topics are stored. */
-  async add(consumer: string, filter: string): Promise<void> {
+  /** Before the consumer is made: from now on, messages on its topics are stored. Returns the entry's revision. */
+  async add(consumer: string, filter: string): Promise<number> {
     if (this.kv === null) throw new Error('the stream filter bucket is not open');
     this.set(consumer, filter);
-    this.revisions.set(consumer, await this.kv.put(consumer, filter));
+    const revision = await this.kv.put(consumer, filter);
+    this.revisions.set(consumer, revision);
+    return revision;
   }
 
   /**
@@ -91,6 +126,10 @@ export class StreamInterest {
     // The replay of the bucket ends with the entry that has nothing pending behind it.
     if (entry.delta === 0) this.current = true;
     this.revisions.set(entry.key, entry.revision);
+    if (entry.revision > this.seenRevision) {
+      this.seenRevision = entry.revision;
+      for (const waiter of this.waiting) if (waiter.revision <= entry.revision) waiter.resolve();
+    }
     if (entry.operation !== 'PUT') return this.set(entry.key, null);
     const filter = Buffer.from(entry.value).toString('utf8');
     try {
@@ -115,6 +154,11 @@ export class StreamInterest {
 }
 
 const always = (): boolean => true;
+
+/** The node-addressed request that asks a node whether its trie holds the bucket up to a revision. */
+const SEEN = 'mqtt.stream-filters-seen';
+/** How long a node waits for its watch to reach the revision asked about. */
+const SEEN_WAIT_MS = 2000;
 
 /** The trie keeps subscriptions: a consumer's filter as one. */
 function subscriptionOf(filter: string) {
