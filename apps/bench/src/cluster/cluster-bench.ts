@@ -3,9 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killChildrenOnExit, type ServerProcess } from '../child-servers.js';
-import { runTraffic, type TrafficOptions } from '../mqtt/traffic.js';
-import { CpuWindow } from '../protocol-bench/cpu-window.js';
-import { addError, errorTotal } from '../protocol-bench/markdown.js';
+import { type TrafficOptions } from '../mqtt/traffic.js';
+import { errorTotal } from '../protocol-bench/markdown.js';
 import { machine } from '../rounds.js';
 import {
   CLUSTER_USAGE,
@@ -22,6 +21,7 @@ import {
   type ClusterResources,
 } from './cluster-resources.js';
 import { SETUP_IDS, startSetup, type Setup } from './cluster-setups.js';
+import { measureTraffic, preflightTraffic } from './measured-traffic.js';
 
 export { CLUSTER_USAGE };
 
@@ -108,29 +108,18 @@ async function measure(
   round: number,
   options: ClusterBenchOptions,
 ): Promise<ClusterRow> {
-  const windows = setup.processes.map((server) => new CpuWindow(server.pid));
-  const result = await runTraffic({
-    ...traffic(setup, shape, `bench/${round}/${shape.publishers}x${shape.subscribers}/${setup.id}`, options),
-    onWindowStart: () => windows.forEach((w) => w.start()),
-    onWindowEnd: () => windows.forEach((w) => w.stop()),
-  });
-  const errors = new Map(result.errors);
-  const expected = result.published * shape.subscribers;
-  if (result.received !== expected) {
-    addError(errors, 'received ≠ sent × subscribers', Math.abs(expected - result.received));
-  }
-  if (result.deliveriesPerSec === 0) addError(errors, 'nothing delivered in the measured window');
-  const sum = (values: readonly (number | null)[]): number | null =>
-    values.every((v): v is number => v !== null) ? values.reduce((x, y) => x + y, 0) : null;
-  const brokerMs = sum(windows.map((w) => w.shares.serverMs));
-  const delivered = result.deliveriesPerSec * (options.durationMs / 1000);
+  const topic = `bench/${round}/${shape.publishers}x${shape.subscribers}/${setup.id}`;
+  const { result, errors, cpu, cpuUsPerMessage } = await measureTraffic(
+    traffic(setup, shape, topic, options),
+    setup.processes,
+  );
   return {
     round,
     setup: setup.id,
     shape,
     deliveriesPerSec: result.deliveriesPerSec,
-    brokerCpu: sum(windows.map((w) => w.shares.server)),
-    brokerCpuUsPerMessage: brokerMs === null || delivered === 0 ? null : (brokerMs * 1000) / delivered,
+    brokerCpu: cpu,
+    brokerCpuUsPerMessage: cpuUsPerMessage,
     clientCpu: result.cpu.client,
     published: result.published,
     received: result.received,
@@ -142,18 +131,10 @@ async function measure(
 /** Before any timing: messages must flow, each one to every subscriber, from the publishers' node to theirs. */
 async function preflight(setup: Setup, options: ClusterBenchOptions): Promise<void> {
   const shape = options.shapes[0] as Shape;
-  const result = await runTraffic({
+  await preflightTraffic(setup.label, {
     ...traffic(setup, shape, `preflight/${setup.id}`, options),
     ...PREFLIGHT,
   });
-  const expected = result.published * PREFLIGHT.subscribers;
-  const failures = [...result.errors].map(([label, count]) => `${label} × ${count}`);
-  if (result.published === 0 || result.received !== expected) {
-    failures.push(
-      `sent ${result.published} × ${PREFLIGHT.subscribers} subscribers, received ${result.received}`,
-    );
-  }
-  if (failures.length > 0) throw new Error(`${setup.label}: preflight failed: ${failures.join('; ')}`);
 }
 
 function printReport(options: ClusterBenchOptions, rows: readonly ClusterRow[]): void {

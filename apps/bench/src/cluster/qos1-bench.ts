@@ -4,9 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killChildrenOnExit, type ServerProcess } from '../child-servers.js';
 import { integer, parseFlags, seconds, UsageError } from '../cli-options.js';
-import { runTraffic } from '../mqtt/traffic.js';
-import { CpuWindow } from '../protocol-bench/cpu-window.js';
-import { addError, errorTotal, fixed, markdownTable, percent } from '../protocol-bench/markdown.js';
+import { errorTotal, fixed, markdownTable, percent } from '../protocol-bench/markdown.js';
 import { machine } from '../rounds.js';
 import { median } from '../stats.js';
 import { parseShapes, type Shape } from './cluster-options.js';
@@ -18,6 +16,7 @@ import {
   type ClusterResources,
 } from './cluster-resources.js';
 import { startNode } from './cluster-setups.js';
+import { measureTraffic, preflightTraffic } from './measured-traffic.js';
 import { startNatsMqttCluster } from './nats-mqtt-cluster.js';
 
 export const QOS1_USAGE = `Usage: node dist/apps/bench/src/main.js cluster-qos1 [options]
@@ -199,36 +198,18 @@ function trafficOf(setup: Setup, shape: Shape, topic: string, options: Qos1Optio
 }
 
 async function measure(setup: Setup, shape: Shape, round: number, options: Qos1Options): Promise<Row> {
-  const windows = setup.processes.map((server) => new CpuWindow(server.pid));
-  const result = await runTraffic({
-    ...trafficOf(
-      setup,
-      shape,
-      `bench/${round}/${shape.publishers}x${shape.subscribers}/${setup.id}`,
-      options,
-    ),
-    onWindowStart: () => windows.forEach((w) => w.start()),
-    onWindowEnd: () => windows.forEach((w) => w.stop()),
-  });
-  const errors = new Map(result.errors);
-  const expected = result.published * shape.subscribers;
-  if (result.received !== expected) {
-    addError(errors, 'received ≠ sent × subscribers', Math.abs(expected - result.received));
-  }
-  if (result.deliveriesPerSec === 0) addError(errors, 'nothing delivered in the measured window');
-  const shares = windows.map((w) => w.shares);
-  const cpu = shares.every((s) => s.server !== null) ? shares.reduce((n, s) => n + (s.server ?? 0), 0) : null;
-  const cpuMs = shares.every((s) => s.serverMs !== null)
-    ? shares.reduce((n, s) => n + (s.serverMs ?? 0), 0)
-    : null;
-  const delivered = result.deliveriesPerSec * (options.durationMs / 1000);
+  const topic = `bench/${round}/${shape.publishers}x${shape.subscribers}/${setup.id}`;
+  const { result, errors, cpu, cpuUsPerMessage } = await measureTraffic(
+    trafficOf(setup, shape, topic, options),
+    setup.processes,
+  );
   return {
     round,
     shape,
     setup: setup.id,
     rate: result.deliveriesPerSec,
     cpu,
-    cpuUsPerMessage: cpuMs === null || delivered === 0 ? null : (cpuMs * 1000) / delivered,
+    cpuUsPerMessage,
     published: result.published,
     received: result.received,
     errors,
@@ -239,16 +220,10 @@ async function measure(setup: Setup, shape: Shape, round: number, options: Qos1O
 /** Before any timing: every message must reach every subscriber across the two nodes. */
 async function preflight(setup: Setup, options: Qos1Options): Promise<void> {
   const shape = options.shapes[0] as Shape;
-  const result = await runTraffic({
+  await preflightTraffic(LABELS[setup.id], {
     ...trafficOf(setup, shape, `preflight/${setup.id}`, options),
     ...PREFLIGHT,
   });
-  const expected = result.published * shape.subscribers;
-  const failures = [...result.errors].map(([label, count]) => `${label} × ${count}`);
-  if (result.published === 0 || result.received !== expected) {
-    failures.push(`sent ${result.published} × ${shape.subscribers} subscribers, received ${result.received}`);
-  }
-  if (failures.length > 0) throw new Error(`${LABELS[setup.id]}: preflight failed: ${failures.join('; ')}`);
 }
 
 function report(options: Qos1Options, rows: readonly Row[]): string {
