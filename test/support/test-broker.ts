@@ -1,10 +1,9 @@
 import { Writable } from 'node:stream';
 import { type DynamicModule, type INestApplication, Module, type Type } from '@nestjs/common';
-import { AdminModule, mountAdminOpenApi } from '#broker/admin';
-import { BusModule } from '#broker/bus';
+import { mountAdminOpenApi } from '#broker/admin';
+import { BrokerModule } from '#broker/broker';
 import { loadConfig, type BrokerConfig } from '#broker/config';
-import { createLogger, GatewayModule, startBroker } from '#broker/gateway';
-import { StoreModule } from '#broker/store';
+import { createLogger, startBroker } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { ChatModule } from '../../apps/example-chat/src/chat.module.js';
 import { AppModule } from '../../src/app.module.js';
@@ -38,15 +37,7 @@ export function startTestBroker(
 ): Promise<TestBroker> {
   return launch(config, (parsed, logger) => ({
     module: TestAppModule,
-    imports: [
-      GatewayModule.forRoot(parsed, logger),
-      StoreModule.forRoot(parsed.store, logger),
-      AdminModule.forRoot(),
-      BusModule,
-      ChatModule,
-      TestModulesModule,
-      ...extraModules,
-    ],
+    imports: [BrokerModule.forRoot({ ...parsed, logger }), ChatModule, TestModulesModule, ...extraModules],
   }));
 }
 

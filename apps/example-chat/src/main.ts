@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { BusModule } from '#broker/bus';
+import { BrokerModule } from '#broker/broker';
 import { loadConfig } from '#broker/config';
-import { createLogger, flushAndExit, GatewayModule, startBroker } from '#broker/gateway';
+import { createLogger, flushAndExit, startBroker } from '#broker/gateway';
 import { ChatModule } from './chat.module.js';
 
 /**
@@ -12,6 +12,7 @@ import { ChatModule } from './chat.module.js';
 const config = loadConfig({
   defaults: {
     port: 8081,
+    store: { sqlitePath: ':memory:' },
     endpoints: [
       {
         path: '/chat',
@@ -24,7 +25,7 @@ const config = loadConfig({
 });
 const logger = createLogger(config.log.level);
 
-@Module({ imports: [GatewayModule.forRoot(config, logger), BusModule, ChatModule] })
+@Module({ imports: [BrokerModule.forRoot({ ...config, logger, adminApi: false }), ChatModule] })
 class ChatAppModule {}
 
 startBroker(ChatAppModule, config, logger, { exitOnSignals: true }).catch((err: Error) => {

@@ -313,3 +313,5 @@ export type StoreConfig = BrokerConfig['store'];
 export type AdminConfig = BrokerConfig['admin'];
 export type OcppConfig = BrokerConfig['ocpp'];
 export type ClusterConfig = BrokerConfig['cluster'];
+/** A configuration as written (YAML, JSON or an application's object): defaults not yet applied. */
+export type BrokerConfigInput = z.input<typeof brokerConfigSchema>;

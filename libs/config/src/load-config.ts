@@ -24,8 +24,19 @@ export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ConfigError('config: the file must hold a mapping at the top level');
   }
-  const merged = applyEnv(raw as Record<string, unknown>, env);
-  const result = brokerConfigSchema.safeParse(merged);
+  return parseConfig(applyEnv(raw as Record<string, unknown>, env));
+}
+
+/**
+ * Validates a configuration object (an application's own, from its ConfigService, say) without
+ * reading CONFIG or the environment; a problem names its dotted key, as loadConfig's do. The schema
+ * has no transforms, so a configuration parsed once parses again to the same value.
+ */
+export function parseConfig(raw: unknown): BrokerConfig {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError('config: expected a mapping at the top level');
+  }
+  const result = brokerConfigSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(formatIssues(result.error.issues));
   return result.data;
 }

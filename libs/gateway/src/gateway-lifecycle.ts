@@ -3,6 +3,7 @@ import {
   Injectable,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
+  type OnApplicationShutdown,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type BrokerConfig } from '#broker/config';
@@ -10,6 +11,8 @@ import { type Server } from 'node:http';
 import { type Logger } from 'pino';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
+import { applyHttpLimits } from './http-limits.js';
+import { flushAndExit } from './logger.js';
 import { Heartbeat } from './heartbeat.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
@@ -19,10 +22,13 @@ import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
 /**
  * Boot and shutdown in one explicit order. Boot: discover modules, compile endpoints against them,
  * import keys, attach to the HTTP server, start heartbeats. Shutdown: refuse new upgrades (503),
- * let modules say goodbye, close 1001, and wait for the drain or the drain timeout.
+ * let modules say goodbye, close 1001, and wait for the drain or the drain timeout; after a signal,
+ * exit 0 with the logs flushed.
  */
 @Injectable()
-export class GatewayLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class GatewayLifecycle
+  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     @Inject(BROKER_LOGGER) private readonly logger: Logger,
@@ -39,11 +45,14 @@ export class GatewayLifecycle implements OnApplicationBootstrap, BeforeApplicati
     this.subprotocols.discover();
     this.endpoints.compile();
     await this.verifier.init();
-    this.gateway.attach(this.adapterHost.httpAdapter.getHttpServer() as Server);
+    const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
+    applyHttpLimits(server, this.config);
+    this.gateway.attach(server);
     for (const { spec, config } of this.endpoints.all()) this.heartbeat.start(spec, config.pingIntervalMs);
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    if (signal !== undefined) this.logger.info({ signal }, 'shutting down');
     this.connections.draining = true;
     this.heartbeat.stop();
     const open = [...this.connections.all()];
@@ -62,5 +71,14 @@ export class GatewayLifecycle implements OnApplicationBootstrap, BeforeApplicati
     }
     for (const { ws } of this.connections.all()) ws.terminate();
     this.gateway.closeAll();
+  }
+
+  /**
+   * Nest's shutdown hooks end by raising the signal again, which kills the process with it (status
+   * 143, which orchestrators report as a crash) before the batched log lines are out. Listening for
+   * that second signal turns it into a flushed exit 0 once every module has shut down.
+   */
+  onApplicationShutdown(signal?: string): void {
+    if (signal !== undefined) process.once(signal, () => flushAndExit(this.logger, 0));
   }
 }

@@ -1,7 +1,5 @@
-import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
-import { type BrokerConfig } from '#broker/config';
-import { type Logger } from 'pino';
+import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
 import { ConnectionOpener } from './connection-opener.js';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
@@ -12,41 +10,49 @@ import { GatewayMetrics } from './metrics.js';
 import { OpsController } from './ops.controller.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
-import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
 import { UpgradeGateway } from './upgrade-gateway.js';
 
-@Global()
-@Module({})
-export class GatewayModule {
-  static forRoot(config: BrokerConfig, logger: Logger): DynamicModule {
-    return {
-      module: GatewayModule,
-      imports: [DiscoveryModule],
-      controllers: [OpsController],
-      providers: [
-        { provide: BROKER_CONFIG, useValue: config },
-        { provide: BROKER_LOGGER, useValue: logger },
-        SubprotocolRegistry,
-        EndpointRegistry,
-        ConnectionRegistry,
-        ConnectionOpener,
-        TokenVerifier,
-        GatewayMetrics,
-        HealthChecks,
-        Heartbeat,
-        UpgradeGateway,
-        GatewayLifecycle,
-      ],
-      exports: [
-        BROKER_CONFIG,
-        BROKER_LOGGER,
-        ConnectionRegistry,
-        EndpointRegistry,
-        SubprotocolRegistry,
-        TokenVerifier,
-        GatewayMetrics,
-        HealthChecks,
-      ],
-    };
+/**
+ * The handshake gateway: registries, the upgrade handler, heartbeats, drain, and /health and
+ * /metrics. It reads BROKER_CONFIG and BROKER_LOGGER, which BrokerModule provides.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  controllers: [OpsController],
+  providers: [
+    SubprotocolRegistry,
+    EndpointRegistry,
+    ConnectionRegistry,
+    ConnectionOpener,
+    TokenVerifier,
+    GatewayMetrics,
+    HealthChecks,
+    Heartbeat,
+    UpgradeGateway,
+    GatewayLifecycle,
+  ],
+  exports: [
+    ConnectionRegistry,
+    EndpointRegistry,
+    SubprotocolRegistry,
+    TokenVerifier,
+    GatewayMetrics,
+    HealthChecks,
+  ],
+})
+export class GatewayModule implements NestModule {
+  constructor(
+    private readonly gateway: UpgradeGateway,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  /**
+   * Plain GETs on endpoint paths get the diagnostic page before any route of the application's.
+   * Mounted on the HTTP adapter itself, at the moment Nest mounts module middleware (before the
+   * routes): through the consumer it would be mounted under a path, which rewrites `req.url`, and
+   * under the application's global prefix, which endpoint paths do not carry.
+   */
+  configure(_consumer: MiddlewareConsumer): void {
+    this.adapterHost.httpAdapter.use(this.gateway.handleRequest);
   }
 }

@@ -1,5 +1,6 @@
 export * from './gateway.module.js';
 export * from './start-broker.js';
+export * from './http-limits.js';
 export * from './subprotocol.decorator.js';
 export * from './subprotocol.types.js';
 export * from './logger.js';

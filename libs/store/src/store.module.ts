@@ -1,11 +1,4 @@
-import {
-  Global,
-  Inject,
-  Module,
-  type DynamicModule,
-  type OnApplicationShutdown,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import {
   CRA_KEYS,
   ORIGIN_ENTRIES,
@@ -15,8 +8,8 @@ import {
   type PasswordCheck,
   type StoredTokenCheck,
 } from '#broker/auth';
-import { type StoreConfig } from '#broker/config';
-import { HealthChecks } from '#broker/gateway';
+import { type BrokerConfig } from '#broker/config';
+import { BROKER_CONFIG, BROKER_LOGGER, HealthChecks } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { BrokerStore } from './broker-store.js';
 import { OriginCache } from './origin-cache.js';
@@ -43,57 +36,53 @@ class StoreLifecycle implements OnModuleInit, OnApplicationShutdown {
  * fills the auth ports the gateway reads: stored API tokens, passwords and run-time origin entries.
  */
 @Global()
-@Module({})
-export class StoreModule {
-  static forRoot(config: StoreConfig, logger: Logger): DynamicModule {
-    return {
-      module: StoreModule,
-      providers: [
-        {
-          provide: BrokerStore,
-          useFactory: async () => {
-            const store = await BrokerStore.open(config);
-            const where = store.backend === 'sqlite' ? config.sqlitePath : 'PostgreSQL (DATABASE_URL)';
-            logger.info({ backend: store.backend, where }, 'store opened, migrations applied');
-            return store;
-          },
-        },
-        {
-          provide: OriginCache,
-          inject: [BrokerStore],
-          useFactory: async (store: BrokerStore) => {
-            const cache = new OriginCache(store.origins, logger);
-            // SQLite has one writer, this process; PostgreSQL may be shared, so poll for other nodes' changes.
-            await cache.start(store.backend === 'postgres' ? config.refreshIntervalMs : null);
-            return cache;
-          },
-        },
-        { provide: ORIGIN_ENTRIES, useExisting: OriginCache },
-        {
-          provide: STORED_TOKENS,
-          inject: [BrokerStore],
-          useFactory: (store: BrokerStore): StoredTokenCheck => ({
-            recognizes: (token) => store.credentials.recognizes(token),
-            verify: (token) => store.credentials.verifyToken(token),
-          }),
-        },
-        {
-          provide: CRA_KEYS,
-          inject: [BrokerStore],
-          useFactory: (store: BrokerStore): CraKeyLookup => ({
-            craKey: (authid) => store.credentials.craKey(authid),
-          }),
-        },
-        {
-          provide: PASSWORD_CHECK,
-          inject: [BrokerStore],
-          useFactory: (store: BrokerStore): PasswordCheck => ({
-            verifyPassword: (username, password) => store.credentials.verifyPassword(username, password),
-          }),
-        },
-        StoreLifecycle,
-      ],
-      exports: [BrokerStore, OriginCache, ORIGIN_ENTRIES, STORED_TOKENS, PASSWORD_CHECK, CRA_KEYS],
-    };
-  }
-}
+@Module({
+  providers: [
+    {
+      provide: BrokerStore,
+      inject: [BROKER_CONFIG, BROKER_LOGGER],
+      useFactory: async ({ store: config }: BrokerConfig, logger: Logger) => {
+        const store = await BrokerStore.open(config);
+        const where = store.backend === 'sqlite' ? config.sqlitePath : 'PostgreSQL (DATABASE_URL)';
+        logger.info({ backend: store.backend, where }, 'store opened, migrations applied');
+        return store;
+      },
+    },
+    {
+      provide: OriginCache,
+      inject: [BrokerStore, BROKER_CONFIG, BROKER_LOGGER],
+      useFactory: async (store: BrokerStore, { store: config }: BrokerConfig, logger: Logger) => {
+        const cache = new OriginCache(store.origins, logger);
+        // SQLite has one writer, this process; PostgreSQL may be shared, so poll for other nodes' changes.
+        await cache.start(store.backend === 'postgres' ? config.refreshIntervalMs : null);
+        return cache;
+      },
+    },
+    { provide: ORIGIN_ENTRIES, useExisting: OriginCache },
+    {
+      provide: STORED_TOKENS,
+      inject: [BrokerStore],
+      useFactory: (store: BrokerStore): StoredTokenCheck => ({
+        recognizes: (token) => store.credentials.recognizes(token),
+        verify: (token) => store.credentials.verifyToken(token),
+      }),
+    },
+    {
+      provide: CRA_KEYS,
+      inject: [BrokerStore],
+      useFactory: (store: BrokerStore): CraKeyLookup => ({
+        craKey: (authid) => store.credentials.craKey(authid),
+      }),
+    },
+    {
+      provide: PASSWORD_CHECK,
+      inject: [BrokerStore],
+      useFactory: (store: BrokerStore): PasswordCheck => ({
+        verifyPassword: (username, password) => store.credentials.verifyPassword(username, password),
+      }),
+    },
+    StoreLifecycle,
+  ],
+  exports: [BrokerStore, OriginCache, ORIGIN_ENTRIES, STORED_TOKENS, PASSWORD_CHECK, CRA_KEYS],
+})
+export class StoreModule {}

@@ -59,12 +59,12 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     // Provided by the store; without it a ticket is only ever a token.
     @Optional() @Inject(PASSWORD_CHECK) private readonly passwordCheck?: PasswordCheck,
     @Optional() @Inject(CRA_KEYS) private readonly craKeys?: CraKeyLookup,
-    @Optional() @Inject(ClusterNode) cluster?: ClusterNode,
+    @Optional() @Inject(ClusterNode) cluster: ClusterNode | null = null,
   ) {
     this.log = logger.child({ module: WAMP_SUBPROTOCOL });
     const wamp = config.wamp;
     this.busRealm = wamp.busRealm;
-    const remote = cluster === undefined ? undefined : new WampCluster(cluster, this.log);
+    const remote = cluster === null ? undefined : new WampCluster(cluster, this.log);
     this.cluster = remote ?? null;
     this.router = new Router({
       ...(remote && { remote: (realm: string) => remote.remote(realm) }),

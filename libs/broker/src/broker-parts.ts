@@ -1,0 +1,43 @@
+import { type DynamicModule } from '@nestjs/common';
+import { AdminModule } from '#broker/admin';
+import { ClusterModule } from '#broker/cluster';
+import { parseConfig, type BrokerConfig } from '#broker/config';
+import { BROKER_CONFIG, BROKER_LOGGER, createLogger, GatewayModule } from '#broker/gateway';
+import { StoreModule } from '#broker/store';
+import { type Logger } from 'pino';
+
+/** What shapes the module itself, so it is given next to the config rather than inside it. */
+export interface BrokerModuleExtras {
+  /** The REST admin API under /admin/v1 and its audit log (default true). */
+  readonly adminApi?: boolean;
+  /** The pino logger the broker writes to; by default JSON lines on stdout at the config's `log.level`. */
+  readonly logger?: Logger | undefined;
+}
+
+/**
+ * Completes the module ConfigurableModuleBuilder made (which provides the raw options): the
+ * validated config and the logger, the gateway, the store, the bus or cluster, and the admin API.
+ * Global, so an application's own modules inject TOPIC_BUS, ConnectionRegistry and the rest.
+ */
+export function withBrokerParts(
+  definition: DynamicModule,
+  extras: BrokerModuleExtras,
+  options: symbol | string,
+): DynamicModule {
+  const parts = [GatewayModule, StoreModule, ClusterModule];
+  return {
+    ...definition,
+    global: true,
+    imports: [...(definition.imports ?? []), ...parts, ...(extras.adminApi === false ? [] : [AdminModule])],
+    providers: [
+      ...(definition.providers ?? []),
+      { provide: BROKER_CONFIG, inject: [options], useFactory: parseConfig },
+      {
+        provide: BROKER_LOGGER,
+        inject: [BROKER_CONFIG],
+        useFactory: (config: BrokerConfig) => extras.logger ?? createLogger(config.log.level),
+      },
+    ],
+    exports: [BROKER_CONFIG, BROKER_LOGGER, ...parts],
+  };
+}

@@ -1,0 +1,3 @@
+export { BrokerModule } from './broker.module.js';
+export { BROKER_OPTIONS } from './broker.module-definition.js';
+export type { BrokerModuleExtras } from './broker-parts.js';
