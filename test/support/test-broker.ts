@@ -34,8 +34,10 @@ class TestAppModule {}
 export function startTestBroker(
   config: Record<string, unknown>,
   extraModules: readonly Type[] = [],
+  /** What the application's main.ts does between NestFactory.create and listen (useWebSocketAdapter). */
+  setup?: (app: INestApplication) => void,
 ): Promise<TestBroker> {
-  return launch(config, (parsed, logger) => ({
+  return launch(config, setup, (parsed, logger) => ({
     module: TestAppModule,
     imports: [BrokerModule.forRoot({ ...parsed, logger }), ChatModule, TestModulesModule, ...extraModules],
   }));
@@ -46,11 +48,14 @@ export function startTestBroker(
  * endpoints), on an ephemeral loopback port with the store in memory; `config` overrides settings.
  */
 export function startDefaultBroker(config: Record<string, unknown> = {}): Promise<TestBroker> {
-  return launch({ ...DEFAULT_CONFIG, ...config }, (parsed, logger) => AppModule.with(parsed, logger));
+  return launch({ ...DEFAULT_CONFIG, ...config }, undefined, (parsed, logger) =>
+    AppModule.with(parsed, logger),
+  );
 }
 
 async function launch(
   config: Record<string, unknown>,
+  setup: ((app: INestApplication) => void) | undefined,
   compose: (parsed: BrokerConfig, logger: Logger) => DynamicModule,
 ): Promise<TestBroker> {
   const parsed = loadConfig({
@@ -71,7 +76,12 @@ async function launch(
     },
   });
   const logger = createLogger('info', sink);
-  const broker = await startBroker(compose(parsed, logger), parsed, logger, { setup: mountAdminOpenApi });
+  const broker = await startBroker(compose(parsed, logger), parsed, logger, {
+    setup: (app) => {
+      mountAdminOpenApi(app);
+      setup?.(app);
+    },
+  });
   return {
     app: broker.app,
     port: broker.port,

@@ -3,6 +3,7 @@ import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
 import { ConnectionOpener } from './connection-opener.js';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
+import { GatewayAdapterCheck } from './gateway-adapter-check.js';
 import { GatewayLifecycle } from './gateway-lifecycle.js';
 import { HealthChecks } from './health-checks.js';
 import { Heartbeat } from './heartbeat.js';
@@ -30,6 +31,7 @@ import { UpgradeGateway } from './upgrade-gateway.js';
     Heartbeat,
     UpgradeGateway,
     GatewayLifecycle,
+    GatewayAdapterCheck,
   ],
   exports: [
     ConnectionRegistry,

@@ -15,3 +15,5 @@ export * from './endpoint-scope-error.js';
 export * from './health-checks.js';
 export * from './clock.js';
 export * from './manual-clock.js';
+export * from './broker-ws-adapter.js';
+export * from './gateway-client.js';
