@@ -34,7 +34,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '\\.(spec|e2e)\\.js$|spec-support' },
+    exclude: { path: '\\.(spec|e2e)\\.js$|spec-support|\\.d\\.ts$' },
     moduleSystems: ['es6'],
     enhancedResolveOptions: { conditionNames: ['import', 'default', 'node'] },
   },

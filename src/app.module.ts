@@ -1,10 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { BrokerModule } from '#broker/broker';
-import { type BrokerConfig } from '#broker/config';
-import { GraphqlModule } from '#broker/protocols/graphql';
-import { MqttModule } from '#broker/protocols/mqtt';
-import { Ocpp16Module } from '#broker/protocols/ocpp16';
-import { WampModule } from '#broker/protocols/wamp';
+import { BrokerModule, type BrokerConfig } from 'ws-protocol-broker';
+import { GraphqlModule } from 'ws-protocol-broker/graphql';
+import { MqttModule } from 'ws-protocol-broker/mqtt';
+import { Ocpp16Module } from 'ws-protocol-broker/ocpp16';
+import { WampModule } from 'ws-protocol-broker/wamp';
 import { type Logger } from 'pino';
 import { ChatModule } from '../apps/example-chat/src/chat.module.js';
 

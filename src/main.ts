@@ -1,6 +1,11 @@
-import { mountAdminOpenApi } from '#broker/admin';
-import { ConfigError, loadConfig } from '#broker/config';
-import { createLogger, flushAndExit, startBroker } from '#broker/gateway';
+import {
+  ConfigError,
+  createLogger,
+  flushAndExit,
+  loadConfig,
+  mountAdminOpenApi,
+  startBroker,
+} from 'ws-protocol-broker';
 import { AppModule } from './app.module.js';
 import { DEFAULT_CONFIG } from './default-config.js';
 

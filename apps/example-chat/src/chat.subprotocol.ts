@@ -1,11 +1,13 @@
 import { Inject } from '@nestjs/common';
-import { TOPIC_BUS, type BusSubscription, type TopicBus } from '#broker/bus';
 import {
   Subprotocol,
+  TOPIC_BUS,
+  type BusSubscription,
   type Connection,
   type ConnectionContext,
   type SubprotocolHandler,
-} from '#broker/gateway';
+  type TopicBus,
+} from 'ws-protocol-broker';
 import { parseChatCommand } from './chat-protocol.js';
 
 const MAX_ROOMS_PER_CONNECTION = 32;

@@ -1,7 +1,5 @@
 import { Module } from '@nestjs/common';
-import { BrokerModule } from '#broker/broker';
-import { loadConfig } from '#broker/config';
-import { createLogger, flushAndExit, startBroker } from '#broker/gateway';
+import { BrokerModule, createLogger, flushAndExit, loadConfig, startBroker } from 'ws-protocol-broker';
 import { ChatModule } from './chat.module.js';
 
 /**

@@ -1,3 +1,37 @@
+/** The package's root export: what an application imports to host the broker and write modules. */
 export { BrokerModule } from './broker.module.js';
 export { BROKER_OPTIONS } from './broker.module-definition.js';
 export type { BrokerModuleExtras } from './broker-parts.js';
+export {
+  BROKER_CONFIG,
+  BROKER_LOGGER,
+  BrokerWsAdapter,
+  brokerHttpsOptions,
+  ConnectionRegistry,
+  createLogger,
+  flushAndExit,
+  GatewayClient,
+  GatewayServer,
+  HealthChecks,
+  startBroker,
+  Subprotocol,
+  SubprotocolRegistry,
+} from '#broker/gateway';
+export type {
+  Connection,
+  ConnectionContext,
+  GatewayMessage,
+  GatewayMessageParser,
+  HandshakeCheckContext,
+  HandshakeCheckFailure,
+  RunningBroker,
+  SubprotocolGatewayOptions,
+  SubprotocolHandler,
+  SubprotocolOptions,
+} from '#broker/gateway';
+export { TOPIC_BUS } from '#broker/bus';
+export type { BusMessage, BusSubscription, TopicBus } from '#broker/bus';
+export { ConfigError, loadConfig, parseConfig } from '#broker/config';
+export type { BrokerConfig, BrokerConfigInput } from '#broker/config';
+export type { Principal } from '#broker/handshake';
+export { mountAdminOpenApi } from '#broker/admin';

@@ -1,0 +1,31 @@
+import { Module } from '@nestjs/common';
+import { BrokerModule, type BrokerConfigInput } from 'ws-protocol-broker';
+import { HelloController } from './hello.controller.js';
+import { RoomsGateway } from './rooms.gateway.js';
+import { ShoutSubprotocol } from './shout.subprotocol.js';
+
+/** The broker's part of this application's configuration (in a real app, from its ConfigService). */
+export function brokerConfig(env: NodeJS.ProcessEnv = process.env): BrokerConfigInput {
+  return {
+    jwt: { secret: env['JWT_SECRET'] ?? 'example-secret-change-me-32-characters!' },
+    store: { sqlitePath: env['BROKER_DB'] ?? ':memory:' },
+    endpoints: [
+      { path: '/shout', subprotocols: ['shout.v1'], defaultModule: 'shout.v1' },
+      {
+        path: '/rooms/:room',
+        subprotocols: ['rooms.v1'],
+        defaultModule: 'rooms.v1',
+        auth: { mode: 'required', carriers: ['header', 'query'] },
+      },
+    ],
+  };
+}
+
+/** What this application adds: its route, its subprotocol module, its gateway. */
+@Module({ controllers: [HelloController], providers: [ShoutSubprotocol, RoomsGateway] })
+export class FeaturesModule {}
+
+@Module({
+  imports: [BrokerModule.forRootAsync({ useFactory: () => brokerConfig() }), FeaturesModule],
+})
+export class AppModule {}

@@ -1,0 +1,120 @@
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { type AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { BrokerWsAdapter } from 'ws-protocol-broker';
+import { startTestBroker, type StartedTestBroker } from 'ws-protocol-broker/testing';
+import WebSocket from 'ws';
+import { AppModule, brokerConfig, FeaturesModule } from '../src/app.module.js';
+
+const SECRET = 'example-secret-change-me-32-characters!';
+
+/** An HS256 JWT, made by hand: the example needs no JWT library for its tests. */
+function token(sub: string): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const body = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub, exp: Math.floor(Date.now() / 1000) + 300 })}`;
+  return `${body}.${createHmac('sha256', SECRET).update(body).digest('base64url')}`;
+}
+
+function messages(ws: WebSocket): () => Promise<string> {
+  const queue: string[] = [];
+  const waiting: ((text: string) => void)[] = [];
+  ws.on('message', (data: Buffer) => {
+    const text = data.toString('utf8');
+    const waiter = waiting.shift();
+    if (waiter) waiter(text);
+    else queue.push(text);
+  });
+  return () => {
+    const next = queue.shift();
+    if (next !== undefined) return Promise.resolve(next);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no message within 3 s')), 3000);
+      waiting.push((text) => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+    });
+  };
+}
+
+function opened(ws: WebSocket): Promise<void> {
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+}
+
+function refused(ws: WebSocket): Promise<number> {
+  return new Promise((resolve, reject) => {
+    ws.once('unexpected-response', (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      ws.terminate();
+    });
+    ws.once('open', () => reject(new Error('the handshake was accepted')));
+    ws.on('error', () => undefined);
+  });
+}
+
+describe('the application as main.ts boots it (NestFactory.create, BrokerWsAdapter, listen)', () => {
+  let app: INestApplication;
+  let port: number;
+  before(async () => {
+    app = await NestFactory.create(AppModule, { logger: false });
+    app.useWebSocketAdapter(new BrokerWsAdapter(app));
+    await app.listen(0, '127.0.0.1');
+    port = (app.getHttpServer().address() as AddressInfo).port;
+  });
+  after(() => app.close());
+
+  it('serves its own controller next to the broker’s /health', async () => {
+    assert.deepEqual(await (await fetch(`http://127.0.0.1:${port}/hello`)).json(), { hello: 'world' });
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+  });
+
+  it('its own subprotocol module answers behind the broker’s handshake', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/shout`, 'shout.v1');
+    const next = messages(ws);
+    await opened(ws);
+    assert.equal(ws.protocol, 'shout.v1');
+    ws.send('hi there');
+    assert.equal(await next(), 'HI THERE');
+    ws.close();
+  });
+
+  it('its own gateway: the handshake refuses a missing token (401), then the gateway runs with the context', async () => {
+    assert.equal(await refused(new WebSocket(`ws://127.0.0.1:${port}/rooms/blue`, 'rooms.v1')), 401);
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/rooms/blue`, 'rooms.v1', {
+      headers: { Authorization: `Bearer ${token('ann')}` },
+    });
+    const next = messages(ws);
+    await opened(ws);
+    assert.deepEqual(JSON.parse(await next()), { event: 'joined', data: { room: 'blue', user: 'ann' } });
+    ws.send(JSON.stringify({ event: 'say', data: { text: 'hello' } }));
+    assert.deepEqual(JSON.parse(await next()), { event: 'said', data: { text: 'hello' } });
+    ws.send(JSON.stringify({ event: 'say', data: { text: '' } }));
+    const refusal = JSON.parse(await next()) as { event: string; data: { message: string } };
+    assert.equal(refusal.event, 'exception');
+    assert.match(refusal.data.message, /text must be longer than or equal to 1 characters/);
+    ws.close();
+  });
+});
+
+describe('the features under ws-protocol-broker/testing’s startTestBroker', () => {
+  let broker: StartedTestBroker;
+  before(async () => {
+    broker = await startTestBroker({ config: brokerConfig({}), imports: [FeaturesModule] });
+  });
+  after(() => broker.close());
+
+  it('a test broker on an ephemeral port serves the same modules', async () => {
+    const ws = new WebSocket(`${broker.url}/rooms/red?token=${token('bo')}`, 'rooms.v1');
+    const next = messages(ws);
+    await opened(ws);
+    assert.deepEqual(JSON.parse(await next()), { event: 'joined', data: { room: 'red', user: 'bo' } });
+    ws.close();
+  });
+});

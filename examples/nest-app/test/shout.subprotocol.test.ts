@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { type BusMessage } from 'ws-protocol-broker';
+import { InMemoryTopicBus, TestConnection, testContext } from 'ws-protocol-broker/testing';
+import { ShoutSubprotocol } from '../src/shout.subprotocol.js';
+
+it('a unit test of the subprotocol module, without a socket: capitals back, on the bus, empty refused', () => {
+  const bus = new InMemoryTopicBus();
+  const heard: BusMessage[] = [];
+  bus.subscribe('shout/#', (message) => void heard.push(message));
+  const connection = new TestConnection();
+  new ShoutSubprotocol(bus).open(
+    connection,
+    testContext({ principal: { subject: 'ann', claims: {}, carrier: 'header' } }),
+  );
+  connection.receive('hello');
+  assert.deepEqual(connection.sent, ['HELLO']);
+  assert.equal(heard[0]?.topic, 'shout/ann');
+  assert.equal(Buffer.from(heard[0]?.payload ?? []).toString(), 'HELLO');
+  connection.receive('   ');
+  assert.deepEqual(connection.closedWith, { code: 4400, reason: 'empty message' });
+});
