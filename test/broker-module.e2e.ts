@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { Injectable, Module } from '@nestjs/common';
+import { type CanActivate, Controller, Get, Injectable, type LoggerService, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { NestFactory } from '@nestjs/core';
+import { mountAdminOpenApi } from '#broker/admin';
 import { BrokerModule } from '#broker/broker';
 import { type BrokerConfigInput } from '#broker/config';
 import { ChatModule } from '../apps/example-chat/src/chat.module.js';
@@ -17,8 +19,12 @@ const ENDPOINTS = [{ path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'c
 @Injectable()
 class AppSettings {
   broker(): BrokerConfigInput {
-    return { jwt: { secret: JWT_SECRET }, store: { sqlitePath: ':memory:' }, endpoints: ENDPOINTS };
+    return settings();
   }
+}
+
+function settings(): BrokerConfigInput {
+  return { jwt: { secret: JWT_SECRET }, store: { sqlitePath: ':memory:' }, endpoints: ENDPOINTS };
 }
 
 @Module({ providers: [AppSettings], exports: [AppSettings] })
@@ -75,7 +81,7 @@ describe('BrokerModule in a plain Nest application (NestFactory.create, listen)'
     );
   });
 
-  it('under a global prefix, and with adminApi: false: the endpoints keep their paths, the admin API is gone', async () => {
+  it('under a global prefix, and with adminApi: false: the endpoints and probes keep their paths, the admin API is gone', async () => {
     @Module({
       imports: [
         BrokerModule.forRoot({
@@ -91,7 +97,7 @@ describe('BrokerModule in a plain Nest application (NestFactory.create, listen)'
     class App {}
     const { app, base, ws } = await listen(App, 'api');
     try {
-      assert.equal((await fetch(`${base}/api/health`)).status, 200);
+      assert.equal((await fetch(`${base}/health`)).status, 200, 'the probes keep their paths too');
       const page = await fetch(`${base}/chat`);
       assert.equal(page.status, 200, 'the plain-GET diagnostic answers on the endpoint path itself');
       assert.match(await page.text(), /upgrade/i);
@@ -99,6 +105,125 @@ describe('BrokerModule in a plain Nest application (NestFactory.create, listen)'
       const client = new WebSocket(`${ws}/chat`, 'chat.v1');
       await opened(client);
       client.close();
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('the probes answer ahead of the application: an app-wide guard that refuses everything does not block them', async () => {
+    @Injectable()
+    class DenyAll implements CanActivate {
+      canActivate(): boolean {
+        return false;
+      }
+    }
+    @Controller('mine')
+    class Mine {
+      @Get()
+      mine(): string {
+        return 'mine';
+      }
+    }
+    @Module({
+      imports: [BrokerModule.forRoot({ ...settings(), logger }), ChatModule],
+      controllers: [Mine],
+      providers: [{ provide: APP_GUARD, useClass: DenyAll }],
+    })
+    class App {}
+    const { app, base } = await listen(App);
+    try {
+      assert.equal((await fetch(`${base}/mine`)).status, 403, 'the guard is in force');
+      assert.equal((await fetch(`${base}/health`)).status, 200);
+      assert.equal((await fetch(`${base}/health/ready`)).status, 200);
+      const metrics = await fetch(`${base}/metrics`);
+      assert.equal(metrics.status, 200);
+      assert.match(await metrics.text(), /# TYPE /);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('an application route on a probe path stops the boot; moved (healthPath) or off (metricsPath: false), both work', async () => {
+    @Controller()
+    class OwnHealth {
+      @Get('health')
+      health(): { mine: true } {
+        return { mine: true };
+      }
+    }
+    @Module({
+      imports: [BrokerModule.forRoot({ ...settings(), logger }), ChatModule],
+      controllers: [OwnHealth],
+    })
+    class Clashing {}
+    await assert.rejects(
+      NestFactory.create(Clashing, { logger: false, abortOnError: false }).then((app) => app.init()),
+      /OwnHealth\.health answers GET \/health, where the broker's probe answers/,
+    );
+
+    @Module({
+      imports: [
+        BrokerModule.forRoot({ ...settings(), logger, healthPath: '/broker/health', metricsPath: false }),
+        ChatModule,
+      ],
+      controllers: [OwnHealth],
+    })
+    class Moved {}
+    const { app, base } = await listen(Moved);
+    try {
+      assert.deepEqual(await (await fetch(`${base}/health`)).json(), { mine: true });
+      assert.equal((await fetch(`${base}/broker/health`)).status, 200);
+      assert.equal((await fetch(`${base}/broker/health/ready`)).status, 200);
+      assert.equal((await fetch(`${base}/metrics`)).status, 404);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('without a logger of its own, the broker writes through the application’s Nest logger', async () => {
+    const lines: string[] = [];
+    const capture: LoggerService = {
+      log: (message: unknown) => void lines.push(`log ${String(message)}`),
+      warn: (message: unknown) => void lines.push(`warn ${String(message)}`),
+      error: (message: unknown) => void lines.push(`error ${String(message)}`),
+    };
+    @Module({ imports: [BrokerModule.forRoot(settings()), ChatModule] })
+    class App {}
+    const app = await NestFactory.create(App, { logger: capture, abortOnError: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      assert.ok(
+        lines.some((line) => /^log store opened, migrations applied \{.*"backend":"sqlite"/.test(line)),
+        lines.join('\n'),
+      );
+      assert.ok(lines.some((line) => line.startsWith('warn admin API: no admin token configured')));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('the admin OpenAPI document holds the admin routes under the global prefix, and none of the app’s', async () => {
+    @Controller('mine')
+    class Mine {
+      @Get()
+      mine(): string {
+        return 'mine';
+      }
+    }
+    @Module({ imports: [BrokerModule.forRoot({ ...settings(), logger }), ChatModule], controllers: [Mine] })
+    class App {}
+    const app = await NestFactory.create(App, { logger: false, abortOnError: false });
+    app.setGlobalPrefix('api');
+    mountAdminOpenApi(app);
+    await app.listen(0, '127.0.0.1');
+    try {
+      const port = (app.getHttpServer().address() as AddressInfo).port;
+      const doc = (await (await fetch(`http://127.0.0.1:${port}/admin/openapi.json`)).json()) as {
+        paths: Record<string, unknown>;
+      };
+      const paths = Object.keys(doc.paths);
+      assert.ok(paths.includes('/api/admin/v1/endpoints'), paths.join(' '));
+      assert.ok(!paths.some((path) => path.includes('mine')), paths.join(' '));
     } finally {
       await app.close();
     }

@@ -2,7 +2,14 @@ import { type DynamicModule } from '@nestjs/common';
 import { AdminModule } from '#broker/admin';
 import { ClusterModule } from '#broker/cluster';
 import { parseConfig, type BrokerConfig } from '#broker/config';
-import { BROKER_CONFIG, BROKER_LOGGER, createLogger, GatewayModule } from '#broker/gateway';
+import {
+  BROKER_CONFIG,
+  BROKER_LOGGER,
+  BROKER_OPS,
+  createNestRoutedLogger,
+  GatewayModule,
+  type OpsPaths,
+} from '#broker/gateway';
 import { StoreModule } from '#broker/store';
 import { type Logger } from 'pino';
 
@@ -10,8 +17,15 @@ import { type Logger } from 'pino';
 export interface BrokerModuleExtras {
   /** The REST admin API under /admin/v1 and its audit log (default true). */
   readonly adminApi?: boolean;
-  /** The pino logger the broker writes to; by default JSON lines on stdout at the config's `log.level`. */
+  /**
+   * The pino logger the broker writes to. By default its lines go through Nest's Logger (so the
+   * application's own, app.useLogger or nestjs-pino, gets them) at the config's `log.level`.
+   */
   readonly logger?: Logger | undefined;
+  /** Liveness at this path and readiness under `<path>/ready` (default '/health'); false: neither. */
+  readonly healthPath?: string | false;
+  /** Prometheus metrics (default '/metrics'); false: none. */
+  readonly metricsPath?: string | false;
 }
 
 /**
@@ -33,11 +47,18 @@ export function withBrokerParts(
       ...(definition.providers ?? []),
       { provide: BROKER_CONFIG, inject: [options], useFactory: parseConfig },
       {
+        provide: BROKER_OPS,
+        useValue: {
+          health: extras.healthPath ?? '/health',
+          metrics: extras.metricsPath ?? '/metrics',
+        } satisfies OpsPaths,
+      },
+      {
         provide: BROKER_LOGGER,
         inject: [BROKER_CONFIG],
-        useFactory: (config: BrokerConfig) => extras.logger ?? createLogger(config.log.level),
+        useFactory: (config: BrokerConfig) => extras.logger ?? createNestRoutedLogger(config.log.level),
       },
     ],
-    exports: [BROKER_CONFIG, BROKER_LOGGER, ...parts],
+    exports: [BROKER_CONFIG, BROKER_LOGGER, BROKER_OPS, ...parts],
   };
 }

@@ -15,7 +15,8 @@ export const {
 })
   .setClassMethodName('forRoot')
   // Every key is listed (logger too): Nest strips only the listed ones from the options.
-  .setExtras<BrokerModuleExtras>({ adminApi: true, logger: undefined }, (definition, extras) =>
-    withBrokerParts(definition, extras, BROKER_OPTIONS),
+  .setExtras<BrokerModuleExtras>(
+    { adminApi: true, logger: undefined, healthPath: '/health', metricsPath: '/metrics' },
+    (definition, extras) => withBrokerParts(definition, extras, BROKER_OPTIONS),
   )
   .build();

@@ -8,18 +8,17 @@ import { GatewayLifecycle } from './gateway-lifecycle.js';
 import { HealthChecks } from './health-checks.js';
 import { Heartbeat } from './heartbeat.js';
 import { GatewayMetrics } from './metrics.js';
-import { OpsController } from './ops.controller.js';
+import { OpsRoutes } from './ops-routes.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { UpgradeGateway } from './upgrade-gateway.js';
 
 /**
  * The handshake gateway: registries, the upgrade handler, heartbeats, drain, and /health and
- * /metrics. It reads BROKER_CONFIG and BROKER_LOGGER, which BrokerModule provides.
+ * /metrics. It reads BROKER_CONFIG, BROKER_LOGGER and BROKER_OPS, which BrokerModule provides.
  */
 @Module({
   imports: [DiscoveryModule],
-  controllers: [OpsController],
   providers: [
     SubprotocolRegistry,
     EndpointRegistry,
@@ -32,6 +31,7 @@ import { UpgradeGateway } from './upgrade-gateway.js';
     UpgradeGateway,
     GatewayLifecycle,
     GatewayAdapterCheck,
+    OpsRoutes,
   ],
   exports: [
     ConnectionRegistry,
@@ -45,16 +45,18 @@ import { UpgradeGateway } from './upgrade-gateway.js';
 export class GatewayModule implements NestModule {
   constructor(
     private readonly gateway: UpgradeGateway,
+    private readonly ops: OpsRoutes,
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   /**
-   * Plain GETs on endpoint paths get the diagnostic page before any route of the application's.
-   * Mounted on the HTTP adapter itself, at the moment Nest mounts module middleware (before the
-   * routes): through the consumer it would be mounted under a path, which rewrites `req.url`, and
-   * under the application's global prefix, which endpoint paths do not carry.
+   * The probes, and plain GETs on endpoint paths (the diagnostic page), before any route of the
+   * application's. Mounted on the HTTP adapter itself, at the moment Nest mounts module middleware
+   * (before the routes): through the consumer they would be mounted under a path, which rewrites
+   * `req.url`, and under the application's global prefix, which endpoint paths do not carry.
    */
   configure(_consumer: MiddlewareConsumer): void {
+    this.adapterHost.httpAdapter.use(this.ops.handle);
     this.adapterHost.httpAdapter.use(this.gateway.handleRequest);
   }
 }

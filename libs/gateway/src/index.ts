@@ -13,6 +13,7 @@ export * from './metrics.js';
 export * from './flat-uuid.js';
 export * from './endpoint-scope-error.js';
 export * from './health-checks.js';
+export * from './ops-routes.js';
 export * from './clock.js';
 export * from './manual-clock.js';
 export * from './broker-ws-adapter.js';

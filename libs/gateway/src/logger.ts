@@ -1,4 +1,4 @@
-import { type LoggerService } from '@nestjs/common';
+import { Logger as NestLogger, type LoggerService } from '@nestjs/common';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { LineBatch } from './line-batch.js';
 
@@ -56,6 +56,33 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   // A quiet broker still gets its lines out within a second.
   setInterval(() => logger.flush(), 1000).unref();
   return logger;
+}
+
+/** pino's numbers for its levels, as Nest's methods take them. */
+const WARN = 40;
+const ERROR = 50;
+const INFO = 30;
+
+/**
+ * A broker logger that writes through Nest's Logger (context 'Broker'), so an application's own
+ * logger (app.useLogger, nestjs-pino) gets the broker's lines: the message with its fields as JSON,
+ * redaction applied. BrokerModule uses it when the application gives no pino logger of its own.
+ */
+export function createNestRoutedLogger(level: string): Logger {
+  const nest = new NestLogger('Broker');
+  return pino(
+    { level, base: undefined, timestamp: false, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } },
+    {
+      write(line: string): void {
+        const { level: severity, msg, ...fields } = JSON.parse(line) as { level: number; msg?: string };
+        const text = Object.keys(fields).length > 0 ? `${msg ?? ''} ${JSON.stringify(fields)}` : (msg ?? '');
+        if (severity >= ERROR) nest.error(text);
+        else if (severity >= WARN) nest.warn(text);
+        else if (severity >= INFO) nest.log(text);
+        else nest.debug(text);
+      },
+    },
+  );
 }
 
 export function flushAndExit(logger: Logger, code: number): void {
