@@ -12,6 +12,7 @@ import { OpsRoutes } from './ops-routes.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { UpgradeGateway } from './upgrade-gateway.js';
+import { WsHandoff } from './ws-handoff.js';
 
 /**
  * The handshake gateway: registries, the upgrade handler, heartbeats, drain, and /health and
@@ -29,6 +30,7 @@ import { UpgradeGateway } from './upgrade-gateway.js';
     HealthChecks,
     Heartbeat,
     UpgradeGateway,
+    WsHandoff,
     GatewayLifecycle,
     GatewayAdapterCheck,
     OpsRoutes,

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { describe, it } from 'node:test';
+import { SocketOrder } from './socket-order.js';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('SocketOrder', () => {
+  it('runs the requests of one socket one after the other, however long each takes', async () => {
+    const order = new SocketOrder(() => assert.fail('no failure expected'));
+    const socket = new PassThrough();
+    const done: string[] = [];
+    let release!: () => void;
+    order.run(socket, () =>
+      new Promise<void>((resolve) => (release = resolve)).then(() => void done.push('first')),
+    );
+    order.run(socket, async () => void done.push('second'));
+    await tick();
+    assert.deepEqual(done, [], 'the second waits for the first');
+    release();
+    await tick();
+    assert.deepEqual(done, ['first', 'second']);
+  });
+
+  it('serves nothing behind a refusal: the socket is destroyed instead', async () => {
+    const order = new SocketOrder(() => assert.fail('no failure expected'));
+    const socket = new PassThrough();
+    let served = false;
+    order.run(socket, async () => order.refuse(socket));
+    order.run(socket, async () => void (served = true));
+    await tick();
+    assert.equal(served, false);
+    assert.equal(socket.destroyed, true);
+  });
+
+  it('a request that throws goes to the failure handler, with its socket', async () => {
+    const failures: [Error, unknown][] = [];
+    const order = new SocketOrder((err, socket) => failures.push([err, socket]));
+    const socket = new PassThrough();
+    order.run(socket, () => Promise.reject(new Error('boom')));
+    await tick();
+    assert.equal(failures[0]?.[0].message, 'boom');
+    assert.equal(failures[0]?.[1], socket);
+  });
+
+  it('an upgrade (not followed) keeps no promise on its socket; a later request does not wait for it', async () => {
+    const order = new SocketOrder(() => assert.fail('no failure expected'));
+    const socket = new PassThrough();
+    const done: string[] = [];
+    order.run(socket, () => new Promise<void>(() => undefined), false);
+    order.run(socket, async () => void done.push('after'));
+    await tick();
+    assert.deepEqual(done, ['after']);
+  });
+});
