@@ -1,3 +1,4 @@
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { wampConfigSchema } from './wamp.schema.js';
 
@@ -7,6 +8,21 @@ import { wampConfigSchema } from './wamp.schema.js';
 export const MAX_TIMER_MS = 2_147_483_647;
 /** A time in milliseconds that the broker waits with a timer. */
 const timerMs = z.number().int().positive().max(MAX_TIMER_MS);
+/** An address, a CIDR or one of proxy-addr's names (loopback, linklocal, uniquelocal). */
+const proxyEntry = z.string().refine(
+  (entry) => {
+    try {
+      proxyaddr.compile(entry);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  {
+    message: "expected an IP address, a CIDR ('10.0.0.0/8', 'fd00::/8') or loopback, linklocal, uniquelocal",
+  },
+);
+
 /** The same, where 0 turns the timer off. */
 const timerMsOrOff = z.number().int().nonnegative().max(MAX_TIMER_MS);
 
@@ -241,9 +257,19 @@ export const brokerConfigSchema = z
           .default(16 * 1024),
         headersTimeoutMs: timerMs.default(10_000),
         requestTimeoutMs: timerMs.default(30_000),
+        /**
+         * Proxies whose Forwarded / X-Forwarded-* headers are believed: only from these peers does
+         * the client's address, scheme and host come from the headers. Empty: nobody's.
+         */
+        trustedProxies: z.array(proxyEntry).max(256).default([]),
       })
       .strict()
-      .default({ maxHeaderSize: 16 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }),
+      .default({
+        maxHeaderSize: 16 * 1024,
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        trustedProxies: [],
+      }),
     jwt: jwt.optional(),
     limits: z
       .object({

@@ -35,6 +35,7 @@ describe('loadConfig defaults', () => {
       maxHeaderSize: 16 * 1024,
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
+      trustedProxies: [],
     });
     assert.deepEqual(config.limits, {
       maxConnections: 10_000,
@@ -80,6 +81,7 @@ describe('loadConfig defaults', () => {
       maxHeaderSize: 16 * 1024,
       headersTimeoutMs: 2000,
       requestTimeoutMs: 30_000,
+      trustedProxies: [],
     });
     assert.deepEqual(config.jwt, { secret: SECRET, clockToleranceSec: 5, verifiedCacheSize: 4096 });
     assert.equal(config.endpoints[0]?.auth.mode, 'required');
@@ -491,6 +493,27 @@ describe('loadConfig cluster', () => {
           defaults: { ...defaults(), cluster: { heartbeatMs: 1000, nodeTimeoutMs: 1500 } },
         }),
       /cluster\.nodeTimeoutMs: must be more than twice heartbeatMs/,
+    );
+  });
+});
+
+describe('http.trustedProxies', () => {
+  it('takes addresses, CIDRs and the named ranges; anything else is refused, naming the entry', () => {
+    const ok = loadConfig({
+      env: {},
+      defaults: {
+        ...defaults(),
+        http: { trustedProxies: ['127.0.0.1', '10.0.0.0/8', 'fd00::/8', 'loopback'] },
+      },
+    });
+    assert.equal(ok.http.trustedProxies.length, 4);
+    assert.throws(
+      () =>
+        loadConfig({
+          env: {},
+          defaults: { ...defaults(), http: { trustedProxies: ['127.0.0.1', 'my-proxy.local'] } },
+        }),
+      /http\.trustedProxies\.1: expected an IP address, a CIDR/,
     );
   });
 });

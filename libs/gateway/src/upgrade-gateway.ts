@@ -1,7 +1,6 @@
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import { type Socket } from 'node:net';
 import { type Duplex } from 'node:stream';
-import { TLSSocket } from 'node:tls';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   decideHandshake,
@@ -15,6 +14,7 @@ import { type Logger } from 'pino';
 import { ConnectionRegistry } from './connection-registry.js';
 import { DecisionLog } from './decision-log.js';
 import { EndpointRegistry } from './endpoint-registry.js';
+import { ForwardedHeaders } from './forwarded.js';
 import { handshakeHooks } from './handshake-hooks.js';
 import { plainPage, problemBody, rejectionConnection, writeRejection } from './handshake-responses.js';
 import { GatewayMetrics } from './metrics.js';
@@ -43,6 +43,8 @@ interface Attempt {
 export class UpgradeGateway {
   private context: HandshakeContext | null = null;
   private readonly order = new SocketOrder((err, socket) => this.failed(err, socket));
+  /** Who the client is, believing only trusted proxies. */
+  private readonly forwarded: ForwardedHeaders;
   private readonly credentialPrefixes: readonly string[];
   /** The one line per decision. */
   private readonly decisions: DecisionLog;
@@ -59,6 +61,7 @@ export class UpgradeGateway {
   ) {
     this.credentialPrefixes = [...new Set(config.endpoints.map((e) => e.auth.subprotocolPrefix))];
     this.decisions = new DecisionLog(logger);
+    this.forwarded = new ForwardedHeaders(config.http.trustedProxies);
   }
 
   attach(server: Server): void {
@@ -187,6 +190,7 @@ export class UpgradeGateway {
 
   /** Reads what the decision and the log line need off the request, once (remoteAddress is a syscall). */
   private begin(req: IncomingMessage): Attempt {
+    const client = this.forwarded.resolve(req);
     return {
       started: performance.now(),
       offered: req.headers['sec-websocket-protocol'],
@@ -195,8 +199,9 @@ export class UpgradeGateway {
         httpVersion: req.httpVersion,
         url: req.url ?? '/',
         rawHeaders: req.rawHeaders,
-        remoteAddress: req.socket.remoteAddress ?? '',
-        secure: req.socket instanceof TLSSocket,
+        remoteAddress: client.address,
+        secure: client.secure,
+        forwardedHost: client.host,
       },
     };
   }

@@ -165,7 +165,7 @@ async function decideAfterLimits(
     origin === undefined
       ? !endpoint.requireOrigin
       : endpoint.origins === null
-        ? isSameOrigin(origin, req.values('host')[0] as string, req.raw.secure)
+        ? isSameOrigin(origin, req.raw.forwardedHost ?? (req.values('host')[0] as string), req.raw.secure)
         : endpoint.origins.matches(origin);
   if (!originAllowed) {
     return reject(403, 'Origin not allowed', 'The Origin of this request is not allowed here.', endpoint);

@@ -9,8 +9,12 @@ export interface HandshakeRequest {
   readonly url: string;
   /** Node's rawHeaders: name, value, name, value, ... (names keep their case, repeats kept). */
   readonly rawHeaders: readonly string[];
+  /** The client's address: the peer's, or what a trusted proxy reported. */
   readonly remoteAddress: string;
+  /** TLS, to the broker or (as a trusted proxy reported) to the proxy. */
   readonly secure: boolean;
+  /** The Host the client addressed, as a trusted proxy reported it (X-Forwarded-Host, Forwarded host=). */
+  readonly forwardedHost?: string | undefined;
 }
 
 export type CredentialCarrier = 'query' | 'cookie' | 'header' | 'subprotocol' | 'first-message';
