@@ -16,6 +16,8 @@ export interface ProxyOptions {
   readonly idleTimeoutSec?: number;
   /** nginx only: the upgrade headers left out, as a misconfigured proxy does. */
   readonly withoutUpgradeHeaders?: boolean;
+  /** HAProxy only: each server line gets `send-proxy-v2` (PROXY protocol to the broker). */
+  readonly sendProxy?: boolean;
 }
 
 export interface RunningProxy {
@@ -79,7 +81,10 @@ export async function startHaproxy(options: ProxyOptions): Promise<RunningProxy>
   const [port, tlsPort] = [await freePort(), await freePort()];
   const timeout = `${options.idleTimeoutSec ?? 75}s`;
   let cfg = readFileSync(join(DEPLOY, 'haproxy/haproxy.cfg'), 'utf8');
-  const servers = options.upstreams.map((p, i) => `  server node${i + 1} 127.0.0.1:${p}`).join('\n');
+  const proxyHeader = options.sendProxy ? ' send-proxy-v2' : '';
+  const servers = options.upstreams
+    .map((p, i) => `  server node${i + 1} 127.0.0.1:${p}${proxyHeader}`)
+    .join('\n');
   cfg = substitute(cfg, /( {2}balance leastconn\n)( {2}server [^\n]+\n?)+/, `$1${servers}\n`, file);
   cfg = substitute(cfg, '  bind :80\n', `  bind 127.0.0.1:${port}\n`, file);
   cfg = substitute(

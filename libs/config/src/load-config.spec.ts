@@ -36,6 +36,7 @@ describe('loadConfig defaults', () => {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       trustedProxies: [],
+      proxyProtocol: false,
     });
     assert.deepEqual(config.limits, {
       maxConnections: 10_000,
@@ -82,6 +83,7 @@ describe('loadConfig defaults', () => {
       headersTimeoutMs: 2000,
       requestTimeoutMs: 30_000,
       trustedProxies: [],
+      proxyProtocol: false,
     });
     assert.deepEqual(config.jwt, { secret: SECRET, clockToleranceSec: 5, verifiedCacheSize: 4096 });
     assert.equal(config.endpoints[0]?.auth.mode, 'required');
@@ -514,6 +516,27 @@ describe('http.trustedProxies', () => {
           defaults: { ...defaults(), http: { trustedProxies: ['127.0.0.1', 'my-proxy.local'] } },
         }),
       /http\.trustedProxies\.1: expected an IP address, a CIDR/,
+    );
+  });
+});
+
+describe('http.proxyProtocol', () => {
+  it('needs trusted proxies, and a plain listener', () => {
+    assert.throws(
+      () => loadConfig({ env: {}, defaults: { ...defaults(), http: { proxyProtocol: true } } }),
+      /http\.proxyProtocol: the PROXY protocol needs http\.trustedProxies/,
+    );
+    assert.throws(
+      () =>
+        loadConfig({
+          env: {},
+          defaults: {
+            ...defaults(),
+            tls: { certFile: 'c.pem', keyFile: 'k.pem' },
+            http: { proxyProtocol: true, trustedProxies: ['10.0.0.1'] },
+          },
+        }),
+      /http\.proxyProtocol: the PROXY protocol is read on a plain listener/,
     );
   });
 });

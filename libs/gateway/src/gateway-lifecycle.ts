@@ -12,6 +12,8 @@ import { type Logger } from 'pino';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { applyHttpLimits } from './http-limits.js';
+import { acceptProxyProtocol } from './proxy-protocol.js';
+import proxyaddr from 'proxy-addr';
 import { flushAndExit } from './logger.js';
 import { Heartbeat } from './heartbeat.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
@@ -47,6 +49,16 @@ export class GatewayLifecycle
     await this.verifier.init();
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     applyHttpLimits(server, this.config);
+    const { http } = this.config;
+    if (http.proxyProtocol) {
+      const trusted = proxyaddr.compile([...http.trustedProxies]);
+      acceptProxyProtocol(server, {
+        trusts: (address) => trusted(address, 0),
+        timeoutMs: http.headersTimeoutMs,
+        refused: (reason, client) =>
+          this.logger.warn({ client, reason }, 'connection refused before its request'),
+      });
+    }
     this.gateway.attach(server);
     for (const { spec, config } of this.endpoints.all()) this.heartbeat.start(spec, config.pingIntervalMs);
   }
