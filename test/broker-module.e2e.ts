@@ -3,10 +3,13 @@ import { type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { type CanActivate, Controller, Get, Injectable, type LoggerService, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { NestFactory } from '@nestjs/core';
 import { mountAdminOpenApi } from '#broker/admin';
 import { BrokerModule } from '#broker/broker';
 import { type BrokerConfigInput } from '#broker/config';
+import { HealthChecks } from '#broker/gateway';
+import { BrokerHealthIndicator } from '#broker/terminus';
 import { ChatModule } from '../apps/example-chat/src/chat.module.js';
 import WebSocket from 'ws';
 import { JWT_SECRET } from './support/test-broker.js';
@@ -224,6 +227,48 @@ describe('BrokerModule in a plain Nest application (NestFactory.create, listen)'
       const paths = Object.keys(doc.paths);
       assert.ok(paths.includes('/api/admin/v1/endpoints'), paths.join(' '));
       assert.ok(!paths.some((path) => path.includes('mine')), paths.join(' '));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('BrokerHealthIndicator reports the broker in the application’s own terminus health check', async () => {
+    @Controller('status')
+    class Status {
+      constructor(
+        private readonly health: HealthCheckService,
+        private readonly broker: BrokerHealthIndicator,
+      ) {}
+      @Get()
+      @HealthCheck()
+      check() {
+        return this.health.check([() => this.broker.isHealthy()]);
+      }
+    }
+    @Module({
+      imports: [BrokerModule.forRoot({ ...settings(), logger }), ChatModule, TerminusModule],
+      controllers: [Status],
+      providers: [BrokerHealthIndicator],
+    })
+    class App {}
+    const { app, base } = await listen(App);
+    try {
+      const up = await fetch(`${base}/status`);
+      assert.equal(up.status, 200);
+      const body = (await up.json()) as {
+        status: string;
+        info: Record<string, { status: string; services: object }>;
+      };
+      assert.equal(body.status, 'ok');
+      assert.equal(body.info['broker']?.status, 'up');
+      assert.deepEqual(body.info['broker']?.services, { store: 'up' });
+      app.get(HealthChecks).add('upstream', {
+        check: () => Promise.reject(new Error('unreachable')),
+      });
+      const down = await fetch(`${base}/status`);
+      assert.equal(down.status, 503);
+      const failed = (await down.json()) as { error: Record<string, { status: string }> };
+      assert.equal(failed.error['broker']?.status, 'down');
     } finally {
       await app.close();
     }

@@ -1,0 +1,1 @@
+export { BrokerHealthIndicator } from './broker.health.js';
