@@ -44,6 +44,26 @@ const authPolicy = z
   })
   .strict();
 
+/**
+ * permessage-deflate for an endpoint's modules, overriding each module's own choice: false forbids
+ * it; an object enables it with these RFC 7692 parameters and zlib settings.
+ */
+const endpointDeflate = z.union([
+  z.literal(false),
+  z
+    .object({
+      serverNoContextTakeover: z.boolean().default(false),
+      clientNoContextTakeover: z.boolean().default(false),
+      serverMaxWindowBits: z.number().int().min(9).max(15).optional(),
+      clientMaxWindowBits: z.number().int().min(9).max(15).optional(),
+      /** zlib's memory level for compressing (1..9): lower costs less memory per connection. */
+      memLevel: z.number().int().min(1).max(9).default(8),
+      /** Messages shorter than this (bytes) are sent uncompressed. */
+      threshold: z.number().int().nonnegative().default(1024),
+    })
+    .strict(),
+]);
+
 const endpoint = z
   .object({
     path: z.string().startsWith('/', 'must start with /'),
@@ -55,6 +75,7 @@ const endpoint = z
     auth: authPolicy.default(authPolicy.parse({})),
     maxConnections: z.number().int().positive().optional(),
     pingIntervalMs: timerMsOrOff.default(30_000),
+    perMessageDeflate: endpointDeflate.optional(),
     maxPayload: z.number().int().positive().optional(),
     outboundBufferCap: z
       .number()

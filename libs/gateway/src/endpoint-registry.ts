@@ -4,6 +4,7 @@ import { ORIGIN_ENTRIES, type OriginEntries } from '#broker/auth';
 import {
   compileAllowlist,
   type CredentialCarrier,
+  type DeflateOptions,
   type EndpointSpec,
   type OriginMatcher,
 } from '#broker/handshake';
@@ -117,6 +118,18 @@ function compileEndpoint(
       subprotocolPrefix: endpoint.auth.subprotocolPrefix,
     },
     maxConnections: endpoint.maxConnections,
+    deflate: negotiated(endpoint.perMessageDeflate),
+  };
+}
+
+/** What the handshake negotiates of an endpoint's compression setting (zlib's own settings stay with ws). */
+function negotiated(setting: EndpointConfig['perMessageDeflate']): DeflateOptions | false | undefined {
+  if (setting === undefined || setting === false) return setting;
+  return {
+    serverNoContextTakeover: setting.serverNoContextTakeover,
+    clientNoContextTakeover: setting.clientNoContextTakeover,
+    ...(setting.serverMaxWindowBits !== undefined && { serverMaxWindowBits: setting.serverMaxWindowBits }),
+    ...(setting.clientMaxWindowBits !== undefined && { clientMaxWindowBits: setting.clientMaxWindowBits }),
   };
 }
 

@@ -73,11 +73,22 @@ export class WsHandoff {
     if (wss === undefined) {
       const module = this.subprotocols.get(decision.module);
       const endpoint = this.endpoints.configOf(decision.endpoint);
+      const deflate = endpoint.perMessageDeflate;
       wss = new WebSocketServer({
         noServer: true,
         clientTracking: false,
         maxPayload: endpoint.maxPayload ?? module?.options.maxPayload ?? 1024 * 1024,
-        perMessageDeflate: module?.options.perMessageDeflate || false,
+        // The endpoint's setting, where it has one, replaces the module's (the decision negotiated the same).
+        perMessageDeflate:
+          deflate === undefined
+            ? module?.options.perMessageDeflate || false
+            : deflate === false
+              ? false
+              : {
+                  ...decision.endpoint.deflate,
+                  threshold: deflate.threshold,
+                  zlibDeflateOptions: { memLevel: deflate.memLevel },
+                },
       });
       byModule.set(decision.module, wss);
     }

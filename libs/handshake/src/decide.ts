@@ -222,7 +222,10 @@ async function decideAfterLimits(
   }
 
   // Extensions: declined, never failed (RFC 7692 section 7).
-  const deflate = negotiateDeflate(req.values('sec-websocket-extensions'), module.deflate);
+  const deflate = negotiateDeflate(
+    req.values('sec-websocket-extensions'),
+    endpoint.deflate ?? module.deflate,
+  );
 
   return {
     kind: 'accept',

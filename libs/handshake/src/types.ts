@@ -44,6 +44,8 @@ export interface EndpointSpec {
   readonly requireOrigin: boolean;
   readonly auth: AuthPolicy;
   readonly maxConnections: number | undefined;
+  /** permessage-deflate for every module here, in place of the module's own; undefined: the module's. */
+  readonly deflate?: DeflateOptions | false | undefined;
 }
 
 /** What a subprotocol module declares about the handshake. */
