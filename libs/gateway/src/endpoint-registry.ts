@@ -7,6 +7,7 @@ import {
   type DeflateOptions,
   type EndpointSpec,
   type OriginMatcher,
+  PathDecodeError,
 } from '#broker/handshake';
 import { type BrokerConfig, type EndpointConfig } from '#broker/config';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
@@ -77,7 +78,7 @@ function compileEndpoint(
 ): EndpointSpec {
   let matcher: ReturnType<typeof match<Record<string, string>>>;
   try {
-    matcher = match<Record<string, string>>(endpoint.path, { decode: safeDecode });
+    matcher = match<Record<string, string>>(endpoint.path, { decode: strictDecode });
   } catch (err) {
     throw new Error(`endpoints.${index}.path: ${(err as Error).message}`, { cause: err });
   }
@@ -133,11 +134,16 @@ function negotiated(setting: EndpointConfig['perMessageDeflate']): DeflateOption
   };
 }
 
-/** A malformed percent-escape must not throw out of path matching; it just stays as sent. */
-function safeDecode(value: string): string {
+/**
+ * A path parameter, percent-decoded; a malformed escape (not two hex digits, cut short, or bytes
+ * that are not UTF-8) is the client's error, answered 400 by the decision.
+ */
+function strictDecode(value: string): string {
   try {
     return decodeURIComponent(value);
   } catch {
-    return value;
+    throw new PathDecodeError(
+      `A path parameter holds a malformed percent-escape (${JSON.stringify(value.slice(0, 64))}): each % must start two hex digits, and the bytes must be UTF-8.`,
+    );
   }
 }

@@ -37,6 +37,8 @@ export async function decideHandshake(
   const wantsUpgrade = hasToken(connection, 'upgrade');
 
   const found = findEndpoint(ctx.endpoints, req.pathname);
+  // Two spellings must never name one thing: a parameter that does not decode is refused, not kept as sent.
+  if (found !== null && 'malformed' in found) return reject(400, 'Bad path', found.malformed, found.spec);
   if (!wantsUpgrade && upgrade.length === 0) {
     if (found === null || (raw.method !== 'GET' && raw.method !== 'HEAD')) return { kind: 'pass' };
     return { kind: 'plain', endpoint: found.spec, acceptsHtml: acceptsHtml(req) };
@@ -248,13 +250,26 @@ function moduleHeaders(headers: Readonly<Record<string, string>> | undefined): R
   return Object.fromEntries(Object.entries(headers ?? {}).filter(([name]) => !FRAMING_HEADERS.test(name)));
 }
 
+/** Thrown by an endpoint's match when a path parameter holds a percent-escape that does not decode. */
+export class PathDecodeError extends Error {
+  override readonly name = 'PathDecodeError';
+}
+
 function findEndpoint(
   endpoints: readonly EndpointSpec[],
   pathname: string,
-): { spec: EndpointSpec; params: Readonly<Record<string, string>> } | null {
+):
+  | { spec: EndpointSpec; params: Readonly<Record<string, string>> }
+  | { spec: EndpointSpec; malformed: string }
+  | null {
   for (const spec of endpoints) {
-    const params = spec.match(pathname);
-    if (params !== null) return { spec, params };
+    try {
+      const params = spec.match(pathname);
+      if (params !== null) return { spec, params };
+    } catch (err) {
+      if (err instanceof PathDecodeError) return { spec, malformed: err.message };
+      throw err;
+    }
   }
   return null;
 }

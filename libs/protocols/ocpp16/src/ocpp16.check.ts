@@ -3,8 +3,12 @@ import { type ChargePointsRepository } from '#broker/store';
 import { basicPassword } from './basic-auth.js';
 import { type OcppSettings } from './ocpp-settings.js';
 
-/** What the admin API accepts as an identity (48 characters: OCPP's chargeBoxIdentity), nothing else. */
-const IDENTITY = /^[^\p{Cc}\s/]{1,48}$/u;
+/**
+ * What the admin API accepts as an identity (48 characters: OCPP's chargeBoxIdentity), nothing else:
+ * no space, control or format character (zero-width, bidi overrides, BOM: an identity must look
+ * like what it is), no '/', and not '.' or '..' (which a path or a log would read as something else).
+ */
+const IDENTITY = /^(?!\.{1,2}$)[^\p{Cc}\p{Cf}\s/]{1,48}$/u;
 
 /**
  * The charge point identity: the endpoint's `chargePointId` parameter, else its last one (the last
@@ -35,7 +39,7 @@ export async function checkChargePoint(
     return refuse(
       400,
       'Bad charge point identity',
-      'The last path segment must be 1 to 48 characters, without spaces, control characters or /.',
+      'The charge point identity (the last path segment) must be 1 to 48 characters, without spaces, control or format characters (zero-width, bidi) or /, and not . or ..',
     );
   }
   if (settings.securityProfile === 2 && !context.secure) {
