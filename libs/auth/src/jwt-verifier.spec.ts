@@ -1,6 +1,6 @@
 import { describe, it, before, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHmac, type KeyObject, sign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,6 +134,23 @@ for (const [label, extra] of HS256_CONFIGS) {
           verifier,
           signRaw({ alg: 'HS256' }, { sub: 'alice', exp: nowSec() + 300, [claim]: value }),
           pattern,
+        );
+      });
+    }
+
+    // JSON's 1e400 parses as Infinity: a number, so a plain type check would let it never expire.
+    for (const [claim, literal] of [
+      ['exp', '1e400'],
+      ['nbf', '-1e400'],
+      ['iat', '1e400'],
+    ] as const) {
+      it(`refuses a non-finite ${claim} claim (${literal})`, async () => {
+        const exp = claim === 'exp' ? literal : String(nowSec() + 300);
+        const extra = claim === 'exp' ? '' : `,"${claim}":${literal}`;
+        await assertRefused(
+          verifier,
+          signRaw({ alg: 'HS256' }, `{"sub":"alice","exp":${exp}${extra}}`),
+          new RegExp(`"${claim}"`),
         );
       });
     }
@@ -373,6 +390,15 @@ describe('JwtVerifier with public keys', () => {
       .setExpirationTime('5m')
       .sign(privateKey);
     assert.equal((await verifier.verify(token)).subject, 'carol');
+  });
+
+  it('refuses an RS256 token whose exp is 1e400 (Infinity): jose takes it for a number', async () => {
+    const { verifier, privateKey } = await rsaVerifier();
+    const body = `${b64url({ alg: 'RS256' })}.${b64url('{"sub":"carol","exp":1e400}')}`;
+    const signature = sign('sha256', Buffer.from(body), privateKey as unknown as KeyObject).toString(
+      'base64url',
+    );
+    await assertRefused(verifier, `${body}.${signature}`, /"exp"/);
   });
 
   it('refuses an HS256 token signed with the public key PEM as secret (algorithm confusion)', async () => {

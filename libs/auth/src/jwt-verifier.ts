@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { CredentialError } from '#broker/handshake';
 import { type JwtConfig } from '#broker/config';
-import { checkClaims, REQUIRED_CLAIMS } from './check-claims.js';
+import { checkClaims, checkNumericDates, REQUIRED_CLAIMS } from './check-claims.js';
 import { verifyHs256 } from './verify-hs256.js';
 import { VerifiedTokenCache } from './verified-token-cache.js';
 
@@ -91,6 +91,7 @@ export class JwtVerifier {
         clockTolerance: config.clockToleranceSec,
         requiredClaims: REQUIRED_CLAIMS,
       });
+      checkNumericDates(payload);
       return withSubject(payload);
     } catch (err) {
       throw toCredentialError(err);
