@@ -57,6 +57,23 @@ describe('mqtt module: bad input gets the protocol answer, others are untouched'
     await expectDisconnect(raw, 0x81, 1002);
   });
 
+  it('a SUBSCRIBE or UNSUBSCRIBE with no topic filter (82 02 00 01): malformed, v5 DISCONNECT 0x81, close 1002; v3.1.1 closes; nothing logged as ours', async () => {
+    const raw = await RawMqtt.connected(url);
+    raw.sendBytes([0x82, 0x02, 0x00, 0x01]);
+    await expectDisconnect(raw, 0x81, 1002);
+    const old = await RawMqtt.connected(url, { protocolVersion: 4 });
+    old.sendBytes([0x82, 0x02, 0x00, 0x01]);
+    assert.equal((await old.closed()).code, 1002);
+    // UNSUBSCRIBE likewise (a2 02 00 02).
+    const unsub = await RawMqtt.connected(url);
+    unsub.sendBytes([0xa2, 0x02, 0x00, 0x02]);
+    await expectDisconnect(unsub, 0x81, 1002);
+    assert.ok(
+      !broker.logLines().some((line) => Number(line['level']) >= 50),
+      'a client’s malformed packet is not an error of ours',
+    );
+  });
+
   it('v3.1.1 malformed packet: the connection closes without a DISCONNECT', async () => {
     const raw = await RawMqtt.connected(url, { protocolVersion: 4 });
     raw.sendBytes(TRUNCATED_PUBLISH);

@@ -30,6 +30,10 @@ interface Made {
  */
 export function handleSubscribe(client: MqttClient, packet: ISubscribePacket): void {
   const id = requirePacketId(packet.messageId, 'SUBSCRIBE');
+  // mqtt-packet parses an empty payload; the specification calls it a malformed packet.
+  if (packet.subscriptions.length === 0) {
+    throw new MqttProtocolError(RC.malformed, 'a SUBSCRIBE without a topic filter (MQTT-3.8.3-2)');
+  }
   const session = client.session as Session;
   const subscriptionId = packet.properties?.subscriptionIdentifier ?? null;
   if (subscriptionId === 0) throw new MqttProtocolError(RC.protocolError, 'subscription identifier 0');

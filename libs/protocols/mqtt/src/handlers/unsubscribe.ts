@@ -1,11 +1,14 @@
 import { type IUnsubscribePacket } from 'mqtt-packet';
 import { type MqttClient } from '../mqtt-client.js';
-import { RC } from '../reason-codes.js';
+import { MqttProtocolError, RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
 import { requirePacketId } from './packet-id.js';
 
 export function handleUnsubscribe(client: MqttClient, packet: IUnsubscribePacket): void {
   const id = requirePacketId(packet.messageId, 'UNSUBSCRIBE');
+  if (packet.unsubscriptions.length === 0) {
+    throw new MqttProtocolError(RC.malformed, 'an UNSUBSCRIBE without a topic filter (MQTT-3.10.3-2)');
+  }
   const session = client.session as Session;
   const granted = packet.unsubscriptions.map((raw) =>
     client.broker.unsubscribe(session, raw) ? RC.success : RC.noSubscriptionExisted,
