@@ -113,6 +113,13 @@ describe('graphql-ws (legacy) raw frames', () => {
     for (const [frame, answer] of [
       ['{oops', { type: 'connection_error', payload: { message: 'Invalid message: not JSON' } }],
       [
+        `{"type":"start","id":"d","payload":{"query":"{ a }","variables":{"v":${'['.repeat(5000)}${']'.repeat(5000)}}}}`,
+        {
+          type: 'connection_error',
+          payload: { message: 'Invalid message: the message is nested deeper than 64 levels' },
+        },
+      ],
+      [
         '{"type":"subscribe","id":"1"}',
         {
           type: 'connection_error',

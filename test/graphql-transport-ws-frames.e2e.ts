@@ -109,6 +109,8 @@ describe('graphql-transport-ws raw frames: every close code and bad message', ()
       ['{"type":"subscribe","id":"1"}', /'payload' property to be an object/],
       ['{"type":"dance"}', /Invalid message 'type' property "dance"/],
       ['{"type":"next","id":"1","payload":{}}', 'Invalid message: "next" is sent by servers, not clients'],
+      // A ping's payload is echoed in the pong: 5,000 levels of it once overflowed the stack (4500).
+      [`{"type":"ping","payload":{"a":${'['.repeat(5000)}${']'.repeat(5000)}}}`, /nested deeper than/],
     ] as const) {
       const { ws } = await acked();
       const { code, reason: got } = await closeOf(ws, frame);

@@ -144,6 +144,12 @@ describe('wamp.2.json: sessions and protocol violations over raw ws', () => {
     await expectViolation(other, [32, 2 ** 53 + 2, {}, 'com.example.topic'], /malformed SUBSCRIBE/);
   });
 
+  it('a message nested 5,000 deep (10 KB): a protocol violation, not an internal error', async () => {
+    const { client } = await RawWamp.join(url);
+    const deep = `[16, 1, {}, "com.example.deep", ${'['.repeat(5000)}${']'.repeat(5000)}]`;
+    await expectViolation(client, deep, /nested deeper than/);
+  });
+
   it('a binary frame: ABORT, then close 1003', async () => {
     const { client } = await RawWamp.join(url);
     await expectViolation(client, Buffer.from(JSON.stringify(HELLO)), /binary messages are not used/, 1003);

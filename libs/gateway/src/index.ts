@@ -18,3 +18,4 @@ export * from './clock.js';
 export * from './manual-clock.js';
 export * from './broker-ws-adapter.js';
 export * from './gateway-client.js';
+export * from './json-depth.js';

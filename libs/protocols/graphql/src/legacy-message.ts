@@ -1,3 +1,4 @@
+import { nestsDeeperThan, TOO_DEEP } from '#broker/gateway';
 import { type OperationRequest } from './graphql-engine.js';
 
 /** The legacy graphql-ws protocol of subscriptions-transport-ws: what a client may send. */
@@ -25,6 +26,7 @@ const TYPES = 'connection_init, start, stop, connection_terminate';
 
 /** Pure parsing with a readable reason for every refusal. */
 export function parseLegacyMessage(text: string): ParsedLegacyMessage {
+  if (nestsDeeperThan(text)) return { ok: false, problem: `Invalid message: ${TOO_DEEP}` };
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,4 +1,5 @@
 import { MessageType, validateMessage } from 'graphql-ws';
+import { nestsDeeperThan, TOO_DEEP } from '#broker/gateway';
 
 /** Messages only a server sends: a client sending one is speaking the protocol wrong. */
 const SERVER_ONLY: ReadonlySet<string> = new Set([
@@ -18,6 +19,7 @@ export type TransportWsRead =
  * check runs first so the close reason says what was wrong.
  */
 export function readTransportWsMessage(text: string): TransportWsRead {
+  if (nestsDeeperThan(text)) return { problem: `Invalid message: ${TOO_DEEP}` };
   let message: unknown;
   try {
     message = JSON.parse(text);

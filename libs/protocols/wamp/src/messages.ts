@@ -1,3 +1,4 @@
+import { nestsDeeperThan, TOO_DEEP } from '#broker/gateway';
 import { isId } from './ids.js';
 
 /** Message type codes (WAMP basic and advanced profile). */
@@ -85,6 +86,7 @@ function isDict(value: unknown): value is Dict {
  * secret, and hostile input does not belong in logs.
  */
 export function decode(text: string): Decoded {
+  if (nestsDeeperThan(text)) return { violation: TOO_DEEP };
   let value: unknown;
   try {
     value = JSON.parse(text);
