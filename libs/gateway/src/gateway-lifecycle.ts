@@ -11,7 +11,7 @@ import { type Server } from 'node:http';
 import { type Logger } from 'pino';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
-import { applyHttpLimits } from './http-limits.js';
+import { applyHttpLimits, closeSilentSockets } from './http-limits.js';
 import { acceptProxyProtocol } from './proxy-protocol.js';
 import proxyaddr from 'proxy-addr';
 import { flushAndExit } from './logger.js';
@@ -83,6 +83,25 @@ export class GatewayLifecycle
     }
     for (const { ws } of this.connections.all()) ws.terminate();
     this.gateway.closeAll();
+    await this.closeHttpConnections(deadline);
+  }
+
+  /**
+   * Plain HTTP connections go too: idle ones at once, the rest (a request in flight, a keep-alive
+   * client, which gets 503 and Connection: close from now on) by the drain deadline. Nest's close
+   * of the server would otherwise wait for every one of them.
+   */
+  private async closeHttpConnections(deadline: number): Promise<void> {
+    const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
+    closeSilentSockets(server);
+    server.closeIdleConnections();
+    const open = () =>
+      new Promise<number>((resolve) => server.getConnections((_err, count) => resolve(count)));
+    while ((await open()) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      server.closeIdleConnections();
+    }
+    server.closeAllConnections();
   }
 
   /**

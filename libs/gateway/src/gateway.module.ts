@@ -9,6 +9,7 @@ import { HealthChecks } from './health-checks.js';
 import { Heartbeat } from './heartbeat.js';
 import { GatewayMetrics } from './metrics.js';
 import { OpsRoutes } from './ops-routes.js';
+import { refuseWhileDraining } from './draining-requests.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { UpgradeGateway } from './upgrade-gateway.js';
@@ -48,6 +49,7 @@ export class GatewayModule implements NestModule {
   constructor(
     private readonly gateway: UpgradeGateway,
     private readonly ops: OpsRoutes,
+    private readonly connections: ConnectionRegistry,
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
@@ -59,6 +61,7 @@ export class GatewayModule implements NestModule {
    */
   configure(_consumer: MiddlewareConsumer): void {
     this.adapterHost.httpAdapter.use(this.ops.handle);
+    this.adapterHost.httpAdapter.use(refuseWhileDraining(this.connections));
     this.adapterHost.httpAdapter.use(this.gateway.handleRequest);
   }
 }

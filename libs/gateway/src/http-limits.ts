@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { type Server } from 'node:http';
+import { type IncomingMessage, type Server } from 'node:http';
+import { type Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 import { type BrokerConfig } from '#broker/config';
 
@@ -25,6 +26,63 @@ export function applyHttpLimits(server: Server, config: BrokerConfig): void {
     1000,
     http.headersTimeoutMs,
   );
+  // Node's head timeout starts with the first byte: a connection that never sends one would stay
+  // for ever. It gets the same time to send its first request; once a request or upgrade arrives,
+  // the timer goes (a slow response of the application's is not cut; keep-alive idling is Node's).
+  const accepted = server instanceof TlsServer ? 'secureConnection' : 'connection';
+  const silent = new Set<Socket>();
+  silentSockets.set(server, silent);
+  server.on(accepted, (socket: Socket) => {
+    // A timer of its own, not socket.setTimeout: Node's listener for that destroys the socket
+    // before its own head timeout could answer 408 to a client that did send part of a request.
+    const timed = socket as SilenceTimed;
+    timed[SILENCE] = setTimeout(destroyIfSilent, http.headersTimeoutMs, socket).unref();
+    timed[SILENT_SET] = silent;
+    silent.add(socket);
+    socket.once('close', forget);
+  });
+  server.prependListener('request', spoke);
+  server.prependListener('upgrade', spoke);
+  // Every socket counts, not only WebSockets: a flood of idle connects cannot take every descriptor.
+  server.maxConnections = config.limits.maxConnections + RAW_SOCKET_HEADROOM;
+}
+
+/** Sockets beyond the WebSocket limit: handshakes being decided, admin and probe requests. */
+export const RAW_SOCKET_HEADROOM = 1024;
+
+/** Each server's connections that have not sent a request yet (Node counts them neither idle nor busy). */
+const silentSockets = new WeakMap<Server, Set<Socket>>();
+
+/** At shutdown: the connections that never sent a request go at once. */
+export function closeSilentSockets(server: Server): void {
+  for (const socket of silentSockets.get(server) ?? []) socket.destroy();
+}
+
+const SILENCE = Symbol('silence');
+const SILENT_SET = Symbol('silent set');
+type SilenceTimed = Socket & {
+  [SILENCE]?: NodeJS.Timeout | undefined;
+  [SILENT_SET]?: Set<Socket> | undefined;
+};
+
+/** The socket spoke or closed: its timer and its place among the silent ones go. */
+function forget(this: SilenceTimed): void {
+  clearTimeout(this[SILENCE]);
+  this[SILENT_SET]?.delete(this);
+  this[SILENCE] = undefined;
+  this[SILENT_SET] = undefined;
+}
+
+/** Shared (no closure per connection): a socket that sent nothing goes; one that sent part of a head gets Node's 408. */
+function destroyIfSilent(socket: Socket): void {
+  if (socket.bytesRead === 0) socket.destroy();
+}
+
+function spoke(req: IncomingMessage): void {
+  const socket = req.socket as SilenceTimed;
+  if (socket[SILENT_SET] === undefined) return;
+  forget.call(socket);
+  socket.removeListener('close', forget);
 }
 
 /** The certificate and key of the broker config's `tls`, as NestFactory.create's `httpsOptions`. */
