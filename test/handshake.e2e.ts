@@ -202,6 +202,16 @@ describe('handshake over real sockets', () => {
     assert.equal(res.raw.match(/HTTP\/1\.1 /g)?.length, 1, res.raw);
   });
 
+  it('an upgrade pipelined behind an ordinary request waits for its response: the 200, then the 101', async () => {
+    const res = await rawExchange(
+      broker.port,
+      'GET /admin/v1/endpoints HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' +
+        upgradeRequest('/echo', { 'Sec-WebSocket-Protocol': 'echo.v1' }),
+    );
+    const statuses = [...res.raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+    assert.deepEqual(statuses, ['200', '101'], res.raw.slice(0, 300));
+  });
+
   it('a plain GET pipelined behind a refusal is not handled at all', async () => {
     const before = await plainCount();
     const refused = 'GET /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n\r\n';

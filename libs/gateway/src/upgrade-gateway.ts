@@ -89,7 +89,13 @@ export class UpgradeGateway {
       const decision = await this.decide(attempt);
       if (decision === null || decision.kind === 'pass' || decision.kind === 'accept') {
         // An 'accept' cannot happen here: Node emits 'upgrade' whenever both headers are present.
-        return next();
+        // The application answers; what is pipelined behind (an upgrade above all, whose 101 Node
+        // would let out at once) waits until that answer has left.
+        return new Promise<void>((resolve) => {
+          res.once('finish', resolve);
+          res.once('close', resolve);
+          next();
+        });
       }
       if (decision.kind === 'plain') {
         this.metrics.plainRequests.inc({ endpoint: decision.endpoint.path });
