@@ -341,6 +341,40 @@ describe('handshake over real sockets', () => {
     assert.equal(ok?.['subprotocol'], 'echo.v1');
   });
 
+  it('a decision log line carries at most 256 characters of the path and of the offered subprotocols', async () => {
+    const long = `/nowhere/${'a'.repeat(3000)}`;
+    await rawExchange(
+      broker.port,
+      upgradeRequest(long, { 'Sec-WebSocket-Protocol': `x${',y'.repeat(400)}` }),
+    );
+    const line = broker
+      .logLines()
+      .find((l) => l['msg'] === 'handshake' && String(l['path']).startsWith('/nowhere/'));
+    assert.ok(line);
+    assert.ok(String(line['path']).length <= 300, `path of ${String(line['path']).length} characters`);
+    assert.match(String(line['path']), /\(2753 more\)$/);
+    assert.ok(String(line['offered']).length <= 300);
+  });
+
+  it('Upgrade: h2c on an endpoint path is a 400 naming the header, and nothing is logged as an error', async () => {
+    const res = await rawExchange(
+      broker.port,
+      'GET /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n',
+    );
+    assert.equal(res.status, 400);
+    assert.match(res.body, /Bad Upgrade header/);
+    assert.deepEqual(
+      broker.logLines().filter((l) => Number(l['level']) >= 50),
+      [],
+    );
+  });
+
+  it('the 408 for a slow head says it was too slow', async () => {
+    const res = await rawExchange(broker.port, 'GET /echo HTTP/1.1\r\nHost: x\r\n', 5000);
+    assert.equal(res.status, 408);
+    assert.match(res.body, /did not arrive within 500 ms/);
+  });
+
   it('counts handshakes by outcome and status in /metrics', async () => {
     const metrics = await (await fetch(`http://127.0.0.1:${broker.port}/metrics`)).text();
     assert.match(metrics, /broker_handshakes_total\{outcome="rejected",status="403",endpoint="\/echo"\} \d+/);

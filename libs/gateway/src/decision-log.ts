@@ -15,6 +15,22 @@ export interface DecisionFields {
   readonly durationMs: number;
 }
 
+/** What a log line keeps of a client's own text (its path, its offered subprotocols). */
+const MAX_LOGGED_CHARS = 256;
+
+/**
+ * A client's text, cut for a log line: a head may be as large as http.maxHeaderSize, and a line
+ * that large per attempt would let one client fill the log.
+ */
+export function clip(text: string): string;
+export function clip(text: string | undefined): string | undefined;
+export function clip(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  return text.length <= MAX_LOGGED_CHARS
+    ? text
+    : `${text.slice(0, MAX_LOGGED_CHARS)}…(${text.length - MAX_LOGGED_CHARS} more)`;
+}
+
 /** How many distinct endpoint, module and reason strings DecisionLog keeps quoted. */
 const MAX_QUOTED = 256;
 

@@ -12,7 +12,7 @@ import {
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
 import { ConnectionRegistry } from './connection-registry.js';
-import { DecisionLog } from './decision-log.js';
+import { clip, DecisionLog } from './decision-log.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { ForwardedHeaders } from './forwarded.js';
 import { handshakeHooks } from './handshake-hooks.js';
@@ -141,7 +141,9 @@ export class UpgradeGateway {
     const detail =
       status === 431
         ? `The request head exceeds ${this.config.http.maxHeaderSize} bytes.`
-        : 'The request could not be parsed.';
+        : status === 408
+          ? `The request head did not arrive within ${this.config.http.headersTimeoutMs} ms.`
+          : 'The request could not be parsed.';
     writeRejection(socket, {
       kind: 'reject',
       status,
@@ -239,8 +241,8 @@ export class UpgradeGateway {
       endpoint,
       subprotocol,
       reason,
-      path: redactUrl(attempt.request.url),
-      offered: attempt.offered && redactSubprotocols([attempt.offered], this.credentialPrefixes),
+      path: clip(redactUrl(attempt.request.url)),
+      offered: attempt.offered && clip(redactSubprotocols([attempt.offered], this.credentialPrefixes)),
       client: attempt.request.remoteAddress,
       durationMs: Math.round((performance.now() - attempt.started) * 1000) / 1000,
     });
