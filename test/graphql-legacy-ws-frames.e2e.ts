@@ -108,6 +108,16 @@ describe('graphql-ws (legacy) raw frames', () => {
     assert.deepEqual(queue.pending(), []);
   });
 
+  it('a client that keeps sending refused operations gets an error for each, then close 4429 after 20 in 10 s', async () => {
+    const { ws, queue } = await raw();
+    const closing = closed(ws);
+    for (let i = 0; i < 21; i++) ws.send(start(`r${i}`, `{ nope${i} }`));
+    for (let i = 0; i < 21; i++) assert.equal((await queue.json())['type'], 'error');
+    const { code, reason } = await closing;
+    assert.equal(code, 4429);
+    assert.match(reason, /Too many refused operations/);
+  });
+
   it('invalid JSON, unknown types and a second init get connection_error; a bad start gets error; the connection goes on', async () => {
     const { ws, queue } = await raw();
     for (const [frame, answer] of [

@@ -120,6 +120,21 @@ describe('graphql-transport-ws raw frames: every close code and bad message', ()
     }
   });
 
+  it('a client that keeps sending refused operations is closed 4429 after 20 in 10 s; each refusal was answered', async () => {
+    const { ws, queue } = await acked();
+    const refuse = (i: number) =>
+      ws.send(JSON.stringify({ type: 'subscribe', id: `r${i}`, payload: { query: `{ nope${i} }` } }));
+    for (let i = 0; i < 20; i++) {
+      refuse(i);
+      assert.equal((await queue.json())['type'], 'error');
+    }
+    const closing = closed(ws);
+    refuse(20);
+    const { code, reason } = await closing;
+    assert.equal(code, 4429);
+    assert.match(reason, /Too many refused operations/);
+  });
+
   it('subscribe before connection_ack: 4401', async () => {
     const ws = new WebSocket(`${broker.url}/open`, 'graphql-transport-ws');
     await opened(ws);

@@ -255,6 +255,8 @@ const graphql = z
         maxDepth: positive,
         maxComplexity: positive,
         maxTokens: positive,
+        maxAliases: positive,
+        maxRepeatedFields: positive,
         initTimeoutMs: timerMs.optional(),
         keepAliveMs: timerMsOrOff.optional(),
         maxPendingEvents: positive,

@@ -28,6 +28,31 @@ describe('GraphqlEngine.prepare', () => {
     assert.equal(prepared.variableValues, undefined);
   });
 
+  it('the limits run before the specified rules: 600 aliased copies of one field are refused for their size and repetition alone', () => {
+    const prepared = engine().prepare({ query: `{ ${'x: a '.repeat(600)} }` });
+    assert.ok(!prepared.ok);
+    assert.deepEqual(
+      prepared.errors.map((e) => e.message),
+      [
+        'The operation selects 600 fields; at most 500 are allowed.',
+        'The document selects "x" more than 10 times in one selection set.',
+      ],
+    );
+  });
+
+  it('a document is parsed and validated once: the same text again gets the same verdict, without the work', () => {
+    const shared = engine();
+    const first = shared.prepare({ query: '{ a b c }' });
+    const again = shared.prepare({ query: '{ a b c }' });
+    assert.ok(!first.ok && !again.ok);
+    assert.equal(first.errors[0], again.errors[0], 'the very same error object: remembered, not rebuilt');
+    const ok1 = shared.prepare({ query: '{ a }' });
+    const ok2 = shared.prepare({ query: '{ a }', variables: { v: 1 } });
+    assert.ok(ok1.ok && ok2.ok);
+    assert.equal(ok1.document, ok2.document);
+    assert.deepEqual(ok2.variableValues, { v: 1 });
+  });
+
   it('a document over maxTokens is refused by the parser', () => {
     const prepared = engine({}, 10).prepare({ query: '{ a b a b a b a b a b a b }' });
     assert.ok(!prepared.ok);

@@ -25,6 +25,10 @@ export interface GraphqlLimits {
   readonly maxComplexity: number;
   /** Lexer tokens of one document: bounds the parser's work before validation even starts. */
   readonly maxTokens: number;
+  /** Aliased fields in one document. */
+  readonly maxAliases: number;
+  /** Selections of one response name in one selection set (graphql-js compares them pairwise). */
+  readonly maxRepeatedFields: number;
   /** A connection that has not sent connection_init by then is closed with 4408. */
   readonly initTimeoutMs: number;
   /** Legacy graphql-ws only: the `ka` interval (0: only the one right after the ack). */
@@ -38,6 +42,8 @@ export const DEFAULT_LIMITS: GraphqlLimits = {
   maxDepth: 12,
   maxComplexity: 500,
   maxTokens: 5000,
+  maxAliases: 100,
+  maxRepeatedFields: 10,
   initTimeoutMs: 5000,
   keepAliveMs: 15_000,
   maxPendingEvents: 1000,

@@ -3,6 +3,7 @@ import { type InitAuthContext } from './connection-auth.js';
 import { type GraphqlEngine, type OperationRequest } from './graphql-engine.js';
 import { type GraphqlSession } from './graphql.options.js';
 import { parseLegacyMessage, type LegacyServerMessage } from './legacy-message.js';
+import { RefusedOperations, TOO_MANY_REFUSED } from './refused-operations.js';
 
 /** The I/O a session drives; the subprotocol wires it to the Connection. */
 export interface LegacyPort {
@@ -40,6 +41,7 @@ export class LegacyGraphqlSession {
   private state: State = 'awaiting-init';
   private session: GraphqlSession | null = null;
   private readonly operations = new Map<string, Operation>();
+  private readonly refused = new RefusedOperations();
   /** Starts received while connection_init is being checked, in arrival order. */
   private readonly queued = new Map<string, OperationRequest>();
   private readonly cancelTimers: (() => void)[] = [];
@@ -150,7 +152,11 @@ export class LegacyGraphqlSession {
       return;
     }
     const prepared = this.engine.prepare(request);
-    if (!prepared.ok) return this.sendError(id, errorPayload(prepared.errors));
+    if (!prepared.ok) {
+      this.sendError(id, errorPayload(prepared.errors));
+      if (this.refused.add()) this.close(LEGACY_CLOSE.tooManyOperations, TOO_MANY_REFUSED);
+      return;
+    }
     const operation: Operation = { stream: null };
     this.operations.set(id, operation);
     this.run(id, operation, prepared).catch((err: unknown) => {

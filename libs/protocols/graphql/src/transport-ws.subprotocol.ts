@@ -12,6 +12,7 @@ import {
 import { GraphqlEngine } from './graphql-engine.js';
 import { type GraphqlSession } from './graphql.options.js';
 import { ReusedIdGate } from './reused-id-gate.js';
+import { RefusedOperations, TOO_MANY_REFUSED } from './refused-operations.js';
 import { readTransportWsMessage } from './transport-ws-message.js';
 
 /** What graphql-ws's per-connection `ctx.extra` holds for us. */
@@ -19,6 +20,7 @@ interface Extra {
   readonly connection: Connection;
   readonly context: ConnectionContext;
   session: GraphqlSession | null;
+  readonly refused: RefusedOperations;
 }
 
 /** Sized for operations, not data: a query far over this is more likely abuse than need. */
@@ -68,7 +70,10 @@ export class GraphqlTransportWsSubprotocol implements SubprotocolHandler {
         }
         if (session === null) return [new GraphQLError('The connection is not acknowledged')];
         const prepared = engine.prepare(payload);
-        if (!prepared.ok) return prepared.errors;
+        if (!prepared.ok) {
+          if (ctx.extra.refused.add()) connection.close(4429, TOO_MANY_REFUSED);
+          return prepared.errors;
+        }
         return engine.executionArgs(prepared, session);
       },
     });
@@ -90,7 +95,7 @@ export class GraphqlTransportWsSubprotocol implements SubprotocolHandler {
           });
         },
       },
-      { connection, context, session: null },
+      { connection, context, session: null, refused: new RefusedOperations() },
     );
     connection.onClose((code, reason) => {
       closed(code, reason).catch((err: unknown) => this.failed(connection, err));
