@@ -212,6 +212,39 @@ describe('@WebSocketGateway({ subprotocol }) behind the broker handshake (Broker
   });
 });
 
+describe('BrokerWsAdapter with a message parser of the application’s', () => {
+  let broker: TestBroker;
+  before(async () => {
+    // "event|json data" text lines instead of {event, data} objects; a line without "|" is ignored.
+    const messageParser = (data: Buffer) => {
+      const text = data.toString('utf8');
+      const bar = text.indexOf('|');
+      return bar < 0 ? null : { event: text.slice(0, bar), data: JSON.parse(text.slice(bar + 1)) as unknown };
+    };
+    broker = await startTestBroker(CONFIG, [EventsModule], (app) =>
+      app.useWebSocketAdapter(new BrokerWsAdapter(app, { messageParser })),
+    );
+  });
+  after(() => broker.close());
+
+  it('reads the application’s shape, ignores what it returns null for, and answers a throw with an exception event', async () => {
+    const token = await signToken({ sub: 'pat' });
+    const ws = new WebSocket(`ws://127.0.0.1:${broker.port}/events/lobby`, 'events.v1', {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    const queue = new MessageQueue(ws);
+    await opened(ws);
+    assert.equal((await queue.json())['event'], 'welcome');
+    ws.send('no bar here');
+    ws.send('echo|{"text":"piped"}');
+    assert.deepEqual(await queue.json(), { event: 'echoed', data: 'piped' });
+    ws.send('echo|{not json');
+    const refusal = await queue.json();
+    assert.equal(refusal['event'], 'exception');
+    ws.close();
+  });
+});
+
 describe('gateways with a subprotocol: boot errors', () => {
   it('a gateway whose subprotocol name is taken by a module stops the boot', async () => {
     @WebSocketGateway({ subprotocol: { name: 'chat.v1', onUnsupported: 'reject' } })
