@@ -32,6 +32,44 @@ describe('connections after the 101', () => {
   });
   after(() => broker.close());
 
+  /** Writes an upgrade request and `pings` masked pings in one write; what came back, and whether the broker closed. */
+  async function pingsBehindUpgrade(pings: number): Promise<{ text: string; closed: boolean }> {
+    const socket = connect(broker.port, '127.0.0.1');
+    let received = Buffer.alloc(0);
+    let ended = false;
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    socket.on('close', () => (ended = true));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const ping = Buffer.from([0x89, 0x80, 1, 2, 3, 4]);
+    socket.write(
+      Buffer.concat([
+        Buffer.from(upgradeRequest('/echo', { 'Sec-WebSocket-Protocol': 'echo.v1' })),
+        ...Array.from({ length: pings }, () => ping),
+      ]),
+    );
+    await waitFor(() => received.length >= 129 + 2 * Math.min(pings, 256) || ended);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    return { text: received.toString('latin1'), closed: ended };
+  }
+
+  it('pings right behind the upgrade: the 101 first, then a pong for each, up to 256 in 10 s', async () => {
+    const { text, closed: cut } = await pingsBehindUpgrade(100);
+    assert.match(text, /^HTTP\/1\.1 101 /);
+    const frames = text.slice(text.indexOf('\r\n\r\n') + 4);
+    assert.equal(frames, '\x8a\x00'.repeat(100), 'a pong for each ping');
+    assert.equal(cut, false);
+  });
+
+  it('a ping flood past 256 in 10 s: the 101, the pongs, then close 1008 with a reason', async () => {
+    const { text } = await pingsBehindUpgrade(300);
+    assert.match(text, /^HTTP\/1\.1 101 /);
+    const frames = text.slice(text.indexOf('\r\n\r\n') + 4);
+    assert.ok(frames.startsWith('\x8a\x00'.repeat(256)));
+    assert.match(frames.slice(512), /^\x88.\x03\xf0Too many pings/s);
+  });
+
   it("a message over the module's maxPayload closes 1009", async () => {
     const ws = new WebSocket(`${broker.url}/bin`, 'bin.v1');
     await opened(ws);

@@ -56,6 +56,15 @@ function onSocketPong(this: WebSocket): void {
   connectionOf(this)?.observer.ponged();
 }
 
+function onSocketPing(this: WebSocket, data: Buffer): void {
+  connectionOf(this)?.pinged(data);
+}
+
+/** Pings a client may send in one window (RFC 6455 wants each answered)... */
+const MAX_PINGS = 256;
+/** ...of this many milliseconds; past it the connection is closed 1008. */
+const PING_WINDOW_MS = 10_000;
+
 function onSocketError(this: WebSocket, err: Error): void {
   connectionOf(this)?.observer.errored(err);
 }
@@ -78,6 +87,9 @@ export class WsConnection implements Connection {
   private delivering = false;
   /** A write of what is held is due when the current read's messages are handled (see deliver). */
   private answerDue = false;
+  /** Pings in the current window (see pinged). */
+  private pings = 0;
+  private pingWindowStart = 0;
 
   constructor(
     readonly id: string,
@@ -92,6 +104,7 @@ export class WsConnection implements Connection {
     socket.prependListener('data', onSocketRead);
     ws.on('message', onSocketMessage);
     ws.on('pong', onSocketPong);
+    ws.on('ping', onSocketPing);
     ws.on('error', onSocketError);
     // ws emits 'close' once, so `on` does what `once` would without a wrapper per connection.
     ws.on('close', onSocketClose);
@@ -172,6 +185,22 @@ export class WsConnection implements Connection {
   close(code?: number, reason?: string): void {
     if (this.ws.readyState === this.ws.CLOSED || this.ws.readyState === this.ws.CLOSING) return;
     this.ws.close(code, reason === undefined ? undefined : closeReason(reason));
+  }
+
+  /**
+   * Answers a ping with its pong. ws's own answer (autoPong) terminates a connection with more than
+   * 60 pongs not yet written, which a client sending pings right behind its upgrade meets before
+   * its 101 has left: it then got nothing at all. Here each ping is answered in order after the
+   * 101, and a flood past MAX_PINGS in a window closes 1008 with a reason.
+   */
+  pinged(data: Buffer): void {
+    const now = Date.now();
+    if (now - this.pingWindowStart > PING_WINDOW_MS) {
+      this.pingWindowStart = now;
+      this.pings = 0;
+    }
+    if (++this.pings > MAX_PINGS) return this.close(1008, 'Too many pings');
+    if (this.ws.readyState === this.ws.OPEN) this.ws.pong(data);
   }
 
   onMessage(handler: MessageHandler): void {

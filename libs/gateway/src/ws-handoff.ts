@@ -77,6 +77,8 @@ export class WsHandoff {
       wss = new WebSocketServer({
         noServer: true,
         clientTracking: false,
+        // Pings are answered by WsConnection (see pinged).
+        autoPong: false,
         maxPayload: endpoint.maxPayload ?? module?.options.maxPayload ?? 1024 * 1024,
         // The endpoint's setting, where it has one, replaces the module's (the decision negotiated the same).
         perMessageDeflate:
