@@ -100,13 +100,13 @@ export function summaryTable(reference: Summary, ours: Summary, unit: string): s
   ].join('\n');
 }
 
-/** The rate ratio against its target, as the report's verdict line. */
+/** The rate ratio against its target, as the report's verdict line; a run that counted errors never reads as met. */
 export function verdict(reference: Summary, ours: Summary, unit: string, target: number): string {
   const rateRatio = ours.rate / reference.rate;
-  return (
-    `${ours.server} ${unit}s/s = ${rateRatio.toFixed(2)} × ${reference.server} (target ≥ ${target}): ` +
-    (rateRatio >= target ? 'met.' : 'NOT met.')
-  );
+  const errors = ours.errors + reference.errors;
+  const outcome =
+    errors > 0 ? `NOT met: the run counted ${errors} errors.` : rateRatio >= target ? 'met.' : 'NOT met.';
+  return `${ours.server} ${unit}s/s = ${rateRatio.toFixed(2)} × ${reference.server} (target ≥ ${target}): ${outcome}`;
 }
 
 /** Every failure by server and label: a broken server must not pass as a fast one. */
