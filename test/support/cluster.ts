@@ -1,28 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG } from '../../src/default-config.js';
-import { freePort } from './free-port.js';
+import { accepts, freePort } from './free-port.js';
 import { createTestSchema, type TestSchema } from './postgres.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const NATS_SERVER = process.env['NATS_SERVER_BIN'] ?? '/usr/sbin/nats-server';
 const START_TIMEOUT_MS = 15_000;
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 async function until(
   what: string,
@@ -151,7 +139,7 @@ export class TestNats {
     server.child = child;
     await Promise.race([
       failed,
-      until(`nats-server answers on ${server.port} (${output})`, () => answers(server.port), 10_000),
+      until(`nats-server answers on ${server.port} (${output})`, () => accepts(server.port), 10_000),
     ]);
   }
 }
