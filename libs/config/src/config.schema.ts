@@ -176,6 +176,16 @@ const mqtt = z
       .int()
       .nonnegative()
       .default(16 * 1024 * 1024),
+    /**
+     * A QoS 0 PUBLISH to a client with more than this many bytes not yet written to it is dropped
+     * (counted) rather than queued: a subscriber that cannot keep up loses QoS 0 messages first, as
+     * with Mosquitto and EMQX, and is closed 1008 only past the endpoint's outboundBufferCap.
+     */
+    slowSubscriberDropBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024),
     maxSubscriptionsPerClient: z.number().int().positive().default(256),
     /** Sessions kept at once, connected or waiting for their client; a new client id past it is refused. */
     maxSessions: z.number().int().positive().default(100_000),

@@ -4,6 +4,8 @@ import { type Principal } from '#broker/handshake';
 export interface MqttTransport {
   /** One whole packet. */
   write(bytes: Buffer): void;
+  /** Bytes written and not yet sent on (a client that stops reading makes it grow). */
+  buffered(): number;
   /** Ends the network connection; `code` is the WebSocket close code (TCP just ends). */
   end(code: number, reason: string): void;
 }

@@ -16,6 +16,7 @@ const config: MqttConfig = {
   receiveMaximum: 4,
   maxQueuedMessages: 10,
   maxQueuedBytes: 1024,
+  slowSubscriberDropBytes: 1000,
   maxSubscriptionsPerClient: 4,
   maxSessions: 3,
   maxRetainedMessages: 100,
@@ -32,6 +33,8 @@ const quiet: MqttLogger = { info() {}, warn() {}, debug() {}, error() {} };
 class Peer {
   readonly packets: Packet[] = [];
   ended: number | null = null;
+  /** What the transport reports as written and not yet sent (a test sets it to play a slow reader). */
+  buffered = 0;
   readonly client: MqttClient;
   private readonly parser = mqttPacket.parser({ protocolVersion: 5 });
 
@@ -43,7 +46,11 @@ class Peer {
     this.parser.on('packet', (p: Packet) => this.packets.push(p));
     this.client = new MqttClient(
       broker,
-      { write: (bytes) => this.parser.parse(bytes), end: (code) => (this.ended = code) },
+      {
+        write: (bytes) => this.parser.parse(bytes),
+        buffered: () => this.buffered,
+        end: (code) => (this.ended = code),
+      },
       {
         transport: 'ws',
         remoteAddress: '127.0.0.1',
@@ -118,6 +125,33 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     assert.deepEqual(
       sub.publishes().map((p) => String(p.payload)),
       ['m3'],
+    );
+  });
+
+  it('a subscriber that cannot keep up loses QoS 0 messages (counted), not its connection; QoS 1 still goes', async () => {
+    const broker = new MqttBroker(config);
+    const dropped: string[] = [];
+    broker.hooks.dropped = (why, clientId) => dropped.push(`${why}:${clientId}`);
+    const sub = new Peer(broker);
+    await sub.connect('slow');
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 't', qos: 1 }] });
+    const pub = new Peer(broker);
+    await pub.connect('pub');
+    sub.buffered = 1001;
+    pub.send(publish('t', 'zero', 0));
+    pub.send(publish('t', 'one', 1, 1));
+    assert.deepEqual(
+      sub.publishes().map((p) => String(p.payload)),
+      ['one'],
+    );
+    assert.deepEqual(dropped, ['slow subscriber:slow']);
+    assert.equal(broker.stats.publishDropped, 1);
+    assert.equal(sub.ended, null, 'still connected');
+    sub.buffered = 0;
+    pub.send(publish('t', 'zero again', 0));
+    assert.deepEqual(
+      sub.publishes().map((p) => String(p.payload)),
+      ['zero again'],
     );
   });
 

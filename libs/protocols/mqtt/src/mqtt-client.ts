@@ -232,6 +232,11 @@ export class MqttClient implements SessionOwner, PacketHandler {
   sendPublish(delivery: Delivery | InFlight, dup: boolean): boolean {
     if (this.state === 'closed') return false;
     const topic = delivery.message.topic;
+    if (delivery.qos === 0 && this.transport.buffered() > this.broker.config.slowSubscriberDropBytes) {
+      this.broker.stats.publishDropped++;
+      this.broker.hooks.dropped?.('slow subscriber', this.clientId, topic);
+      return false;
+    }
     const alias = this.version === 5 ? this.outboundAliases.lookup(topic) : undefined;
     let bytes: Buffer;
     try {

@@ -10,7 +10,8 @@ import { ClusterNode } from '#broker/cluster';
 import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
 import { TOPIC_BUS, type BusSubscription, type TopicBus } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
-import { BROKER_CONFIG, BROKER_LOGGER } from '#broker/gateway';
+import { BROKER_CONFIG, BROKER_LOGGER, GatewayMetrics } from '#broker/gateway';
+import { Counter } from 'prom-client';
 import { type Logger } from 'pino';
 import { MqttBroker } from './broker.js';
 import { bridgeBus } from './bus-bridge.js';
@@ -44,11 +45,24 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
     @Optional() @Inject(PASSWORD_CHECK) private readonly passwords: PasswordCheck | null = null,
     @Optional() @Inject(ClusterNode) cluster: ClusterNode | null = null,
+    @Optional() @Inject(GatewayMetrics) metrics: GatewayMetrics | null = null,
   ) {
     this.logger = logger.child({ module: 'mqtt' });
     this.broker = new MqttBroker(config.mqtt);
-    this.broker.hooks.dropped = (why, clientId, topic) =>
+    // The reasons are a few fixed strings of the broker's: a bounded label.
+    const dropped =
+      metrics === null
+        ? null
+        : new Counter({
+            name: 'broker_mqtt_messages_dropped_total',
+            help: 'MQTT messages dropped, by reason (slow subscriber, session queue full, retained store full, ...)',
+            labelNames: ['reason'] as const,
+            registers: [metrics.registry],
+          });
+    this.broker.hooks.dropped = (why, clientId, topic) => {
+      dropped?.inc({ reason: why });
       this.logger.debug({ why, clientId, topic }, 'mqtt message dropped');
+    };
     this.retained = cluster === null ? null : new ClusterRetained(cluster, this.broker, this.logger);
     this.sessions = cluster === null ? null : new ClusterSessions(cluster, this.broker, this.logger);
     this.queues =

@@ -36,6 +36,10 @@ class WebSocketLink implements MqttTransport, ClientContext {
     this.connection.send(bytes);
   }
 
+  buffered(): number {
+    return this.connection.bufferedAmount;
+  }
+
   end(code: number, reason: string): void {
     this.connection.close(code, reason);
   }

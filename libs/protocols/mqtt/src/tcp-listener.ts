@@ -60,6 +60,7 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
           }
           socket.write(bytes);
         },
+        buffered: () => socket.writableLength,
         end: () => {
           socket.end();
           socket.setTimeout(1000, () => socket.destroy());
