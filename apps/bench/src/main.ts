@@ -1,6 +1,7 @@
 import { USAGE, UsageError } from './cli-options.js';
 import { CLUSTER_USAGE, runClusterBench } from './cluster/cluster-bench.js';
 import { QOS1_USAGE, runQos1Bench } from './cluster/qos1-bench.js';
+import { DEFLATE_USAGE, runDeflateBench } from './deflate/deflate-bench.js';
 import { GRAPHQL_USAGE, runGraphqlBench } from './graphql/graphql-bench.js';
 import { runHandshakeBench } from './handshake-bench.js';
 import { runWampBench, WAMP_USAGE } from './wamp/wamp-bench.js';
@@ -16,9 +17,10 @@ const BENCHES: Readonly<Record<string, Bench>> = {
   wamp: { usage: WAMP_USAGE, run: runWampBench },
   cluster: { usage: CLUSTER_USAGE, run: runClusterBench },
   'cluster-qos1': { usage: QOS1_USAGE, run: runQos1Bench },
+  deflate: { usage: DEFLATE_USAGE, run: runDeflateBench },
 };
 
-/** `main.js [handshake|graphql|wamp|cluster|cluster-qos1] [options]`; with no name (or only flags) it is the handshake benchmark. */
+/** `main.js [handshake|graphql|wamp|cluster|cluster-qos1|deflate] [options]`; with no name (or only flags) it is the handshake benchmark. */
 async function main(): Promise<void> {
   const [first, ...rest] = process.argv.slice(2);
   const named = first !== undefined ? BENCHES[first] : undefined;

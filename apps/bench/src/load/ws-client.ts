@@ -7,6 +7,8 @@ export interface ClientTarget {
   readonly subprotocol: string;
   /** Set to hold the client's sends for the tick or turn (see WriteBatcher); it gets the client's socket. */
   readonly batcher?: WriteBatcher;
+  /** Offer permessage-deflate (off unless set: its cost on the load side would load the shared machine). */
+  readonly deflate?: boolean;
 }
 
 /**
@@ -16,7 +18,7 @@ export interface ClientTarget {
 export function openClient(target: ClientTarget, timeoutMs: number): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://127.0.0.1:${target.port}${target.path}`, target.subprotocol, {
-      perMessageDeflate: false,
+      perMessageDeflate: target.deflate === true,
       handshakeTimeout: timeoutMs,
       ...(target.batcher && { createConnection: target.batcher.createConnection }),
     });
