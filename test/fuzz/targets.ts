@@ -15,7 +15,7 @@ import {
 } from '#broker/handshake';
 import { MqttBroker, MqttClient } from '#broker/protocols/mqtt';
 import { parseFrame } from '#broker/protocols/ocpp16';
-import { loadConfig } from '#broker/config';
+import { ConfigError, loadConfig, parseConfig } from '#broker/config';
 // The sans-IO parsers themselves, by path: they are not part of any library's public face.
 import { ForwardedHeaders } from '../../libs/gateway/src/forwarded.js';
 import { parseLegacyMessage } from '../../libs/protocols/graphql/src/legacy-message.js';
@@ -290,6 +290,41 @@ export const TARGETS: readonly FuzzTarget[] = [
       fc.property(fc.jsonValue({ maxDepth: 12 }), fc.integer({ min: 0, max: 12 }), (value, limit) => {
         assert.equal(nestsDeeperThan(JSON.stringify(value), limit), depthOf(value) > limit);
       }),
+  },
+  {
+    name: 'configuration objects (as a YAML file or an application would give them)',
+    property: () =>
+      fc.property(
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 5 }),
+          fc.record(
+            {
+              port: fc.jsonValue({ maxDepth: 1 }),
+              http: fc.dictionary(
+                fc.constantFrom('maxHeaderSize', 'trustedProxies', 'proxyProtocol'),
+                fc.jsonValue({ maxDepth: 2 }),
+              ),
+              endpoints: fc.array(
+                fc.dictionary(
+                  fc.constantFrom('path', 'subprotocols', 'perMessageDeflate', 'auth'),
+                  fc.jsonValue({ maxDepth: 2 }),
+                ),
+                { maxLength: 3 },
+              ),
+              mqtt: fc.dictionary(fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 1 })),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+        (raw) => {
+          try {
+            parseConfig(raw);
+          } catch (err) {
+            // A bad configuration is refused with a message naming the key, and nothing else escapes.
+            assert.ok(err instanceof ConfigError, String(err));
+          }
+        },
+      ),
   },
   {
     name: 'Forwarded and X-Forwarded-* headers from a trusted proxy',
