@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,10 @@ export interface ProxyOptions {
   readonly withoutUpgradeHeaders?: boolean;
   /** HAProxy only: each server line gets `send-proxy-v2` (PROXY protocol to the broker). */
   readonly sendProxy?: boolean;
+  /** nginx only: one static file served by the proxy itself (a page whose origin is the proxy's). */
+  readonly page?: { readonly name: string; readonly html: string };
+  /** nginx only: the X-Forwarded-Host line left out, as in the usual WebSocket proxy snippet. */
+  readonly withoutForwardedHost?: boolean;
 }
 
 export interface RunningProxy {
@@ -58,6 +62,21 @@ export async function startNginx(options: ProxyOptions): Promise<RunningProxy> {
   conf = substitute(conf, '/etc/broker/tls/key.pem', keyFile, file);
   conf = substitute(conf, 'proxy_read_timeout 75s;', `proxy_read_timeout ${timeout};`, file);
   conf = substitute(conf, 'proxy_send_timeout 75s;', `proxy_send_timeout ${timeout};`, file);
+  if (options.page !== undefined) {
+    // Read by nginx's worker, which is not root: the folder and the file must be readable by all.
+    const pages = mkdtempSync(join(tmpdir(), 'broker-nginx-pages-'));
+    chmodSync(pages, 0o755);
+    writeFileSync(join(pages, options.page.name), options.page.html, { mode: 0o644 });
+    conf = substitute(
+      conf,
+      '    location / {',
+      `    location = /${options.page.name} {\n      root ${pages};\n    }\n\n    location / {`,
+      file,
+    );
+  }
+  if (options.withoutForwardedHost) {
+    conf = substitute(conf, /\n\s*proxy_set_header X-Forwarded-Host \$http_host;/, '', file);
+  }
   if (options.withoutUpgradeHeaders) {
     conf = substitute(conf, /\n\s*proxy_set_header Upgrade \$http_upgrade;/, '', file);
     conf = substitute(conf, /\n\s*proxy_set_header Connection \$connection_upgrade;/, '', file);
