@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { Controller, Get, Module } from '@nestjs/common';
+import { selfSignedCertificate } from './support/self-signed.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { waitFor } from './support/ws-helpers.js';
 
@@ -60,6 +62,31 @@ describe('sockets that say nothing', () => {
   it('a request the application answers slowly (1.5 s, head timeout 0.5 s) is not cut', async () => {
     const res = await fetch(`http://127.0.0.1:${broker.port}/slow`);
     assert.deepEqual(await res.json(), { done: true });
+  });
+});
+
+describe('sockets that say nothing, on a TLS listener', () => {
+  let broker: TestBroker;
+  before(async () => {
+    const { certFile, keyFile } = selfSignedCertificate();
+    broker = await startTestBroker({
+      tls: { certFile, keyFile },
+      http: { headersTimeoutMs: 500 },
+      endpoints: [{ path: '/echo', subprotocols: ['echo.v1'] }],
+    });
+  });
+  after(() => broker.close());
+
+  it('a TCP connection that never starts its TLS handshake is closed by the head timeout too', async () => {
+    const silent = await socketTo(broker.port);
+    assert.equal(await closedWithin(silent, 5000), true);
+  });
+
+  it('so is one that finished its TLS handshake and then sends nothing', async () => {
+    const secure = tlsConnect({ port: broker.port, host: '127.0.0.1', rejectUnauthorized: false });
+    secure.on('error', () => undefined);
+    await new Promise((resolve) => secure.once('secureConnect', resolve));
+    assert.equal(await closedWithin(secure, 5000), true);
   });
 });
 

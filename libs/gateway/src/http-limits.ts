@@ -41,6 +41,13 @@ export function applyHttpLimits(server: Server, config: BrokerConfig): void {
     silent.add(socket);
     socket.once('close', forget);
   });
+  if (server instanceof TlsServer) {
+    // Before TLS: a connection that never sends its ClientHello would wait for TLS's own handshake
+    // timeout (120 s). One that sends it and stalls is TLS's business.
+    server.on('connection', (socket: Socket) => {
+      setTimeout(destroyIfSilent, http.headersTimeoutMs, socket).unref();
+    });
+  }
   server.prependListener('request', spoke);
   server.prependListener('upgrade', spoke);
   // Every socket counts, not only WebSockets: a flood of idle connects cannot take every descriptor.
