@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { type Browser, type BrowserContext } from 'playwright-core';
+import { launchChromium } from './support/chromium.js';
 import { startStaticPageServer, type StaticPageServer } from './support/static-page-server.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { signToken } from './support/tokens.js';
@@ -48,15 +49,6 @@ const PROBE_PAGE = `<!doctype html>
 `;
 
 const WAIT_MS = 5000;
-const LAUNCH_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const REFUSED: readonly ProbeEvent[] = [{ type: 'error' }, { type: 'close', code: 1006, wasClean: false }];
 
 describe('browser (Chromium) against the broker', () => {
@@ -100,12 +92,7 @@ describe('browser (Chromium) against the broker', () => {
         },
       ],
     });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: LAUNCH_ARGS,
-      timeout: 15_000,
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
+import { launchChromium } from './support/chromium.js';
 import { startNginx, type RunningProxy } from './support/proxies.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 
@@ -14,16 +15,6 @@ const PAGE = `<!doctype html>
   ws.onerror = () => window.probe.events.push('error');
   ws.onclose = (e) => { window.probe.events.push('close ' + e.code); window.probe.done = true; };
 </script></body></html>`;
-
-const LAUNCH_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** A real Chromium loading a page that nginx serves, whose WebSocket goes through nginx to the broker. */
 describe('a browser page served through nginx (same-origin check, no allowlist)', { timeout: 60_000 }, () => {
@@ -41,7 +32,7 @@ describe('a browser page served through nginx (same-origin check, no allowlist)'
     const page = { name: 'probe.html', html: PAGE };
     shipped = await startNginx({ upstreams: [broker.port], page });
     stock = await startNginx({ upstreams: [broker.port], page, withoutForwardedHost: true });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: LAUNCH_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

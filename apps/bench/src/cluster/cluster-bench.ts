@@ -1,8 +1,6 @@
-import { rmSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { killChildrenOnExit, type ServerProcess } from '../child-servers.js';
+import { loadavg } from 'node:os';
+import { type ServerProcess } from '../child-servers.js';
+import { prepareRun } from './bench-run.js';
 import { type TrafficOptions } from '../mqtt/traffic.js';
 import { errorTotal } from '../protocol-bench/markdown.js';
 import { machine } from '../rounds.js';
@@ -29,19 +27,13 @@ const TIMEOUT_MS = 10_000;
 /** The preflight: a short run per set-up with two subscribers, checked before any timing. */
 const PREFLIGHT = { subscribers: 2, warmupMs: 0, durationMs: 500 };
 
-/** Variables the broker reads that must come from this benchmark only (set-up (a) must not be a cluster node). */
-const BROKER_ENV = ['NATS_URL', 'DATABASE_URL', 'NODE_ID', 'PORT', 'HOST', 'CONFIG'];
-
 export async function runClusterBench(argv: readonly string[]): Promise<void> {
   const options = parseClusterOptions(argv, process.env);
   if (options === null) {
     console.log(CLUSTER_USAGE);
     return;
   }
-  for (const name of BROKER_ENV) Reflect.deleteProperty(process.env, name);
-  killChildrenOnExit();
-  const dir = await mkdtemp(join(tmpdir(), 'cluster-bench-'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const dir = await prepareRun('cluster-bench');
   const resources: ClusterResources = {
     natsUrls: options.natsUrls,
     databaseUrl: options.databaseUrl,

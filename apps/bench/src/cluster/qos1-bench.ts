@@ -1,8 +1,6 @@
-import { rmSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { killChildrenOnExit, type ServerProcess } from '../child-servers.js';
+import { loadavg } from 'node:os';
+import { type ServerProcess } from '../child-servers.js';
+import { prepareRun } from './bench-run.js';
 import { integer, parseFlags, seconds, UsageError } from '../cli-options.js';
 import { errorTotal, fixed, markdownTable, percent } from '../protocol-bench/markdown.js';
 import { machine } from '../rounds.js';
@@ -39,7 +37,6 @@ export const QOS1_TARGET = 1.0;
 
 const TIMEOUT_MS = 10_000;
 const PREFLIGHT = { warmupMs: 0, durationMs: 500 };
-const BROKER_ENV = ['NATS_URL', 'DATABASE_URL', 'NODE_ID', 'PORT', 'HOST', 'CONFIG'];
 
 type SetupId = 'broker' | 'nats';
 const LABELS: Readonly<Record<SetupId, string>> = {
@@ -104,10 +101,7 @@ export async function runQos1Bench(argv: readonly string[]): Promise<void> {
     console.log(QOS1_USAGE);
     return;
   }
-  for (const name of BROKER_ENV) Reflect.deleteProperty(process.env, name);
-  killChildrenOnExit();
-  const dir = await mkdtemp(join(tmpdir(), 'cluster-qos1-bench-'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const dir = await prepareRun('cluster-qos1-bench');
   const started: ServerProcess[] = [];
   // The nats-servers are the run's own: only the schema outlives them.
   const resources: ClusterResources = {
