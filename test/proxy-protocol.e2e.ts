@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import {
   Command,
@@ -12,6 +14,7 @@ import {
 } from 'proxy-protocol-js';
 import { startHaproxy, type RunningProxy } from './support/proxies.js';
 import { upgradeRequest } from './support/raw-http.js';
+import { selfSignedCertificate } from './support/self-signed.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { opened } from './support/ws-helpers.js';
 import WebSocket from 'ws';
@@ -174,6 +177,52 @@ describe('PROXY protocol on the listener (http.proxyProtocol, trusted 127.0.0.1)
     const ws = new WebSocket(`${broker.url}/echo`, 'echo.v1');
     await opened(ws);
     ws.close();
+  });
+});
+
+describe('PROXY protocol before TLS (a TCP load balancer in front of a TLS listener)', () => {
+  let broker: TestBroker;
+  before(async () => {
+    broker = await startTestBroker({
+      tls: selfSignedCertificate(),
+      http: { trustedProxies: ['127.0.0.1'], proxyProtocol: true, headersTimeoutMs: 500 },
+      endpoints: [{ path: '/echo', subprotocols: ['echo.v1'], defaultModule: 'echo.v1' }],
+    });
+  });
+  after(() => broker.close());
+
+  /** A TCP connection that sends `header` and then starts TLS on the same bytes, as a TCP-mode proxy does. */
+  const afterHeader = (header: string, from = '127.0.0.1') => (): Socket => {
+    const raw = connect({ port: broker.port, host: '127.0.0.1', localAddress: from });
+    raw.write(header);
+    return tlsConnect({ socket: raw, rejectUnauthorized: false }) as unknown as Socket;
+  };
+
+  it('the header names the client of a wss handshake, and the TLS that follows it is the broker’s', async () => {
+    const ws = new WebSocket(`wss://127.0.0.1:${broker.port}/echo`, 'echo.v1', {
+      createConnection: afterHeader('PROXY TCP4 203.0.113.70 127.0.0.1 5555 443\r\n'),
+    });
+    await opened(ws);
+    ws.send('over TLS');
+    const [echoed] = (await once(ws, 'message')) as [Buffer];
+    assert.equal(echoed.toString(), 'over TLS');
+    ws.close();
+    const clients = broker
+      .logLines()
+      .filter((l) => l['status'] === 101)
+      .map((l) => l['client']);
+    assert.deepEqual(clients, ['203.0.113.70']);
+  });
+
+  it('an untrusted peer’s header is refused before TLS starts; TLS without a header is served as it is', async () => {
+    const refused = new WebSocket(`wss://127.0.0.1:${broker.port}/echo`, 'echo.v1', {
+      createConnection: afterHeader('PROXY TCP4 203.0.113.71 127.0.0.1 5555 443\r\n', '127.0.0.3'),
+    });
+    const [err] = (await once(refused, 'error')) as [Error];
+    assert.match(err.message, /socket hang up|ECONNRESET|disconnected/);
+    const plain = new WebSocket(`wss://127.0.0.1:${broker.port}/echo`, 'echo.v1', { rejectUnauthorized: false });
+    await opened(plain);
+    plain.close();
   });
 });
 

@@ -295,7 +295,7 @@ export const brokerConfigSchema = z
          * the client's address, scheme and host come from the headers. Empty: nobody's.
          */
         trustedProxies: z.array(proxyEntry).max(256).default([]),
-        /** PROXY protocol v1/v2 on the listener: a trusted proxy may lead each connection with a header. */
+        /** PROXY protocol v1/v2 on the listener (before TLS, where the broker has it): a trusted proxy may lead each connection with a header. */
         proxyProtocol: z.boolean().default(false),
       })
       .strict()
@@ -363,11 +363,6 @@ export const brokerConfigSchema = z
     cluster: cluster.default(cluster.parse({})),
   })
   .strict()
-  .refine((c) => !c.http.proxyProtocol || c.tls === undefined, {
-    message:
-      'the PROXY protocol is read on a plain listener: end TLS at the proxy (or load balancer) in front, or turn it off',
-    path: ['http', 'proxyProtocol'],
-  })
   .refine((c) => c.cluster.natsUrl === undefined || c.store.databaseUrl !== undefined, {
     message:
       'cluster mode (NATS_URL) needs PostgreSQL (DATABASE_URL): a SQLite file belongs to one node, so the nodes would not share origins, credentials or charge points',

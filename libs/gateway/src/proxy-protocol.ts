@@ -1,5 +1,6 @@
 import { type Server } from 'node:http';
 import { isIP, type Socket } from 'node:net';
+import { Server as TlsServer, type TLSSocket } from 'node:tls';
 import {
   Command,
   IPv4ProxyAddress,
@@ -31,7 +32,8 @@ type Framing =
   | { kind: 'header'; client: string | null; rest: Buffer };
 
 /**
- * PROXY protocol v1 and v2 (HAProxy's `send-proxy`, cloud load balancers) on the HTTP listener:
+ * PROXY protocol v1 and v2 (HAProxy's `send-proxy`, cloud load balancers) on the HTTP listener,
+ * before TLS where the broker has it:
  * each new connection is held until its first bytes say whether a header leads; the header's
  * source address becomes the socket's remote address, and Node's HTTP server gets the connection
  * only then, with the bytes after the header. A header from a peer that is not trusted, a malformed
@@ -67,18 +69,36 @@ export function acceptProxyProtocol(server: Server, options: ProxyProtocolOption
       cleanup();
       socket.pause();
       if (framing.kind === 'header') {
-        if (framing.client !== null)
-          Object.defineProperty(socket, 'remoteAddress', { value: framing.client });
+        if (framing.client !== null) nameClient(socket, framing.client);
         if (framing.rest.length > 0) socket.unshift(framing.rest);
       } else {
         socket.unshift(buffered);
       }
       for (const listener of listeners) listener.call(server, socket);
-      socket.resume();
+      // TLS takes the bytes after the header from the paused socket itself (on its next tick): a
+      // socket set flowing with no 'data' listener would drop them. HTTP's parser needs it flowing.
+      if (!(server instanceof TlsServer)) socket.resume();
     };
     socket.on('error', onError);
     socket.on('data', onData);
   });
+  // The TLS socket over a TCP one has its own remoteAddress (the peer's): it takes the header's too.
+  if (server instanceof TlsServer) server.prependListener('secureConnection', inheritClient);
+}
+
+/** The client a PROXY header named, on the TCP socket that carried it. */
+function nameClient(socket: Socket, client: string): void {
+  Object.defineProperty(socket, 'remoteAddress', { value: client, configurable: true });
+}
+
+/**
+ * `_parent` is Node's own link from a TLS socket to the TCP socket it wraps (private, there since
+ * Node 0.11); should it go, the e2e test of PROXY before TLS fails, and the peer's address is used.
+ */
+function inheritClient(socket: TLSSocket): void {
+  const parent = (socket as TLSSocket & { _parent?: Socket })._parent;
+  if (parent !== undefined && Object.hasOwn(parent, 'remoteAddress') && parent.remoteAddress !== undefined)
+    nameClient(socket, parent.remoteAddress);
 }
 
 /** Whether `buffered` starts with a whole header, part of one, something else, or a broken one. */
