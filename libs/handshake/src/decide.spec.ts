@@ -533,3 +533,66 @@ describe('decideHandshake: the contract, row by row', () => {
     await rejected({ url: '/nowhere', headers: { 'Sec-WebSocket-Key': null } }, 400);
   });
 });
+
+describe('decideHandshake: HTTP/2 extended CONNECT (RFC 8441)', () => {
+  /** An extended CONNECT as the gateway hands it over: :authority as Host, no Upgrade, Connection or key. */
+  function connect(
+    overrides: {
+      protocol?: string | undefined;
+      method?: string;
+      url?: string;
+      headers?: Record<string, string>;
+    } = {},
+  ): Promise<HandshakeDecision> {
+    const headers: Record<string, string> = {
+      Host: 'broker.example.com',
+      'Sec-WebSocket-Version': '13',
+      ...overrides.headers,
+    };
+    return decideHandshake(
+      {
+        method: overrides.method ?? 'CONNECT',
+        httpVersion: '2.0',
+        url: overrides.url ?? '/chat',
+        rawHeaders: Object.entries(headers).flat(),
+        remoteAddress: '10.0.0.1',
+        secure: true,
+        protocol: 'protocol' in overrides ? overrides.protocol : 'websocket',
+      },
+      context(),
+    );
+  }
+  const status = (d: HandshakeDecision) => (d.kind === 'reject' ? d.status : d.kind);
+
+  it('accepted without Upgrade, Connection or Sec-WebSocket-Key; the subprotocol and the extensions as over HTTP/1.1', async () => {
+    const d = await connect({
+      headers: {
+        'Sec-WebSocket-Protocol': 'chat.v1',
+        'Sec-WebSocket-Extensions': 'permessage-deflate',
+        Origin: 'https://app.example.com',
+      },
+    });
+    assert.equal(d.kind, 'accept');
+    assert.equal((d as Accept).protocol, 'chat.v1');
+  });
+
+  it('a :protocol other than websocket, or none -> 400; a method other than CONNECT -> 405', async () => {
+    const bad = await connect({ protocol: 'webtransport' });
+    assert.equal(status(bad), 400);
+    assert.match((bad as Reject).problem.detail, /:protocol/);
+    assert.equal(status(await connect({ protocol: undefined })), 400);
+    const get = await connect({ method: 'GET' });
+    assert.equal(status(get), 405);
+    assert.equal((get as Reject).headers['Allow'], 'CONNECT');
+  });
+
+  it('the same refusals as over HTTP/1.1: path, authority, version (without Upgrade), origin', async () => {
+    assert.equal(status(await connect({ url: '/nowhere' })), 404);
+    assert.equal(status(await connect({ headers: { Host: 'bad host' } })), 400);
+    const version = await connect({ headers: { 'Sec-WebSocket-Version': '8' } });
+    assert.equal(status(version), 426);
+    assert.equal((version as Reject).headers['Sec-WebSocket-Version'], '13');
+    assert.equal((version as Reject).headers['Upgrade'], undefined);
+    assert.equal(status(await connect({ headers: { Origin: 'https://evil.example' } })), 403);
+  });
+});

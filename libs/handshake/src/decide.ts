@@ -32,60 +32,26 @@ export async function decideHandshake(
   ctx: HandshakeContext,
 ): Promise<HandshakeDecision> {
   const req = parseRequest(raw);
-  const connection = req.values('connection');
-  const upgrade = req.values('upgrade');
-  const wantsUpgrade = hasToken(connection, 'upgrade');
-
   const found = findEndpoint(ctx.endpoints, req.pathname);
   // Two spellings must never name one thing: a parameter that does not decode is refused, not kept as sent.
   if (found !== null && 'malformed' in found) return reject(400, 'Bad path', found.malformed, found.spec);
-  if (!wantsUpgrade && upgrade.length === 0) {
-    if (found === null || (raw.method !== 'GET' && raw.method !== 'HEAD')) return { kind: 'pass' };
-    return { kind: 'plain', endpoint: found.spec, acceptsHtml: acceptsHtml(req) };
+  let invalid: Reject | null;
+  if (raw.httpVersion === '2.0') {
+    invalid = extendedConnectProblem(raw, req);
+  } else {
+    const connection = req.values('connection');
+    const upgrade = req.values('upgrade');
+    const wantsUpgrade = hasToken(connection, 'upgrade');
+    if (!wantsUpgrade && upgrade.length === 0) {
+      if (found === null || (raw.method !== 'GET' && raw.method !== 'HEAD')) return { kind: 'pass' };
+      return { kind: 'plain', endpoint: found.spec, acceptsHtml: acceptsHtml(req) };
+    }
+    // Off our paths, only a WebSocket upgrade is our business: others (curl's h2c) are ignored, as Node ignores them.
+    if (found === null && !upgrade.some((u) => u.trim().toLowerCase() === 'websocket'))
+      return { kind: 'pass' };
+    invalid = upgradeProblem(raw, req, upgrade, wantsUpgrade);
   }
-  // Off our paths, only a WebSocket upgrade is our business: others (curl's h2c) are ignored, as Node ignores them.
-  if (found === null && !upgrade.some((u) => u.trim().toLowerCase() === 'websocket')) return { kind: 'pass' };
-
-  // Request validity.
-  if (raw.httpVersion !== '1.1') {
-    return reject(
-      400,
-      'HTTP/1.1 required',
-      `A WebSocket upgrade needs HTTP/1.1, got HTTP/${raw.httpVersion}.`,
-    );
-  }
-  if (raw.method !== 'GET') {
-    return reject(405, 'Method not allowed', 'A WebSocket upgrade must be a GET request.', null, {
-      Allow: 'GET',
-    });
-  }
-  if (req.values('host').length !== 1 || (req.values('host')[0] as string).trim() === '') {
-    return reject(400, 'Bad Host header', 'Exactly one non-empty Host header is required.');
-  }
-  if (!isValidHost((req.values('host')[0] as string).trim())) {
-    return reject(
-      400,
-      'Bad Host header',
-      'The Host header must be a host name or address, with an optional port.',
-    );
-  }
-  if (upgrade.length !== 1 || (upgrade[0] as string).trim().toLowerCase() !== 'websocket') {
-    return reject(400, 'Bad Upgrade header', 'The Upgrade header must be "websocket".');
-  }
-  if (!wantsUpgrade) {
-    return reject(400, 'Bad Connection header', 'The Connection header must include the "upgrade" token.');
-  }
-  if (hasBody(req)) {
-    return reject(400, 'Unexpected request body', 'A WebSocket upgrade request must not carry a body.');
-  }
-  const keys = req.values('sec-websocket-key');
-  if (keys.length !== 1 || !isValidWebSocketKey((keys[0] as string).trim())) {
-    return reject(
-      400,
-      'Bad Sec-WebSocket-Key',
-      'Sec-WebSocket-Key must appear once and be the base64 encoding of 16 bytes.',
-    );
-  }
+  if (invalid !== null) return invalid;
   const offeredRaw = parseSubprotocols(req.values('sec-websocket-protocol'));
   if (offeredRaw === null) {
     return reject(
@@ -154,7 +120,8 @@ async function decideAfterLimits(
       'Unsupported WebSocket version',
       'Only WebSocket version 13 (RFC 6455) is supported.',
       endpoint,
-      VERSION_HEADERS,
+      // HTTP/2 has no Upgrade header (RFC 9113 section 8.2.2).
+      req.raw.httpVersion === '2.0' ? { 'Sec-WebSocket-Version': '13' } : VERSION_HEADERS,
     );
   }
 
@@ -240,6 +207,90 @@ async function decideAfterLimits(
     params,
     release,
   };
+}
+
+/** An HTTP/1.1 upgrade's own validity (RFC 6455 section 4.2.1): version, method, Host, Upgrade, Connection, body, key. */
+function upgradeProblem(
+  raw: HandshakeRequest,
+  req: ParsedRequest,
+  upgrade: readonly string[],
+  wantsUpgrade: boolean,
+): Reject | null {
+  if (raw.httpVersion !== '1.1') {
+    return reject(
+      400,
+      'HTTP/1.1 required',
+      `A WebSocket upgrade needs HTTP/1.1, got HTTP/${raw.httpVersion}.`,
+    );
+  }
+  if (raw.method !== 'GET') {
+    return reject(405, 'Method not allowed', 'A WebSocket upgrade must be a GET request.', null, {
+      Allow: 'GET',
+    });
+  }
+  const host = hostProblem(req);
+  if (host !== null) return host;
+  if (upgrade.length !== 1 || (upgrade[0] as string).trim().toLowerCase() !== 'websocket') {
+    return reject(400, 'Bad Upgrade header', 'The Upgrade header must be "websocket".');
+  }
+  if (!wantsUpgrade) {
+    return reject(400, 'Bad Connection header', 'The Connection header must include the "upgrade" token.');
+  }
+  if (hasBody(req)) {
+    return reject(400, 'Unexpected request body', 'A WebSocket upgrade request must not carry a body.');
+  }
+  const keys = req.values('sec-websocket-key');
+  if (keys.length !== 1 || !isValidWebSocketKey((keys[0] as string).trim())) {
+    return reject(
+      400,
+      'Bad Sec-WebSocket-Key',
+      'Sec-WebSocket-Key must appear once and be the base64 encoding of 16 bytes.',
+    );
+  }
+  return null;
+}
+
+/**
+ * An HTTP/2 extended CONNECT's own validity (RFC 8441 section 4): CONNECT with `:protocol`
+ * websocket and an `:authority` (as Host). No Upgrade, Connection or Sec-WebSocket-Key: HTTP/2 has
+ * none of them, and its stream, not a 101, is the WebSocket.
+ */
+function extendedConnectProblem(raw: HandshakeRequest, req: ParsedRequest): Reject | null {
+  if (raw.method !== 'CONNECT') {
+    return reject(
+      405,
+      'Method not allowed',
+      'A WebSocket over HTTP/2 is an extended CONNECT (RFC 8441).',
+      null,
+      {
+        Allow: 'CONNECT',
+      },
+    );
+  }
+  if (raw.protocol?.toLowerCase() !== 'websocket') {
+    return reject(
+      400,
+      'Bad :protocol',
+      'An extended CONNECT to a WebSocket endpoint must carry :protocol websocket (RFC 8441).',
+    );
+  }
+  return hostProblem(req);
+}
+
+/** Exactly one Host (HTTP/2's :authority), a host name or address with an optional port. */
+function hostProblem(req: ParsedRequest): Reject | null {
+  const hosts = req.values('host');
+  if (hosts.length !== 1 || (hosts[0] as string).trim() === '') {
+    return reject(400, 'Bad Host header', 'Exactly one non-empty Host header is required.');
+  }
+  if (!isValidHost((hosts[0] as string).trim())) {
+    return reject(
+      400,
+      'Bad Host header',
+      'The Host header must be a host name or address, with an optional port.',
+    );
+  }
+  return null;
 }
 
 /** The response framing is the gateway's: a module adds headers (WWW-Authenticate), never replaces those. */

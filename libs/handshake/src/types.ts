@@ -15,6 +15,11 @@ export interface HandshakeRequest {
   readonly secure: boolean;
   /** The Host the client addressed, as a trusted proxy reported it (X-Forwarded-Host, Forwarded host=). */
   readonly forwardedHost?: string | undefined;
+  /**
+   * HTTP/2 only (httpVersion '2.0'): the `:protocol` pseudo-header of an extended CONNECT (RFC 8441),
+   * with `:authority` given as the Host header.
+   */
+  readonly protocol?: string | undefined;
 }
 
 export type CredentialCarrier = 'query' | 'cookie' | 'header' | 'subprotocol' | 'first-message';
