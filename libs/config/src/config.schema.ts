@@ -297,6 +297,11 @@ export const brokerConfigSchema = z
         trustedProxies: z.array(proxyEntry).max(256).default([]),
         /** PROXY protocol v1/v2 on the listener (before TLS, where the broker has it): a trusted proxy may lead each connection with a header. */
         proxyProtocol: z.boolean().default(false),
+        /**
+         * HTTP/2 beside HTTP/1.1 on the listener (ALPN h2 with TLS, prior-knowledge h2c without):
+         * WebSockets by extended CONNECT (RFC 8441), other requests answered by the same app.
+         */
+        http2: z.boolean().default(false),
       })
       .strict()
       .refine((h) => !h.proxyProtocol || h.trustedProxies.length > 0, {
@@ -309,6 +314,7 @@ export const brokerConfigSchema = z
         requestTimeoutMs: 30_000,
         trustedProxies: [],
         proxyProtocol: false,
+        http2: false,
       }),
     jwt: jwt.optional(),
     limits: z

@@ -1,6 +1,5 @@
-import { type IncomingMessage } from 'node:http';
+import { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { TLSSocket } from 'node:tls';
 import parseForwarded from 'forwarded-parse';
 import proxyaddr from 'proxy-addr';
 
@@ -34,13 +33,24 @@ export class ForwardedHeaders {
   }
 
   resolve(req: IncomingMessage): ClientOrigin {
-    const peer = req.socket.remoteAddress ?? '';
-    const secure = req.socket instanceof TLSSocket;
+    return this.resolveFor(req.socket, req.headers);
+  }
+
+  /**
+   * The same for a peer and headers met elsewhere (an HTTP/2 stream's connection and headers).
+   * `encrypted` is what a TLS socket says of itself (the HTTP/2 bridge's sockets say it too).
+   */
+  resolveFor(
+    socket: { readonly remoteAddress?: string | undefined; readonly encrypted?: boolean },
+    headers: IncomingHttpHeaders,
+  ): ClientOrigin {
+    const peer = socket.remoteAddress ?? '';
+    const secure = socket.encrypted === true;
     const own: ClientOrigin = { address: peer, secure, host: undefined };
     if (this.trust === null || !this.trust(peer, 0)) return own;
-    const forwarded = single(req.headers['forwarded']);
+    const forwarded = single(headers['forwarded']);
     if (forwarded !== undefined) return this.fromForwarded(forwarded, secure) ?? own;
-    const chain = single(req.headers['x-forwarded-for']);
+    const chain = single(headers['x-forwarded-for']);
     let address: string | null = peer;
     if (chain !== undefined) {
       if (chain.length > MAX_HEADER_CHARS) return own;
@@ -53,8 +63,8 @@ export class ForwardedHeaders {
       if (address === null) return own;
     }
     // Express's reading: the proxy nearest the client put its scheme and host first.
-    const proto = first(req.headers['x-forwarded-proto']);
-    const host = first(req.headers['x-forwarded-host']);
+    const proto = first(headers['x-forwarded-proto']);
+    const host = first(headers['x-forwarded-host']);
     return { address, secure: proto === undefined ? secure : isSecure(proto), host };
   }
 

@@ -12,6 +12,7 @@ import { type Logger } from 'pino';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { applyHttpLimits, closeSilentSockets } from './http-limits.js';
+import { Http2Front } from './http2-front.js';
 import { acceptProxyProtocol } from './proxy-protocol.js';
 import proxyaddr from 'proxy-addr';
 import { flushAndExit } from './logger.js';
@@ -31,6 +32,9 @@ import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
 export class GatewayLifecycle
   implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
+  /** HTTP/2 on the listener, with http.http2. */
+  private http2: Http2Front | null = null;
+
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     @Inject(BROKER_LOGGER) private readonly logger: Logger,
@@ -50,6 +54,16 @@ export class GatewayLifecycle
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     applyHttpLimits(server, this.config);
     const { http } = this.config;
+    if (http.http2) {
+      // Before the PROXY protocol's hold: a header comes before the HTTP/2 preface, not after.
+      this.http2 = Http2Front.attach(server, {
+        // One connection is one address: its WebSockets meet the per-address limit (429) well before
+        // nghttp2 refuses streams; the rest is room for ordinary requests beside them.
+        maxStreams: this.config.limits.maxConnectionsPerAddress + 100,
+        idleTimeoutMs: http.requestTimeoutMs,
+        connect: this.gateway.onExtendedConnect,
+      });
+    }
     if (http.proxyProtocol) {
       const trusted = proxyaddr.compile([...http.trustedProxies]);
       acceptProxyProtocol(server, {
@@ -83,6 +97,7 @@ export class GatewayLifecycle
     }
     for (const { ws } of this.connections.all()) ws.terminate();
     this.gateway.closeAll();
+    this.http2?.close(Math.max(0, deadline - Date.now()));
     await this.closeHttpConnections(deadline);
   }
 

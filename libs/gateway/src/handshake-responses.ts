@@ -1,6 +1,21 @@
 import { STATUS_CODES } from 'node:http';
+import { type ServerHttp2Stream } from 'node:http2';
 import { type Duplex } from 'node:stream';
 import { type EndpointSpec, type Reject } from '#broker/handshake';
+
+/** What Node's parser refused before any decision (a head too large or too slow, or garbage), as a rejection. */
+export function parserRejection(
+  err: NodeJS.ErrnoException,
+  http: { readonly maxHeaderSize: number; readonly headersTimeoutMs: number },
+): Reject {
+  const [status, title, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request header fields too large', `The request head exceeds ${http.maxHeaderSize} bytes.`]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request timeout', `The request head did not arrive within ${http.headersTimeoutMs} ms.`]
+        : [400, 'Malformed HTTP request', 'The request could not be parsed.'];
+  return { kind: 'reject', status, headers: {}, problem: { title, detail }, endpoint: null };
+}
 
 export function problemBody(reject: Reject): string {
   return JSON.stringify({ type: 'about:blank', status: reject.status, ...reject.problem });
@@ -20,6 +35,23 @@ export function writeRejection(socket: Duplex, reject: Reject): void {
   for (const [name, value] of Object.entries(reject.headers)) head += `${name}: ${value}\r\n`;
   socket.once('finish', () => socket.destroy());
   socket.end(`${head}\r\n${body}`);
+}
+
+/**
+ * A rejection of an HTTP/2 extended CONNECT: the stream's response, then its end (the connection and
+ * its other streams stay). HTTP/2 forbids Connection and Upgrade: a 426 keeps only its version.
+ */
+export function respondRejection(stream: ServerHttp2Stream, reject: Reject): void {
+  const body = problemBody(reject);
+  const headers: Record<string, string | number> = {
+    ':status': reject.status,
+    'content-type': 'application/problem+json',
+    'content-length': Buffer.byteLength(body),
+  };
+  for (const [name, value] of Object.entries(reject.headers))
+    if (!/^(connection|upgrade)$/i.test(name)) headers[name.toLowerCase()] = value;
+  stream.respond(headers);
+  stream.end(body);
 }
 
 /**

@@ -92,7 +92,17 @@ function spoke(req: IncomingMessage): void {
   socket.removeListener('close', forget);
 }
 
-/** The certificate and key of the broker config's `tls`, as NestFactory.create's `httpsOptions`. */
-export function brokerHttpsOptions(tls: NonNullable<BrokerConfig['tls']>): { cert: Buffer; key: Buffer } {
-  return { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) };
+/**
+ * The certificate and key of the broker config's `tls`, as NestFactory.create's `httpsOptions`; with
+ * `http.http2`, ALPN offers h2 before http/1.1.
+ */
+export function brokerHttpsOptions(
+  tls: NonNullable<BrokerConfig['tls']>,
+  http: Pick<BrokerConfig['http'], 'http2'> = { http2: false },
+): { cert: Buffer; key: Buffer; ALPNProtocols?: string[] } {
+  return {
+    cert: readFileSync(tls.certFile),
+    key: readFileSync(tls.keyFile),
+    ...(http.http2 ? { ALPNProtocols: ['h2', 'http/1.1'] } : {}),
+  };
 }

@@ -48,6 +48,13 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly http2WebSockets = new Counter({
+    name: 'broker_http2_websockets_total',
+    help: 'WebSockets opened over HTTP/2 (extended CONNECT, RFC 8441)',
+    labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+
   readonly connections = new Gauge({
     name: 'broker_connections',
     help: 'Open WebSocket connections',

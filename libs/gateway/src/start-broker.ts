@@ -34,7 +34,7 @@ export async function startBroker(
     logger: new NestPinoLogger(logger),
     abortOnError: false,
     bodyParser: false,
-    ...(config.tls ? { httpsOptions: brokerHttpsOptions(config.tls) } : {}),
+    ...(config.tls ? { httpsOptions: brokerHttpsOptions(config.tls, config.http) } : {}),
   });
   (app.getHttpAdapter().getInstance() as { disable(setting: string): void }).disable('x-powered-by');
   options.setup?.(app);

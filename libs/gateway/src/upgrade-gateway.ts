@@ -1,8 +1,10 @@
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import { type IncomingHttpHeaders as Http2Headers, type ServerHttp2Stream } from 'node:http2';
 import { type Socket } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  type Accept,
   decideHandshake,
   type HandshakeContext,
   type HandshakeDecision,
@@ -16,7 +18,16 @@ import { clip, DecisionLog } from './decision-log.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { ForwardedHeaders } from './forwarded.js';
 import { handshakeHooks } from './handshake-hooks.js';
-import { plainPage, problemBody, rejectionConnection, writeRejection } from './handshake-responses.js';
+import {
+  parserRejection,
+  plainPage,
+  problemBody,
+  rejectionConnection,
+  respondRejection,
+  writeRejection,
+} from './handshake-responses.js';
+import { type BridgedPeer } from './http2-bridge.js';
+import { extendedConnectRequest } from './http2-front.js';
 import { GatewayMetrics } from './metrics.js';
 import { redactSubprotocols, redactUrl } from './redact.js';
 import { SocketOrder } from './socket-order.js';
@@ -131,26 +142,9 @@ export class UpgradeGateway {
       socket.destroy();
       return;
     }
-    const [status, title] =
-      err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request header fields too large']
-        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, 'Request timeout']
-          : [400, 'Malformed HTTP request'];
-    this.metrics.handshakes.inc({ outcome: 'rejected', status: String(status), endpoint: '' });
-    const detail =
-      status === 431
-        ? `The request head exceeds ${this.config.http.maxHeaderSize} bytes.`
-        : status === 408
-          ? `The request head did not arrive within ${this.config.http.headersTimeoutMs} ms.`
-          : 'The request could not be parsed.';
-    writeRejection(socket, {
-      kind: 'reject',
-      status,
-      headers: {},
-      problem: { title, detail },
-      endpoint: null,
-    });
+    const rejection = parserRejection(err, this.config.http);
+    this.metrics.handshakes.inc({ outcome: 'rejected', status: String(rejection.status), endpoint: '' });
+    writeRejection(socket, rejection);
   }
 
   closeAll(): void {
@@ -167,13 +161,7 @@ export class UpgradeGateway {
       decision = null;
     }
     if (decision?.kind === 'pass') return serveAsHttp(server, req, socket);
-    if (decision === null || decision.kind === 'plain') {
-      const fallback = { kind: 'reject', status: 500, headers: {}, endpoint: null } as const;
-      decision = {
-        ...fallback,
-        problem: { title: 'Internal error', detail: 'The handshake could not be decided.' },
-      };
-    }
+    decision = acceptOrReject(decision);
     if (decision.kind === 'reject') {
       this.order.refuse(socket);
       this.refused(attempt, decision);
@@ -195,6 +183,48 @@ export class UpgradeGateway {
       ),
     );
   }
+
+  /**
+   * An HTTP/2 extended CONNECT (RFC 8441): the same decision, answered on the stream (200 and the
+   * WebSocket on the stream, or the refusal's status and problem), never on the shared connection.
+   */
+  readonly onExtendedConnect = (
+    stream: ServerHttp2Stream,
+    headers: Http2Headers,
+    peer: BridgedPeer,
+  ): void => {
+    const client = this.forwarded.resolveFor(peer, headers);
+    const offered = headers['sec-websocket-protocol'];
+    const attempt: Attempt = {
+      started: performance.now(),
+      offered: Array.isArray(offered) ? offered.join(', ') : offered,
+      request: extendedConnectRequest(headers, client),
+    };
+    this.decide(attempt)
+      .catch((err: Error) => {
+        this.logger.error({ err: err.message }, 'handshake decision failed');
+        return null;
+      })
+      .then((undecided) => {
+        const decision = acceptOrReject(undecided);
+        if (decision.kind === 'reject') {
+          this.refused(attempt, decision);
+          if (!stream.destroyed) respondRejection(stream, decision);
+          return;
+        }
+        if (stream.destroyed) {
+          decision.release();
+          this.logDecision(attempt, 0, decision.endpoint.path, null, 'client went away during the handshake');
+          return;
+        }
+        this.handoff.acceptHttp2(stream, decision, client.address, peer.encrypted, () => {
+          this.metrics.http2WebSockets.inc({ endpoint: decision.endpoint.path });
+          const subprotocol = decision.protocol ?? decision.module;
+          this.logDecision(attempt, 200, decision.endpoint.path, subprotocol, 'accepted over HTTP/2');
+        });
+      })
+      .catch((err: Error) => this.failed(err, stream));
+  };
 
   /** Reads what the decision and the log line need off the request, once (remoteAddress is a syscall). */
   private begin(req: IncomingMessage): Attempt {
@@ -247,6 +277,18 @@ export class UpgradeGateway {
       durationMs: Math.round((performance.now() - attempt.started) * 1000) / 1000,
     });
   }
+}
+
+/** A decision to act on: one that could not be made (or makes no sense for an upgrade) is a 500. */
+function acceptOrReject(decision: HandshakeDecision | null): Accept | Reject {
+  if (decision !== null && (decision.kind === 'accept' || decision.kind === 'reject')) return decision;
+  return {
+    kind: 'reject',
+    status: 500,
+    headers: {},
+    endpoint: null,
+    problem: { title: 'Internal error', detail: 'The handshake could not be decided.' },
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type IncomingMessage } from 'node:http';
+import { type ServerHttp2Stream } from 'node:http2';
 import { type Duplex } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { type Accept, type EndpointSpec } from '#broker/handshake';
@@ -6,6 +7,7 @@ import { WebSocketServer } from 'ws';
 import { watchCloseHandshake } from './close-after-handshake.js';
 import { ConnectionOpener } from './connection-opener.js';
 import { EndpointRegistry } from './endpoint-registry.js';
+import { Http2WebSocketSocket } from './http2-websocket-socket.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { uncorkAfterIo } from './uncork-after-io.js';
 
@@ -61,6 +63,33 @@ export class WsHandoff {
     }
   }
 
+  /**
+   * The same over an HTTP/2 stream (RFC 8441): ws takes the stream through a socket of its shape and
+   * a request of the shape it checks (no key travels over HTTP/2: ws's accept value is computed from
+   * a fixed one and never sent); its 101 head becomes the stream's 200.
+   */
+  acceptHttp2(
+    stream: ServerHttp2Stream,
+    decision: Accept,
+    remoteAddress: string,
+    encrypted: boolean,
+    accepted: () => void,
+  ): void {
+    const socket = new Http2WebSocketSocket(stream, remoteAddress, encrypted);
+    socket.on('error', destroySocket);
+    const req = {
+      method: 'GET',
+      url: '/',
+      headers: {
+        upgrade: 'websocket',
+        connection: 'Upgrade',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': HTTP2_KEY,
+      },
+    } as unknown as IncomingMessage;
+    this.accept(req, socket, EMPTY, decision, remoteAddress, accepted);
+  }
+
   closeAll(): void {
     for (const byModule of this.servers.values()) for (const wss of byModule.values()) wss.close();
   }
@@ -97,6 +126,11 @@ export class WsHandoff {
     return wss;
   }
 }
+
+/** Nothing read ahead: an HTTP/2 stream's data starts after its headers. */
+const EMPTY = Buffer.alloc(0);
+/** RFC 6455's sample key: ws insists on one; over HTTP/2 its answer goes nowhere. */
+const HTTP2_KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
 
 /**
  * A socket's error listener until ws takes it over. Declared at module level, not as an arrow in

@@ -1,0 +1,169 @@
+import { type Server } from 'node:http';
+import {
+  createServer,
+  type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from 'node:http2';
+import { type Socket } from 'node:net';
+import { type Duplex } from 'node:stream';
+import { Server as TlsServer, type TLSSocket } from 'node:tls';
+import { type HandshakeRequest } from '#broker/handshake';
+import { type ClientOrigin } from './forwarded.js';
+import { bridgeToHttp1, type BridgedPeer } from './http2-bridge.js';
+
+/** The client preface of HTTP/2 with prior knowledge (RFC 9113 section 3.4); no HTTP/1.1 method is PRI. */
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+
+export interface Http2Options {
+  /** Streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+  readonly maxStreams: number;
+  /** A connection with no open stream and no frame for this long is closed (GOAWAY). */
+  readonly idleTimeoutMs: number;
+  /** An extended CONNECT (RFC 8441): the WebSocket handshake's business. */
+  readonly connect: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, peer: BridgedPeer) => void;
+}
+
+/**
+ * HTTP/2 on the application's own listener, beside HTTP/1.1: with TLS, connections whose ALPN chose
+ * h2; in cleartext, connections that open with the prior-knowledge preface (h2c). Node's http2
+ * server runs the sessions; it advertises SETTINGS_ENABLE_CONNECT_PROTOCOL, so an extended CONNECT
+ * with `:protocol` opens a WebSocket on its stream, and every other request is answered by the
+ * application's HTTP/1.1 handler through the bridge. Each connection is still one socket of the
+ * listener (its maxConnections counts it).
+ */
+export class Http2Front {
+  /** Each connection, with how many streams it has open. */
+  private readonly sessions = new Map<Http2Session, number>();
+
+  private constructor(
+    private readonly http1: (socket: Duplex) => void,
+    private readonly options: Http2Options,
+  ) {}
+
+  /** Takes over the listener's HTTP/1.1 connection handler: h2 connections go to HTTP/2, the rest stay. */
+  static attach(server: Server, options: Http2Options): Http2Front {
+    const tls = server instanceof TlsServer;
+    const event = tls ? 'secureConnection' : 'connection';
+    // Node's HTTP handler is the one the server's constructor registered: the first.
+    const [http1] = server.listeners(event) as ((socket: Duplex) => void)[];
+    if (http1 === undefined) throw new Error('http2: the HTTP server has no connection handler');
+    if (tls && !alpnOffersH2(server)) {
+      throw new Error(
+        'http.http2: the TLS server does not offer h2 in ALPN: pass ' +
+          '`httpsOptions: brokerHttpsOptions(config.tls, config.http)` to NestFactory.create (startBroker does this)',
+      );
+    }
+    const front = new Http2Front((socket) => http1.call(server, socket), options);
+    const h2 = front.server();
+    server.removeListener(event, http1);
+    server.on(event, (socket: Socket) => {
+      if (tls) {
+        if ((socket as TLSSocket).alpnProtocol === 'h2') h2.emit('connection', socket);
+        else front.http1(socket);
+      } else {
+        front.sniff(socket, h2);
+      }
+    });
+    return front;
+  }
+
+  /** GOAWAY to every connection (their streams finish), then, after `graceMs`, whatever is left goes. */
+  close(graceMs: number): void {
+    for (const session of this.sessions.keys()) session.close();
+    setTimeout(() => {
+      for (const session of this.sessions.keys()) session.destroy();
+    }, graceMs).unref();
+  }
+
+  private server() {
+    const h2 = createServer({
+      settings: { enableConnectProtocol: true, maxConcurrentStreams: this.options.maxStreams },
+    });
+    h2.on('session', (session: Http2Session) => {
+      this.sessions.set(session, 0);
+      session.once('close', () => this.sessions.delete(session));
+      session.setTimeout(this.options.idleTimeoutMs, () => {
+        // Open WebSockets have their own pings; an idle connection with none goes.
+        if (this.sessions.get(session) === 0) session.close();
+      });
+    });
+    h2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+      stream.on('error', () => stream.destroy());
+      const session = stream.session;
+      if (session !== undefined) {
+        this.sessions.set(session, (this.sessions.get(session) ?? 0) + 1);
+        stream.once('close', () => {
+          const open = this.sessions.get(session);
+          if (open !== undefined) this.sessions.set(session, open - 1);
+        });
+      }
+      const socket = session?.socket;
+      const peer: BridgedPeer = {
+        remoteAddress: socket?.remoteAddress ?? '',
+        encrypted: (socket as TLSSocket | undefined)?.encrypted === true,
+      };
+      if (headers[':method'] === 'CONNECT' && headers[':protocol'] !== undefined)
+        this.options.connect(stream, headers, peer);
+      else bridgeToHttp1(this.http1, stream, headers, peer);
+    });
+    return h2;
+  }
+
+  /** Cleartext: the first bytes say HTTP/2 (the preface) or HTTP/1.1 (anything else). */
+  private sniff(socket: Socket, h2: ReturnType<typeof createServer>): void {
+    let buffered = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const n = Math.min(buffered.length, PREFACE.length);
+      const h2Preface = buffered.subarray(0, n).equals(PREFACE.subarray(0, n));
+      if (h2Preface && buffered.length < PREFACE.length) return;
+      socket.removeListener('data', onData);
+      socket.pause();
+      socket.unshift(buffered);
+      if (h2Preface) {
+        // Node's session reads what is buffered on the paused socket itself (on its next tick).
+        h2.emit('connection', socket);
+      } else {
+        this.http1(socket);
+        socket.resume();
+      }
+    };
+    socket.on('data', onData);
+  }
+}
+
+/**
+ * Whether the TLS server's ALPN list (kept by Node in wire form, length-prefixed, on the server
+ * object) names h2. The list is set only at creation: a server made without it never chooses h2.
+ */
+function alpnOffersH2(server: TlsServer): boolean {
+  const list = (server as TlsServer & { ALPNProtocols?: Buffer }).ALPNProtocols;
+  return Buffer.isBuffer(list) && list.includes(H2_IN_ALPN);
+}
+
+const H2_IN_ALPN = Buffer.from([2, 0x68, 0x32]);
+
+/**
+ * An extended CONNECT as the handshake core reads requests: `:authority` as the Host (a separate
+ * host header, which HTTP/2 allows, is then not a second one), the other pseudo-headers as method,
+ * path and `protocol`.
+ */
+export function extendedConnectRequest(headers: IncomingHttpHeaders, client: ClientOrigin): HandshakeRequest {
+  const authority = headers[':authority'];
+  const rawHeaders: string[] = authority === undefined ? [] : ['host', authority];
+  for (const [name, value] of Object.entries(headers)) {
+    if (name[0] === ':' || value === undefined || (name === 'host' && authority !== undefined)) continue;
+    for (const v of Array.isArray(value) ? value : [value]) rawHeaders.push(name, v);
+  }
+  return {
+    method: headers[':method'] ?? '',
+    httpVersion: '2.0',
+    url: headers[':path'] ?? '/',
+    rawHeaders,
+    remoteAddress: client.address,
+    secure: client.secure,
+    forwardedHost: client.host,
+    protocol: headers[':protocol'] as string | undefined,
+  };
+}
