@@ -192,11 +192,13 @@ describe('PROXY protocol before TLS (a TCP load balancer in front of a TLS liste
   after(() => broker.close());
 
   /** A TCP connection that sends `header` and then starts TLS on the same bytes, as a TCP-mode proxy does. */
-  const afterHeader = (header: string, from = '127.0.0.1') => (): Socket => {
-    const raw = connect({ port: broker.port, host: '127.0.0.1', localAddress: from });
-    raw.write(header);
-    return tlsConnect({ socket: raw, rejectUnauthorized: false }) as unknown as Socket;
-  };
+  const afterHeader =
+    (header: string, from = '127.0.0.1') =>
+    (): Socket => {
+      const raw = connect({ port: broker.port, host: '127.0.0.1', localAddress: from });
+      raw.write(header);
+      return tlsConnect({ socket: raw, rejectUnauthorized: false }) as unknown as Socket;
+    };
 
   it('the header names the client of a wss handshake, and the TLS that follows it is the broker’s', async () => {
     const ws = new WebSocket(`wss://127.0.0.1:${broker.port}/echo`, 'echo.v1', {
@@ -220,7 +222,9 @@ describe('PROXY protocol before TLS (a TCP load balancer in front of a TLS liste
     });
     const [err] = (await once(refused, 'error')) as [Error];
     assert.match(err.message, /socket hang up|ECONNRESET|disconnected/);
-    const plain = new WebSocket(`wss://127.0.0.1:${broker.port}/echo`, 'echo.v1', { rejectUnauthorized: false });
+    const plain = new WebSocket(`wss://127.0.0.1:${broker.port}/echo`, 'echo.v1', {
+      rejectUnauthorized: false,
+    });
     await opened(plain);
     plain.close();
   });
