@@ -37,6 +37,7 @@ describe('loadConfig defaults', () => {
       requestTimeoutMs: 30_000,
       trustedProxies: [],
       proxyProtocol: false,
+      http2: false,
     });
     assert.deepEqual(config.limits, {
       maxConnections: 10_000,
@@ -84,6 +85,7 @@ describe('loadConfig defaults', () => {
       requestTimeoutMs: 30_000,
       trustedProxies: [],
       proxyProtocol: false,
+      http2: false,
     });
     assert.deepEqual(config.jwt, { secret: SECRET, clockToleranceSec: 5, verifiedCacheSize: 4096 });
     assert.equal(config.endpoints[0]?.auth.mode, 'required');
