@@ -1,0 +1,88 @@
+import mqttPacket from 'mqtt-packet';
+import { connectionInit, subscribeMessage } from '../graphql/transport-ws-load.js';
+import { connectPacket } from '../mqtt/mqtt-wire.js';
+
+/**
+ * The costliest single message per protocol, found by the fuzzers (issue 27) and by hand (issue 28).
+ * An attacker sends `message`, waits for the broker's one answer (a message or the close), and sends
+ * it again; a closed connection is opened again, and `setup` runs first on each.
+ */
+export interface Attack {
+  readonly name: string;
+  readonly path: string;
+  readonly subprotocol: string;
+  /** What a session needs before the attack message counts (CONNECT, connection_init). */
+  readonly setup: readonly (string | Buffer)[];
+  /** The message, built per send (ids must differ where the protocol refuses a reused one). */
+  message(seq: number): string | Buffer;
+}
+
+/** One aliased field, 830 times: 21 KB that graphql-js's OverlappingFieldsCanBeMerged found quadratic. */
+const ALIASES = `subscription { ${'a: status { connections } '.repeat(830)}}`;
+/** 5,000 nested arrays: 10 KB that overflowed the stack of a recursive walk. */
+const DEEP_JSON = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+
+/** A SUBSCRIBE of 500 distinct wildcard filters: the subscription table's work per packet. */
+function wildcardSubscribe(seq: number): Buffer {
+  return mqttPacket.generate({
+    cmd: 'subscribe',
+    messageId: (seq % 65_535) + 1,
+    subscriptions: Array.from({ length: 500 }, (_, i) => ({
+      topic: `site/${i}/+/meter/+/#`,
+      qos: 1 as const,
+    })),
+  });
+}
+
+/** MeterValues with 1,000 sampled values: the schema validation of a large array. */
+function bigMeterValues(seq: number): string {
+  const sampledValue = Array.from({ length: 1000 }, (_, i) => ({
+    value: String(i * 7),
+    measurand: 'Energy.Active.Import.Register',
+    unit: 'Wh',
+  }));
+  return JSON.stringify([
+    2,
+    `mv${seq}`,
+    'MeterValues',
+    { connectorId: 1, meterValue: [{ timestamp: '2026-11-27T12:00:00Z', sampledValue }] },
+  ]);
+}
+
+export const ATTACKS: readonly Attack[] = [
+  {
+    name: 'GraphQL: subscribe of 830 aliased fields',
+    path: '/graphql',
+    subprotocol: 'graphql-transport-ws',
+    setup: [connectionInit()],
+    message: (seq) => subscribeMessage(`a${seq}`, ALIASES),
+  },
+  {
+    name: 'GraphQL: 5,000-deep JSON',
+    path: '/graphql',
+    subprotocol: 'graphql-transport-ws',
+    setup: [connectionInit()],
+    message: () => DEEP_JSON,
+  },
+  {
+    name: 'WAMP: 5,000-deep JSON',
+    path: '/ws',
+    subprotocol: 'wamp.2.json',
+    setup: [],
+    message: () => DEEP_JSON,
+  },
+  {
+    name: 'MQTT: SUBSCRIBE of 500 wildcard filters',
+    path: '/mqtt',
+    subprotocol: 'mqtt',
+    setup: [connectPacket('attacker')],
+    message: wildcardSubscribe,
+  },
+  {
+    name: 'OCPP: MeterValues of 1,000 sampled values',
+    path: '/ocpp/attacker',
+    subprotocol: 'ocpp1.6',
+    setup: [],
+    message: bigMeterValues,
+  },
+];
