@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { topicMatches } from '#broker/bus';
 import { type MqttMessage } from './message.js';
 import { RetainedStore } from './retained-store.js';
 
@@ -59,5 +60,48 @@ describe('RetainedStore', () => {
       ['new'],
     );
     assert.equal(store.size, 1);
+  });
+
+  it('finds what topicMatches finds, for every filter shape ($ topics, parent levels, empty levels)', () => {
+    const topics = ['a', 'a/b', 'a/b/c', 'a//c', '/a', 'a/', 'b/b', '$SYS/x', '$SYS/x/y', 'a/b/c/d', 'x'];
+    const filters = [
+      '#',
+      '+',
+      '+/+',
+      'a/#',
+      'a/+',
+      'a/+/c',
+      '+/b/#',
+      '/+',
+      '+/',
+      'a//c',
+      '$SYS/#',
+      '$SYS/+',
+      'a/b/c/d',
+      'a/b/c/d/#',
+      'nothing/#',
+      '+/#',
+      '/#',
+    ];
+    const store = new RetainedStore(100, 1 << 20);
+    for (const topic of topics) store.store(message(topic, topic));
+    for (const filter of filters) {
+      const found = store
+        .matching(filter, 0)
+        .map((m) => m.topic)
+        .sort();
+      const expected = topics.filter((t) => topicMatches(filter, t)).sort();
+      assert.deepEqual(found, expected, filter);
+    }
+    store.store(message('a/b', ''));
+    store.store(message('a/b/c', ''));
+    assert.deepEqual(
+      store
+        .matching('a/#', 0)
+        .map((m) => m.topic)
+        .sort(),
+      ['a', 'a/', 'a//c', 'a/b/c/d'],
+    );
+    assert.equal(store.size, topics.length - 2);
   });
 });
