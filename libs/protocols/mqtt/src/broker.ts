@@ -204,8 +204,9 @@ export class MqttBroker {
   }
 
   subscribe(session: Session, subscription: Subscription): void {
-    const previous = session.subscriptions.get(subscription.raw);
-    if (previous !== undefined) this.subscriptions.remove(session.clientId, previous);
+    // The same filter again (same raw text: same filter and group) replaces its member in place.
+    // Removing it first would leave the filter without members for a moment, and the bus bridge would
+    // detach its topics and attach them again: that churn was most of a re-SUBSCRIBE's cost.
     session.subscriptions.set(subscription.raw, subscription);
     this.subscriptions.add(session.clientId, subscription);
     // A SUBSCRIBE again to the same filter keeps what the stream holds for it (clients resubscribe on
