@@ -147,10 +147,10 @@ describe('WebSocket over HTTP/2 in cleartext (h2c with prior knowledge, http.htt
     ws.close();
   });
 
-  it('streams are bounded like connections: 100 at once on one connection, the per-address limit open and the rest 429', async () => {
+  it('streams are bounded like connections: 1,000 at once on one connection, the per-address limit open and the rest 429', async () => {
     const many = await session(`http://127.0.0.1:${broker.port}`);
     const outcomes = await Promise.all(
-      Array.from({ length: 100 }, async () => {
+      Array.from({ length: 1000 }, async () => {
         const ws = http2WebSocket(many, `ws://127.0.0.1:${broker.port}/echo`, 'echo.v1');
         return new Promise<string>((resolve) => {
           ws.once('open', () => resolve('open'));
