@@ -2,6 +2,7 @@ import { type MqttConfig } from '#broker/config';
 import { type Clock, systemClock } from '#broker/gateway';
 import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
+import { Acl } from './acl.js';
 import { RetainedStore } from './retained-store.js';
 import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
 import { type MessageQueues } from './message-queues.js';
@@ -30,6 +31,8 @@ export class MqttBroker {
   readonly sessions = new Map<string, Session>();
   readonly subscriptions = new SubscriptionStore();
   readonly retained: RetainedStore;
+  /** The config's topic rules (mqtt.acl). */
+  readonly acl: Acl;
   readonly stats: BrokerStats;
   readonly lifecycle: SessionLifecycle;
   hooks: BrokerHooks = {};
@@ -43,6 +46,7 @@ export class MqttBroker {
     readonly clock: Clock = systemClock,
   ) {
     this.retained = new RetainedStore(config.maxRetainedMessages, config.maxRetainedBytes);
+    this.acl = new Acl(config.acl.rules, config.acl.noMatch);
     this.stats = new BrokerStats(clock.now());
     this.lifecycle = new SessionLifecycle(this);
   }

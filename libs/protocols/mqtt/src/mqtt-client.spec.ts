@@ -25,6 +25,7 @@ const config: MqttConfig = {
   maxKeepAliveSec: 60,
   maxSessionExpirySec: 3600,
   sysIntervalSec: 0,
+  acl: { rules: [], noMatch: 'allow' },
 };
 
 const quiet: MqttLogger = { info() {}, warn() {}, debug() {}, error() {} };

@@ -1,34 +1,41 @@
 import { scopesOf, scopeValues } from '#broker/auth';
 import { type Principal } from '#broker/handshake';
 import { topicMatches } from '#broker/bus';
+import { type ClientAcl } from './acl.js';
 import { filterWithin } from './topic-filter.js';
 
 /**
- * What a principal may do, from its `mqtt:publish:<filter>` and `mqtt:subscribe:<filter>` scopes.
- * A principal with no `mqtt:` scope at all (or no principal) is unrestricted; one with any `mqtt:`
- * scope may do only what its scopes grant, so a token scoped to subscribing cannot publish.
+ * What a client may do: its principal's `mqtt:publish:<filter>` and `mqtt:subscribe:<filter>` scopes
+ * and the config's topic rules (acl.ts) must both allow it. A principal with no `mqtt:` scope at all
+ * (or no principal) is unrestricted by scopes; one with any `mqtt:` scope may do only what its scopes
+ * grant, so a token scoped to subscribing cannot publish.
  */
 export class Permissions {
-  static readonly unrestricted = new Permissions(null, null);
+  static readonly unrestricted = new Permissions(null, null, null);
 
   private constructor(
     private readonly publish: readonly string[] | null,
     private readonly subscribe: readonly string[] | null,
+    private readonly rules: ClientAcl | null,
   ) {}
 
-  static of(principal: Principal | null): Permissions {
+  static of(principal: Principal | null, rules: ClientAcl | null = null): Permissions {
     const scopes = scopesOf(principal);
-    if (!scopes.some((scope) => scope.startsWith('mqtt:'))) return Permissions.unrestricted;
-    return new Permissions(scopeValues(scopes, 'mqtt:publish'), scopeValues(scopes, 'mqtt:subscribe'));
+    if (!scopes.some((scope) => scope.startsWith('mqtt:'))) {
+      return rules === null ? Permissions.unrestricted : new Permissions(null, null, rules);
+    }
+    return new Permissions(scopeValues(scopes, 'mqtt:publish'), scopeValues(scopes, 'mqtt:subscribe'), rules);
   }
 
   canPublish(topic: string): boolean {
     if (topic.startsWith('$SYS/')) return false;
-    return this.publish === null || this.publish.some((filter) => safeMatch(filter, topic));
+    if (this.publish !== null && !this.publish.some((filter) => safeMatch(filter, topic))) return false;
+    return this.rules === null || this.rules.allows('publish', topic);
   }
 
   canSubscribe(filter: string): boolean {
-    return this.subscribe === null || this.subscribe.some((scope) => safeWithin(filter, scope));
+    if (this.subscribe !== null && !this.subscribe.some((scope) => safeWithin(filter, scope))) return false;
+    return this.rules === null || this.rules.allows('subscribe', filter);
   }
 }
 

@@ -124,10 +124,11 @@ function take(client: MqttClient, packet: IConnectPacket, principal: Principal |
       : clean
         ? 0
         : config.maxSessionExpirySec;
-  const permissions = Permissions.of(principal);
+  const clientId = assigned ?? packet.clientId;
+  const permissions = Permissions.of(principal, client.broker.acl.forClient(clientId, principal));
   const will = client.will;
   return {
-    clientId: assigned ?? packet.clientId,
+    clientId,
     assigned,
     requestedExpiry,
     expirySec: Math.min(requestedExpiry, config.maxSessionExpirySec),
