@@ -95,3 +95,12 @@ async function launch(
     close: () => broker.close(),
   };
 }
+
+/** broker_messages_dropped_total of one endpoint, as /metrics reports it: events dropped for clients not reading. */
+export async function droppedEvents(broker: TestBroker, endpoint: string): Promise<number> {
+  const text = await (await fetch(`${broker.url.replace(/^ws/, 'http')}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('broker_messages_dropped_total{') && l.includes(`endpoint="${endpoint}"`))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}

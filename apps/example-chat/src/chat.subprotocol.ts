@@ -42,7 +42,7 @@ export class ChatSubprotocol implements SubprotocolHandler {
           rooms.set(
             command.room,
             this.bus.subscribe(topic, (message) =>
-              connection.send(Buffer.from(message.payload).toString('utf8')),
+              connection.sendEvent(Buffer.from(message.payload).toString('utf8')),
             ),
           );
           return send({ type: 'joined', room: command.room });

@@ -82,12 +82,28 @@ const endpoint = z
       .int()
       .positive()
       .default(4 * 1024 * 1024),
+    /**
+     * Events a module marks as droppable (a subscription's deliveries) are dropped and counted, not
+     * queued, while a client has more than this many bytes unsent; it is closed 1008 only past
+     * outboundBufferCap, which its other messages (answers, results) still count towards.
+     */
+    slowConsumerDropBytes: z.number().int().positive().optional(),
   })
   .strict()
   .refine((e) => e.defaultModule === undefined || e.subprotocols.includes(e.defaultModule), {
     message: 'defaultModule must be one of the endpoint subprotocols',
     path: ['defaultModule'],
-  });
+  })
+  .refine((e) => e.slowConsumerDropBytes === undefined || e.slowConsumerDropBytes < e.outboundBufferCap, {
+    message: 'must be below outboundBufferCap: events are dropped before the client is cut',
+    path: ['slowConsumerDropBytes'],
+  })
+  // Unset: 1 MiB, or a quarter of a smaller outboundBufferCap.
+  .transform((e) => ({
+    ...e,
+    slowConsumerDropBytes:
+      e.slowConsumerDropBytes ?? Math.min(1024 * 1024, Math.floor(e.outboundBufferCap / 4)),
+  }));
 
 const jwt = z
   .object({

@@ -7,6 +7,8 @@ export interface Traffic {
   bytesIn: number;
   messagesOut: number;
   bytesOut: number;
+  /** Events dropped for a client that was not reading (Connection.sendEvent). */
+  messagesDropped: number;
 }
 
 /**
@@ -84,6 +86,21 @@ export class GatewayMetrics {
     collect: () => this.flush(this.bytes, 'bytesIn', 'bytesOut'),
   });
 
+  readonly dropped = new Counter({
+    name: 'broker_messages_dropped_total',
+    help: 'Events dropped for a client with more than slowConsumerDropBytes unsent (it is not reading)',
+    labelNames: ['endpoint', 'subprotocol'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const { labels, connection, reported } of this.traffic) {
+        const delta = connection.traffic.messagesDropped - reported.messagesDropped;
+        if (delta === 0) continue;
+        this.dropped.inc(labels, delta);
+        reported.messagesDropped = connection.traffic.messagesDropped;
+      }
+    },
+  });
+
   private readonly perConnection = new Map<string, ConnectionMetrics>();
 
   constructor() {
@@ -135,5 +152,5 @@ export class GatewayMetrics {
 }
 
 function zero(): Traffic {
-  return { messagesIn: 0, bytesIn: 0, messagesOut: 0, bytesOut: 0 };
+  return { messagesIn: 0, bytesIn: 0, messagesOut: 0, bytesOut: 0, messagesDropped: 0 };
 }

@@ -61,7 +61,14 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     this.protocol = decision.protocol;
     this.params = decision.params;
     this.principal = decision.principal;
-    this.connection = new WsConnection(nextConnectionId(), ws, socket, config.outboundBufferCap, this);
+    this.connection = new WsConnection(
+      nextConnectionId(),
+      ws,
+      socket,
+      config.outboundBufferCap,
+      this,
+      config.slowConsumerDropBytes,
+    );
   }
 
   get id(): string {
@@ -121,6 +128,10 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     this.bytesOut += bytes;
     this.metrics.traffic.messagesOut++;
     this.metrics.traffic.bytesOut += bytes;
+  }
+
+  dropped(): void {
+    this.metrics.traffic.messagesDropped++;
   }
 
   overflowed(buffered: number): void {

@@ -59,6 +59,12 @@ export interface Connection {
   readonly id: string;
   readonly bufferedAmount: number;
   send(data: string | Uint8Array): void;
+  /**
+   * An event the client can do without (one delivery of a subscription): sent as `send` sends, or,
+   * while the client has more than its endpoint's `slowConsumerDropBytes` unsent, dropped and counted
+   * (`broker_messages_dropped_total`). False when dropped.
+   */
+  sendEvent(data: string | Uint8Array): boolean;
   close(code?: number, reason?: string): void;
   onMessage(handler: (data: Buffer, isBinary: boolean) => void): void;
   onClose(handler: (code: number, reason: string) => void): void;

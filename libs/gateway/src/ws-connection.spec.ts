@@ -47,9 +47,10 @@ function connection() {
     closed: (code: number) => calls.push(`closed ${code}`),
     sent: () => undefined,
     overflowed: () => undefined,
+    dropped: () => calls.push('dropped'),
     failed: (err: Error) => calls.push(`failed ${err.message}`),
   };
-  const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer);
+  const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer, 100);
   return { conn, ws, socket, calls };
 }
 
@@ -57,6 +58,21 @@ const nextTick = (): Promise<void> => new Promise((resolve) => process.nextTick(
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('WsConnection', () => {
+  it('an event is dropped and reported while more than the drop threshold is unsent; other sends go on to the cap', () => {
+    const { conn, ws, calls } = connection();
+    assert.equal(conn.sendEvent('first'), true);
+    ws.bufferedAmount = 101;
+    assert.equal(conn.sendEvent('dropped'), false);
+    conn.send('an answer');
+    ws.bufferedAmount = 100;
+    assert.equal(conn.sendEvent('again'), true);
+    assert.deepEqual(ws.sent, ['first', 'an answer', 'again']);
+    assert.deepEqual(
+      calls.filter((c) => c === 'dropped'),
+      ['dropped'],
+    );
+  });
+
   it('corks the socket once for the frames of one turn of the event loop and uncorks after its I/O', async () => {
     const { conn, ws, calls } = connection();
     conn.send(Buffer.from([1]));

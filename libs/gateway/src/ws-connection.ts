@@ -17,6 +17,8 @@ export interface ConnectionObserver {
   sent(bytes: number): void;
   /** The outbound cap was hit and the connection is being closed with 1008. */
   overflowed(buffered: number): void;
+  /** An event was dropped: the client has more than the drop threshold unsent (see sendEvent). */
+  dropped(): void;
   /** A module's message handler threw. */
   failed(err: Error): void;
 }
@@ -98,6 +100,8 @@ export class WsConnection implements Connection {
     private readonly socket: Corkable,
     private readonly outboundCap: number,
     readonly observer: ConnectionObserver,
+    /** Above this many unsent bytes, events are dropped (see sendEvent). */
+    private readonly dropEventsAbove: number = outboundCap,
   ) {
     (ws as OwnedWebSocket)[kConnection] = this;
     (socket as OwnedSocket)[kConnection] = this;
@@ -180,6 +184,15 @@ export class WsConnection implements Connection {
       this.answerDue = true;
       process.nextTick(WsConnection.writeAnswers, this);
     }
+  }
+
+  sendEvent(data: string | Uint8Array): boolean {
+    if (this.ws.bufferedAmount > this.dropEventsAbove) {
+      this.observer.dropped();
+      return false;
+    }
+    this.send(data);
+    return true;
   }
 
   close(code?: number, reason?: string): void {

@@ -11,6 +11,8 @@ export class TestConnection implements Connection {
   /** How the module or the client closed it, once closed. */
   closedWith: { readonly code: number; readonly reason: string } | null = null;
   bufferedAmount = 0;
+  /** Set to play a client that stopped reading: sendEvent then drops (returns false). */
+  dropEvents = false;
   private readonly messageHandlers: ((data: Buffer, isBinary: boolean) => void)[] = [];
   private readonly closeHandlers: ((code: number, reason: string) => void)[] = [];
 
@@ -19,6 +21,13 @@ export class TestConnection implements Connection {
   send(data: string | Uint8Array): void {
     if (this.closedWith !== null) return;
     this.sent.push(typeof data === 'string' ? data : Buffer.from(data));
+  }
+
+  /** Events are recorded as sends, unless `dropEvents`. */
+  sendEvent(data: string | Uint8Array): boolean {
+    if (this.dropEvents) return false;
+    this.send(data);
+    return true;
   }
 
   close(code = 1000, reason = ''): void {

@@ -65,6 +65,7 @@ function setup(
     },
     {
       send: (m) => sent.push(JSON.parse(JSON.stringify(m)) as LegacyServerMessage),
+      sendEvent: (m) => sent.push(JSON.parse(JSON.stringify(m)) as LegacyServerMessage),
       close: (c, r) => closes.push([c, r]),
       failed: (e) => failures.push(e),
     },

@@ -8,6 +8,8 @@ import { RefusedOperations, TOO_MANY_REFUSED } from './refused-operations.js';
 /** The I/O a session drives; the subprotocol wires it to the Connection. */
 export interface LegacyPort {
   send(message: LegacyServerMessage): void;
+  /** A subscription's event, which a client that stopped reading can do without (Connection.sendEvent). */
+  sendEvent(message: LegacyServerMessage): void;
   close(code: number, reason: string): void;
   /** Something below the protocol failed (a hook threw): logged, the client gets an error. */
   failed(err: unknown): void;
@@ -184,7 +186,7 @@ export class LegacyGraphqlSession {
     try {
       for await (const result of outcome) {
         if (this.operations.get(id) !== operation) return;
-        this.port.send({ type: 'data', id, payload: resultPayload(result) });
+        this.port.sendEvent({ type: 'data', id, payload: resultPayload(result) });
       }
     } catch (err) {
       if (this.end(id, operation)) this.sendError(id, { message: (err as Error).message });

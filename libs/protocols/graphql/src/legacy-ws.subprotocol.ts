@@ -42,6 +42,7 @@ export class GraphqlLegacyWsSubprotocol implements SubprotocolHandler {
       context,
       {
         send: (message) => connection.send(JSON.stringify(message)),
+        sendEvent: (message) => connection.sendEvent(JSON.stringify(message)),
         close: (code, reason) => connection.close(code, reason),
         failed: (err) =>
           this.logger.error(

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { GraphQLError } from 'graphql';
 import { CloseCode, makeServer, type Server } from 'graphql-ws';
+import { StreamEvents } from './stream-events.js';
 import { type Logger } from 'pino';
 import {
   BROKER_LOGGER,
@@ -21,6 +22,8 @@ interface Extra {
   readonly context: ConnectionContext;
   session: GraphqlSession | null;
   readonly refused: RefusedOperations;
+  /** Its subscriptions' ids: their `next` messages are events (Connection.sendEvent). */
+  readonly streams: StreamEvents;
 }
 
 /** Sized for operations, not data: a query far over this is more likely abuse than need. */
@@ -61,7 +64,7 @@ export class GraphqlTransportWsSubprotocol implements SubprotocolHandler {
         ctx.extra.session = outcome.session;
         return outcome.ackPayload ?? true;
       },
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
         const { connection, session } = ctx.extra;
         // The new operation is already counted in ctx.subscriptions.
         if (Object.keys(ctx.subscriptions).length > maxOperations) {
@@ -74,16 +77,25 @@ export class GraphqlTransportWsSubprotocol implements SubprotocolHandler {
           if (ctx.extra.refused.add()) connection.close(4429, TOO_MANY_REFUSED);
           return prepared.errors;
         }
+        if (prepared.kind === 'subscription') ctx.extra.streams.started(id);
         return engine.executionArgs(prepared, session);
+      },
+      onComplete: (ctx, id) => ctx.extra.streams.ended(id),
+      onError: (ctx, id) => {
+        ctx.extra.streams.ended(id);
       },
     });
   }
 
   open(connection: Connection, context: ConnectionContext): void {
+    const streams = new StreamEvents();
     const closed = this.server.opened(
       {
         protocol: context.protocol ?? '',
-        send: (data) => connection.send(data),
+        send: (data) => {
+          if (streams.isEvent(data)) connection.sendEvent(data);
+          else connection.send(data);
+        },
         close: (code, reason) => connection.close(code, reason),
         onMessage: (handle) => {
           const gate = new ReusedIdGate(handle, (err) => this.failed(connection, err));
@@ -95,7 +107,7 @@ export class GraphqlTransportWsSubprotocol implements SubprotocolHandler {
           });
         },
       },
-      { connection, context, session: null, refused: new RefusedOperations() },
+      { connection, context, session: null, refused: new RefusedOperations(), streams },
     );
     connection.onClose((code, reason) => {
       closed(code, reason).catch((err: unknown) => this.failed(connection, err));

@@ -34,6 +34,9 @@ function schedule(ms: number, fn: () => void): () => void {
  * The WAMP v2 router on the gateway: each connection gets a sans-IO `SessionProtocol`; the bus realm's
  * topics are bridged to the bus both ways (see topic-mapping.ts).
  */
+/** How the router's serializer starts an EVENT message (code 36). */
+const EVENT_PREFIX = '[36,';
+
 @Subprotocol({
   name: WAMP_SUBPROTOCOL,
   onUnsupported: 'reject',
@@ -108,7 +111,11 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     const log = (): Logger => (child ??= this.log.child({ connection: connection.id }));
     const protocol = new SessionProtocol(
       this.router,
-      { send: (text) => connection.send(text), close: (code, reason) => connection.close(code, reason) },
+      {
+        // An EVENT is what a subscriber that stopped reading can do without (Connection.sendEvent).
+        send: (text) => (text.startsWith(EVENT_PREFIX) ? connection.sendEvent(text) : connection.send(text)),
+        close: (code, reason) => connection.close(code, reason),
+      },
       credentials,
       {
         joined: (s) =>
