@@ -5,6 +5,7 @@ import { integer, parseFlags } from '../cli-options.js';
 import { openClient } from '../load/ws-client.js';
 import { processCpuMs } from '../process-cpu.js';
 import { summarizeLatencies, type LatencySummary } from '../stats.js';
+import { Bystander } from '../bystander.js';
 import { ATTACKS, type Attack } from './attacks.js';
 
 export const WORST_USAGE = `Usage: node dist/apps/bench/src/main.js worst [options]
@@ -135,53 +136,6 @@ function answer(ws: WebSocket): Promise<boolean> {
     ws.once('message', onMessage);
     ws.once('close', onMessage);
   });
-}
-
-/** A chat client in its own room: each round trip is a `say` heard back through the bus. */
-class Bystander {
-  private constructor(private readonly ws: WebSocket) {}
-
-  static async open(port: number): Promise<Bystander> {
-    const ws = await openClient({ port, path: '/chat', subprotocol: 'chat.v1' }, TIMEOUT_MS);
-    const joined = new Promise<void>((resolve) => {
-      ws.on('message', function onJoined(data: Buffer) {
-        if (!data.toString().includes('"joined"')) return;
-        ws.off('message', onJoined);
-        resolve();
-      });
-    });
-    ws.send(JSON.stringify({ type: 'join', room: 'bystander' }));
-    await joined;
-    return new Bystander(ws);
-  }
-
-  async measure(until: number, intervalMs: number): Promise<{ latencies: number[]; errors: number }> {
-    const latencies: number[] = [];
-    let errors = 0;
-    for (let seq = 0; performance.now() < until; seq++) {
-      const text = `rtt ${seq}`;
-      const heard = new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), TIMEOUT_MS);
-        const onMessage = (data: Buffer) => {
-          if (!data.toString().includes(text)) return;
-          clearTimeout(timer);
-          this.ws.off('message', onMessage);
-          resolve(true);
-        };
-        this.ws.on('message', onMessage);
-      });
-      const sent = performance.now();
-      this.ws.send(JSON.stringify({ type: 'say', room: 'bystander', text }));
-      if (await heard) latencies.push(performance.now() - sent);
-      else errors++;
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
-    return { latencies, errors };
-  }
-
-  close(): void {
-    this.ws.close();
-  }
 }
 
 function report(phases: readonly Phase[], seconds: number, intervalMs: number): string {
