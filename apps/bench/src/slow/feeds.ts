@@ -24,22 +24,22 @@ export interface Feed {
   readonly dropped: RegExp;
 }
 
-const TOPIC = 'slow/feed';
-
+/** Each feed has topics of its own, so feeds running at once never hear each other (the bus joins them). */
 function mqttFeed(qos: 0 | 1): Feed {
+  const topic = `feeds/mqtt${qos}`;
   return {
     name: `MQTT QoS ${qos}`,
     path: '/mqtt',
     subprotocol: 'mqtt',
     subscribe: (clientId) => [
       connectPacket(clientId),
-      mqttPacket.generate({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: TOPIC, qos }] }),
+      mqttPacket.generate({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic, qos }] }),
     ],
-    setup: [connectPacket('slow-publisher')],
+    setup: [connectPacket(`publisher-mqtt${qos}`)],
     publish: (seq, payload) =>
       mqttPacket.generate({
         cmd: 'publish',
-        topic: TOPIC,
+        topic,
         payload,
         qos,
         retain: false,
@@ -71,12 +71,12 @@ export const FEEDS: readonly Feed[] = [
     path: '/graphql',
     subprotocol: 'graphql-transport-ws',
     subscribe: () => [connectionInit()],
-    subscribeLast: subscribeMessage('s', `subscription { topic(filter: "${TOPIC}") { payload } }`),
+    subscribeLast: subscribeMessage('s', 'subscription { topic(filter: "feeds/graphql") { payload } }'),
     setup: [connectionInit()],
     publish: (seq, payload) =>
       subscribeMessage(
         `p${seq}`,
-        'mutation P($payload: String!) { publish(topic: "slow/feed", payload: $payload) }',
+        'mutation P($payload: String!) { publish(topic: "feeds/graphql", payload: $payload) }',
         { payload },
       ),
     events: (data) => (data.includes('"type":"next","payload":{"data":{"topic"') ? 1 : 0),
@@ -88,10 +88,10 @@ export const FEEDS: readonly Feed[] = [
     subprotocol: 'wamp.2.json',
     subscribe: () => [
       JSON.stringify([1, 'realm1', { roles: { subscriber: {} } }]),
-      JSON.stringify([32, 1, {}, 'slow.feed']),
+      JSON.stringify([32, 1, {}, 'feeds.wamp']),
     ],
     setup: [JSON.stringify([1, 'realm1', { roles: { publisher: {} } }])],
-    publish: (seq, payload) => JSON.stringify([16, seq + 1, {}, 'slow.feed', [payload]]),
+    publish: (seq, payload) => JSON.stringify([16, seq + 1, {}, 'feeds.wamp', [payload]]),
     events: (data) => (data[1] === 0x33 && data[2] === 0x36 ? 1 : 0),
     dropped: /^broker_messages_dropped_total\{endpoint="\/ws"/,
   },
@@ -99,10 +99,10 @@ export const FEEDS: readonly Feed[] = [
     name: 'chat room',
     path: '/chat',
     subprotocol: 'chat.v1',
-    subscribe: () => [JSON.stringify({ type: 'join', room: 'flood' })],
-    setup: [JSON.stringify({ type: 'join', room: 'flood' })],
-    publish: (_seq, payload) => JSON.stringify({ type: 'say', room: 'flood', text: payload }),
-    events: (data) => (data.includes('"type":"message","room":"flood"') ? 1 : 0),
+    subscribe: () => [JSON.stringify({ type: 'join', room: 'feeds-chat' })],
+    setup: [JSON.stringify({ type: 'join', room: 'feeds-chat' })],
+    publish: (_seq, payload) => JSON.stringify({ type: 'say', room: 'feeds-chat', text: payload }),
+    events: (data) => (data.includes('"type":"message","room":"feeds-chat"') ? 1 : 0),
     dropped: /^broker_messages_dropped_total\{endpoint="\/chat"/,
   },
 ];

@@ -4,9 +4,9 @@ import { Bystander } from '../bystander.js';
 import { brokerBaseConfig, writeBrokerConfig } from '../broker-config.js';
 import { freePort, killChildrenOnExit, startBrokerServer, type ServerProcess } from '../child-servers.js';
 import { integer, parseFlags } from '../cli-options.js';
-import { openClient } from '../load/ws-client.js';
 import { processRssKiB } from '../protocol-bench/process-memory.js';
 import { summarizeLatencies, type LatencySummary } from '../stats.js';
+import { session, subscriber, untilHeard } from './feed-clients.js';
 import { FEEDS, type Feed } from './feeds.js';
 
 export const SLOW_USAGE = `Usage: node dist/apps/bench/src/main.js slow [options]
@@ -22,6 +22,7 @@ bystander's p99 against its idle p99.
   --payload <b>  bytes per event (default 1024)
   --help         this text`;
 
+/** How long what is under way may take to reach the reader once the flood stops. */
 const TIMEOUT_MS = 10_000;
 /** The target: the bystander's p99 during a flood within this multiple of its idle p99. */
 const TARGET_RATIO = 2;
@@ -88,12 +89,7 @@ async function flood(
   });
   const publisher = await session(server.port, feed, feed.setup);
   publisher.on('message', () => undefined);
-  // Until the reader hears a probe, its subscription may still be starting.
-  for (let probe = 0; readerGot === 0; probe++) {
-    if (probe > 100) throw new Error(`${feed.name}: the reader never got an event`);
-    publisher.send(feed.publish(1_000_000 + probe, 'probe'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await untilHeard(publisher, feed, () => readerGot);
   (sleeper as unknown as { _socket: Socket })._socket.pause();
   await new Promise((resolve) => setTimeout(resolve, 500));
   readerGot = 0;
@@ -133,23 +129,6 @@ async function flood(
   };
   for (const ws of [reader, sleeper, publisher]) ws.terminate();
   return row;
-}
-
-async function subscriber(port: number, feed: Feed, role: string): Promise<WebSocket> {
-  const ws = await session(port, feed, feed.subscribe(`slow-${role}`));
-  if (feed.subscribeLast !== undefined) ws.send(feed.subscribeLast);
-  return ws;
-}
-
-/** Opens the feed's endpoint and sends `steps`, each answered by one message before the next. */
-async function session(port: number, feed: Feed, steps: readonly (string | Buffer)[]): Promise<WebSocket> {
-  const ws = await openClient({ port, path: feed.path, subprotocol: feed.subprotocol }, TIMEOUT_MS);
-  for (const step of steps) {
-    const answered = new Promise((resolve) => ws.once('message', resolve));
-    ws.send(step);
-    await answered;
-  }
-  return ws;
 }
 
 async function shed(port: number, feed: Feed): Promise<number> {
