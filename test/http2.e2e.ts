@@ -114,7 +114,7 @@ describe('WebSocket over HTTP/2 in cleartext (h2c with prior knowledge, http.htt
     assert.equal(missing.status, 404);
   });
 
-  it('refusals are the stream’s status and problem, and the connection stays: path, origin, version, :protocol', async () => {
+  it('refusals are the stream’s status and problem, and the connection stays: path, origin, version, :protocol, header size', async () => {
     const wsTo = (path: string, options: WebSocket.ClientOptions = {}) =>
       http2WebSocket(h2, `ws://127.0.0.1:${broker.port}${path}`, 'echo.v1', options);
     assert.equal(await refusedStatus(wsTo('/nowhere')), 404);
@@ -141,6 +141,16 @@ describe('WebSocket over HTTP/2 in cleartext (h2c with prior knowledge, http.htt
       ':path': '/echo%ZZ',
     });
     assert.equal(garbage.status, 404);
+    // A header block over http.maxHeaderSize (16 KiB) resets its own stream only.
+    const big = h2.request({
+      ':method': 'CONNECT',
+      ':protocol': 'websocket',
+      ':path': '/echo',
+      'x-big': 'a'.repeat(20_000),
+    });
+    big.on('error', () => undefined);
+    await new Promise((resolve) => big.once('close', resolve));
+    assert.equal(big.rstCode, constants.NGHTTP2_ENHANCE_YOUR_CALM);
     assert.equal(h2.destroyed, false);
     const ws = wsTo('/guarded', { origin: 'https://app.example' });
     await opened(ws);

@@ -61,6 +61,7 @@ export class GatewayLifecycle
         // nghttp2 refuses streams; the rest is room for ordinary requests beside them.
         maxStreams: this.config.limits.maxConnectionsPerAddress + 100,
         idleTimeoutMs: http.requestTimeoutMs,
+        maxHeaderBytes: http.maxHeaderSize,
         connect: this.gateway.onExtendedConnect,
       });
     }

@@ -20,6 +20,8 @@ export interface Http2Options {
   readonly maxStreams: number;
   /** A connection with no open stream and no frame for this long is closed (GOAWAY). */
   readonly idleTimeoutMs: number;
+  /** A stream's header block may be this large (SETTINGS_MAX_HEADER_LIST_SIZE): HTTP/1.1's head limit. */
+  readonly maxHeaderBytes: number;
   /** An extended CONNECT (RFC 8441): the WebSocket handshake's business. */
   readonly connect: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, peer: BridgedPeer) => void;
 }
@@ -78,7 +80,12 @@ export class Http2Front {
 
   private server() {
     const h2 = createServer({
-      settings: { enableConnectProtocol: true, maxConcurrentStreams: this.options.maxStreams },
+      settings: {
+        enableConnectProtocol: true,
+        maxConcurrentStreams: this.options.maxStreams,
+        // A larger block resets its stream (ENHANCE_YOUR_CALM); the connection stays.
+        maxHeaderListSize: this.options.maxHeaderBytes,
+      },
     });
     h2.on('session', (session: Http2Session) => {
       this.sessions.set(session, 0);
