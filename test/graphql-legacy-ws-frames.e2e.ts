@@ -1,10 +1,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { PROBE, request, Subscription, transportClient, untilDelivered } from './support/graphql-clients.js';
+import {
+  floodUntilDropped,
+  PROBE,
+  request,
+  Subscription,
+  transportClient,
+  untilDelivered,
+} from './support/graphql-clients.js';
 import { startGraphqlBroker } from './support/graphql-test-module.js';
 import { MessageQueue } from './support/message-queue.js';
-import { droppedEvents, type TestBroker } from './support/test-broker.js';
+import { type TestBroker } from './support/test-broker.js';
 import { signToken } from './support/tokens.js';
 import { closed, opened } from './support/ws-helpers.js';
 
@@ -196,13 +203,8 @@ describe('graphql-ws (legacy) raw frames', () => {
     assert.equal((await queue.json()).type, 'data');
     (stalled as unknown as { _socket: { pause(): void } })._socket.pause();
     const chunk = 'z'.repeat(48 * 1024);
-    const flood = 'mutation($p: String!) { publish(topic: "legacy-flood", payload: $p) }';
-    // Sequential publishes until events for the stalled subscriber are dropped (bounded: a few MB of socket buffers).
-    const before = await droppedEvents(broker, '/open');
-    for (let i = 0; i < 2000 && (await droppedEvents(broker, '/open')) === before; i++)
-      await request(publisher, flood, { p: chunk });
     assert.ok(
-      (await droppedEvents(broker, '/open')) > before,
+      await floodUntilDropped(broker, '/open', publisher, 'legacy-flood', chunk),
       'events for the stalled subscriber were dropped',
     );
     assert.ok(!broker.logText().includes('outbound buffer limit exceeded'), 'and it was not cut off');

@@ -1,5 +1,6 @@
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
+import { droppedEvents, type TestBroker } from './test-broker.js';
 
 const TIMEOUT_MS = 3000;
 
@@ -116,4 +117,22 @@ export async function untilDelivered(client: Client, topic: string, subscribers 
     if (Date.now() > deadline) throw new Error(`nothing subscribed to ${topic} in time`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Publishes `payload` to `topic` again and again until the broker drops an event for a client that
+ * stopped reading (bounded: a few MB of socket buffers); whether it did.
+ */
+export async function floodUntilDropped(
+  broker: TestBroker,
+  endpoint: string,
+  publisher: Client,
+  topic: string,
+  payload: string,
+): Promise<boolean> {
+  const flood = `mutation($p: String!) { publish(topic: "${topic}", payload: $p) }`;
+  const before = await droppedEvents(broker, endpoint);
+  for (let i = 0; i < 2000 && (await droppedEvents(broker, endpoint)) === before; i++)
+    await request(publisher, flood, { p: payload });
+  return (await droppedEvents(broker, endpoint)) > before;
 }

@@ -30,6 +30,20 @@ export function brokerBaseConfig(port: number): { host: string; port: number; li
   };
 }
 
+/** One broker process with every module on the default paths (the worst-message, slow-consumer and soak modes). */
+export function everyModuleConfig(port: number): object {
+  return {
+    ...brokerBaseConfig(port),
+    endpoints: [
+      { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
+      { path: '/mqtt', subprotocols: ['mqtt'], defaultModule: 'mqtt' },
+      { path: '/graphql', subprotocols: ['graphql-transport-ws'], defaultModule: 'graphql-transport-ws' },
+      { path: '/ws', subprotocols: ['wamp.2.json'], defaultModule: 'wamp.2.json' },
+      { path: '/ocpp/:chargePointId', subprotocols: ['ocpp1.6'], defaultModule: 'ocpp1.6' },
+    ],
+  };
+}
+
 /**
  * Writes the config to a fresh temporary folder, which also holds the broker's SQLite store, so a
  * run leaves nothing in the checkout. Removed on exit rather than in a finally block: Ctrl-C ends the

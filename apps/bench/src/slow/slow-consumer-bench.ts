@@ -1,7 +1,7 @@
 import { type Socket } from 'node:net';
 import WebSocket from 'ws';
 import { Bystander } from '../bystander.js';
-import { brokerBaseConfig, writeBrokerConfig } from '../broker-config.js';
+import { everyModuleConfig, writeBrokerConfig } from '../broker-config.js';
 import { freePort, killChildrenOnExit, startBrokerServer, type ServerProcess } from '../child-servers.js';
 import { integer, parseFlags } from '../cli-options.js';
 import { processRssKiB } from '../protocol-bench/process-memory.js';
@@ -51,16 +51,12 @@ export async function runSlowConsumerBench(argv: readonly string[]): Promise<voi
   };
   killChildrenOnExit();
   const port = await freePort();
-  const config = {
-    ...brokerBaseConfig(port),
-    endpoints: [
-      { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
-      { path: '/mqtt', subprotocols: ['mqtt'], defaultModule: 'mqtt' },
-      { path: '/graphql', subprotocols: ['graphql-transport-ws'], defaultModule: 'graphql-transport-ws' },
-      { path: '/ws', subprotocols: ['wamp.2.json'], defaultModule: 'wamp.2.json' },
-    ],
-  };
-  const server = await startBrokerServer(await writeBrokerConfig(config), port, {}, 'broker');
+  const server = await startBrokerServer(
+    await writeBrokerConfig(everyModuleConfig(port)),
+    port,
+    {},
+    'broker',
+  );
   try {
     const idle = await Bystander.open(server.port);
     const idleRtts = await idle.measure(performance.now() + settings.seconds * 1000, 10);

@@ -1,6 +1,6 @@
 import type WebSocket from 'ws';
 import { Bystander } from '../bystander.js';
-import { brokerBaseConfig, writeBrokerConfig } from '../broker-config.js';
+import { everyModuleConfig, writeBrokerConfig } from '../broker-config.js';
 import { freePort, killChildrenOnExit, startBrokerServer } from '../child-servers.js';
 import { integer, parseFlags } from '../cli-options.js';
 import { openClient } from '../load/ws-client.js';
@@ -45,17 +45,12 @@ export async function runSoakBench(argv: readonly string[]): Promise<void> {
   const window = integer('--window', values.window, 1, 90);
   killChildrenOnExit();
   const port = await freePort();
-  const config = {
-    ...brokerBaseConfig(port),
-    endpoints: [
-      { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
-      { path: '/mqtt', subprotocols: ['mqtt'], defaultModule: 'mqtt' },
-      { path: '/graphql', subprotocols: ['graphql-transport-ws'], defaultModule: 'graphql-transport-ws' },
-      { path: '/ws', subprotocols: ['wamp.2.json'], defaultModule: 'wamp.2.json' },
-      { path: '/ocpp/:chargePointId', subprotocols: ['ocpp1.6'], defaultModule: 'ocpp1.6' },
-    ],
-  };
-  const server = await startBrokerServer(await writeBrokerConfig(config), port, {}, 'broker');
+  const server = await startBrokerServer(
+    await writeBrokerConfig(everyModuleConfig(port)),
+    port,
+    {},
+    'broker',
+  );
   let sampling: NodeJS.Timeout | undefined;
   try {
     const started = performance.now();

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { brokerBaseConfig, writeBrokerConfig } from '../broker-config.js';
+import { everyModuleConfig, writeBrokerConfig } from '../broker-config.js';
 import { freePort, killChildrenOnExit, startBrokerServer, type ServerProcess } from '../child-servers.js';
 import { integer, parseFlags } from '../cli-options.js';
 import { openClient } from '../load/ws-client.js';
@@ -45,17 +45,12 @@ export async function runWorstBench(argv: readonly string[]): Promise<void> {
   const intervalMs = integer('--interval', values.interval, 1, 1000);
   killChildrenOnExit();
   const port = await freePort();
-  const config = {
-    ...brokerBaseConfig(port),
-    endpoints: [
-      { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
-      { path: '/mqtt', subprotocols: ['mqtt'], defaultModule: 'mqtt' },
-      { path: '/graphql', subprotocols: ['graphql-transport-ws'], defaultModule: 'graphql-transport-ws' },
-      { path: '/ws', subprotocols: ['wamp.2.json'], defaultModule: 'wamp.2.json' },
-      { path: '/ocpp/:chargePointId', subprotocols: ['ocpp1.6'], defaultModule: 'ocpp1.6' },
-    ],
-  };
-  const server = await startBrokerServer(await writeBrokerConfig(config), port, {}, 'broker');
+  const server = await startBrokerServer(
+    await writeBrokerConfig(everyModuleConfig(port)),
+    port,
+    {},
+    'broker',
+  );
   try {
     const phases: Phase[] = [await phase(server, 'idle', null, seconds, intervalMs)];
     for (const attack of ATTACKS) phases.push(await phase(server, attack.name, attack, seconds, intervalMs));
