@@ -6,33 +6,13 @@ import { BrokerStore } from '#broker/store';
 import request from 'supertest';
 import WebSocket from 'ws';
 import { selfSignedCertificate } from './support/self-signed.js';
-import { BOOT, chargePoint, OCPP_ENDPOINT } from './support/ocpp.js';
+import { BOOT, chargePoint, OCPP_ENDPOINT, refusal } from './support/ocpp.js';
 import { rawExchange, upgradeRequest } from './support/raw-http.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { closed, opened, waitFor } from './support/ws-helpers.js';
 
 const KEY = 'key-0123456789abcdef';
 const SECURE = { path: '/secure/:chargePointId', subprotocols: ['ocpp1.6'], defaultModule: 'ocpp1.6' };
-
-/** The refused handshake's status and headers. */
-function refusal(
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, 'ocpp1.6', { headers });
-    ws.once('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-        ws.terminate();
-      });
-    });
-    ws.once('open', () => reject(new Error('the handshake was accepted')));
-    ws.on('error', () => undefined);
-  });
-}
 
 function basic(user: string, password: string): Record<string, string> {
   return { Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };

@@ -1,5 +1,5 @@
 import { RPCClient } from 'ocpp-rpc';
-import WebSocket from 'ws';
+import WebSocket, { type ClientOptions as WsClientOptions } from 'ws';
 import { opened } from './ws-helpers.js';
 
 const TIMEOUT_MS = 3000;
@@ -92,4 +92,25 @@ export async function counter(httpBase: string, name: string, labels: string): P
   const text = await (await fetch(`${httpBase}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
   return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
+
+/** A handshake the broker must refuse: its status, headers and body (`ws` options for TLS and the like). */
+export function refusal(
+  url: string,
+  headers: Record<string, string> = {},
+  options: WsClientOptions = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, 'ocpp1.6', { ...options, headers });
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        ws.terminate();
+      });
+    });
+    ws.once('open', () => reject(new Error('the handshake was accepted')));
+    ws.on('error', () => undefined);
+  });
 }

@@ -122,7 +122,7 @@ const jwt = z
     message: 'set only one of secret, publicKeyFile, jwksFile',
   });
 
-const securityProfile = z.union([z.literal(0), z.literal(1), z.literal(2)]);
+const securityProfile = z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]);
 
 /** A per-endpoint override of the ocpp section's connection rules, matched by the endpoint's path. */
 const ocppEndpoint = z
@@ -138,7 +138,10 @@ const ocpp = z
   .object({
     /** Charge points not in the store may connect (they still have to boot). */
     allowUnknownChargePoints: z.boolean().default(true),
-    /** 0: Basic auth only where a key is stored; 1: Basic auth always; 2: Basic auth over TLS only. */
+    /**
+     * 0: Basic auth only where a key is stored; 1: Basic auth always; 2: Basic auth over TLS only;
+     * 3: a TLS client certificate from tls.caFile naming the charge point (no Basic auth).
+     */
     securityProfile: securityProfile.default(0),
     /** accept: every BootNotification; pending-unknown / reject-unknown: charge points not in the store. */
     bootPolicy: z.enum(['accept', 'pending-unknown', 'reject-unknown']).default('accept'),
@@ -156,7 +159,7 @@ const ocpp = z
     rules.forEach((rule, index) => {
       const allow = rule.allowUnknownChargePoints ?? o.allowUnknownChargePoints;
       const profile = rule.securityProfile ?? o.securityProfile;
-      if (allow && profile > 0) {
+      if (allow && (profile === 1 || profile === 2)) {
         ctx.addIssue({
           code: 'custom',
           path:
@@ -166,6 +169,10 @@ const ocpp = z
       }
     });
   });
+
+function usesProfile3(o: z.infer<typeof ocpp>): boolean {
+  return o.securityProfile === 3 || o.endpoints.some((e) => e.securityProfile === 3);
+}
 
 /** One MQTT topic rule (README: "Topic rules"); its filters are checked when the MQTT module starts. */
 const aclRule = z
@@ -320,7 +327,20 @@ export const brokerConfigSchema = z
   .object({
     host: z.string().default('0.0.0.0'),
     port: z.number().int().min(0).max(65535).default(8080),
-    tls: z.object({ certFile: z.string(), keyFile: z.string() }).strict().optional(),
+    tls: z
+      .object({
+        certFile: z.string(),
+        keyFile: z.string(),
+        /**
+         * The authorities whose client certificates the broker verifies. When set, every TLS client
+         * is asked for one (optional to TLS itself: an endpoint decides, as OCPP security profile 3).
+         */
+        caFile: z.string().optional(),
+        /** How often the files are checked for a change; a change is loaded without a restart. */
+        reloadIntervalMs: timerMs.default(10_000),
+      })
+      .strict()
+      .optional(),
     http: z
       .object({
         maxHeaderSize: z
@@ -409,6 +429,11 @@ export const brokerConfigSchema = z
     cluster: cluster.default(cluster.parse({})),
   })
   .strict()
+  .refine((c) => !usesProfile3(c.ocpp) || c.tls?.caFile !== undefined, {
+    message:
+      "OCPP security profile 3 needs tls with a caFile: the broker itself verifies the charge points' client certificates",
+    path: ['ocpp', 'securityProfile'],
+  })
   .refine((c) => c.cluster.natsUrl === undefined || c.store.databaseUrl !== undefined, {
     message:
       'cluster mode (NATS_URL) needs PostgreSQL (DATABASE_URL): a SQLite file belongs to one node, so the nodes would not share origins, credentials or charge points',

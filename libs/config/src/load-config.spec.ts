@@ -539,3 +539,31 @@ describe('http.proxyProtocol', () => {
     assert.equal(config.http.proxyProtocol, true);
   });
 });
+
+describe('OCPP security profile 3', () => {
+  it('needs tls.caFile, and may take unknown charge points (the certificate proves who they are)', () => {
+    const ocpp = { allowUnknownChargePoints: false, endpoints: [{ path: '/ocpp/:id', securityProfile: 3 }] };
+    assert.throws(
+      () => loadConfig({ env: {}, defaults: { ...defaults(), ocpp } }),
+      /ocpp\.securityProfile: OCPP security profile 3 needs tls with a caFile/,
+    );
+    assert.throws(
+      () =>
+        loadConfig({
+          env: {},
+          defaults: { ...defaults(), tls: { certFile: 'c.pem', keyFile: 'k.pem' }, ocpp },
+        }),
+      /needs tls with a caFile/,
+    );
+    const config = loadConfig({
+      env: {},
+      defaults: {
+        ...defaults(),
+        tls: { certFile: 'c.pem', keyFile: 'k.pem', caFile: 'ca.pem' },
+        ocpp: { allowUnknownChargePoints: true, securityProfile: 3 },
+      },
+    });
+    assert.equal(config.ocpp.securityProfile, 3);
+    assert.equal(config.tls?.reloadIntervalMs, 10_000);
+  });
+});

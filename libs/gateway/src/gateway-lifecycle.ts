@@ -8,11 +8,13 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import { type BrokerConfig } from '#broker/config';
 import { type Server } from 'node:http';
+import { type Server as TlsServer } from 'node:tls';
 import { type Logger } from 'pino';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { applyHttpLimits, closeSilentSockets } from './http-limits.js';
 import { Http2Front } from './http2-front.js';
+import { watchTlsFiles } from './tls-options.js';
 import { acceptProxyProtocol } from './proxy-protocol.js';
 import proxyaddr from 'proxy-addr';
 import { flushAndExit } from './logger.js';
@@ -34,6 +36,8 @@ export class GatewayLifecycle
 {
   /** HTTP/2 on the listener, with http.http2. */
   private http2: Http2Front | null = null;
+  /** Stops polling the TLS files, with tls. */
+  private unwatchTls: (() => void) | null = null;
 
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
@@ -53,7 +57,8 @@ export class GatewayLifecycle
     await this.verifier.init();
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     applyHttpLimits(server, this.config);
-    const { http } = this.config;
+    const { http, tls } = this.config;
+    if (tls !== undefined) this.unwatchTls = watchTlsFiles(server as unknown as TlsServer, tls, this.logger);
     if (http.http2) {
       // Before the PROXY protocol's hold: a header comes before the HTTP/2 preface, not after.
       this.http2 = Http2Front.attach(server, {
@@ -82,6 +87,7 @@ export class GatewayLifecycle
     if (signal !== undefined) this.logger.info({ signal }, 'shutting down');
     this.connections.draining = true;
     this.heartbeat.stop();
+    this.unwatchTls?.();
     const open = [...this.connections.all()];
     this.logger.info({ connections: open.length }, 'draining connections');
     for (const { connection, module } of open) {

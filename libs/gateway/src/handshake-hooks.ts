@@ -26,6 +26,7 @@ export function handshakeHooks(verifier: TokenVerifier, subprotocols: Subprotoco
           params: ctx.params,
           principal: ctx.principal,
           secure: ctx.request.raw.secure,
+          clientCertificate: ctx.request.raw.clientCertificate ?? null,
           header: (name) => ctx.request.values(name.toLowerCase()),
         }),
       );

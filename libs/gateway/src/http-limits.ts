@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { type IncomingMessage, type Server } from 'node:http';
 import { type Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
@@ -90,19 +89,4 @@ function spoke(req: IncomingMessage): void {
   if (socket[SILENT_SET] === undefined) return;
   forget.call(socket);
   socket.removeListener('close', forget);
-}
-
-/**
- * The certificate and key of the broker config's `tls`, as NestFactory.create's `httpsOptions`; with
- * `http.http2`, ALPN offers h2 before http/1.1.
- */
-export function brokerHttpsOptions(
-  tls: NonNullable<BrokerConfig['tls']>,
-  http: Pick<BrokerConfig['http'], 'http2'> = { http2: false },
-): { cert: Buffer; key: Buffer; ALPNProtocols?: string[] } {
-  return {
-    cert: readFileSync(tls.certFile),
-    key: readFileSync(tls.keyFile),
-    ...(http.http2 ? { ALPNProtocols: ['h2', 'http/1.1'] } : {}),
-  };
 }

@@ -8,7 +8,7 @@ import {
 import { type Socket } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { Server as TlsServer, type TLSSocket } from 'node:tls';
-import { type HandshakeRequest } from '#broker/handshake';
+import { type ClientCertificate, type HandshakeRequest } from '#broker/handshake';
 import { type ClientOrigin } from './forwarded.js';
 import { bridgeToHttp1, type BridgedPeer } from './http2-bridge.js';
 
@@ -156,7 +156,11 @@ const H2_IN_ALPN = Buffer.from([2, 0x68, 0x32]);
  * host header, which HTTP/2 allows, is then not a second one), the other pseudo-headers as method,
  * path and `protocol`.
  */
-export function extendedConnectRequest(headers: IncomingHttpHeaders, client: ClientOrigin): HandshakeRequest {
+export function extendedConnectRequest(
+  headers: IncomingHttpHeaders,
+  client: ClientOrigin,
+  clientCertificate: ClientCertificate | undefined,
+): HandshakeRequest {
   const authority = headers[':authority'];
   const rawHeaders: string[] = authority === undefined ? [] : ['host', authority];
   for (const [name, value] of Object.entries(headers)) {
@@ -172,5 +176,6 @@ export function extendedConnectRequest(headers: IncomingHttpHeaders, client: Cli
     secure: client.secure,
     forwardedHost: client.host,
     protocol: headers[':protocol'] as string | undefined,
+    clientCertificate,
   };
 }

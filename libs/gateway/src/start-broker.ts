@@ -3,7 +3,7 @@ import { type DynamicModule, type INestApplication, type Type } from '@nestjs/co
 import { NestFactory } from '@nestjs/core';
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
-import { brokerHttpsOptions } from './http-limits.js';
+import { brokerHttpsOptions } from './tls-options.js';
 import { NestPinoLogger } from './logger.js';
 
 export interface RunningBroker {

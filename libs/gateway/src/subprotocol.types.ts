@@ -1,4 +1,4 @@
-import { type DeflateOptions, type Principal } from '#broker/handshake';
+import { type ClientCertificate, type DeflateOptions, type Principal } from '#broker/handshake';
 
 export interface SubprotocolOptions {
   /** The Sec-WebSocket-Protocol value this module speaks. */
@@ -43,6 +43,8 @@ export interface HandshakeCheckContext {
   readonly params: Readonly<Record<string, string>>;
   readonly principal: Principal | null;
   readonly secure: boolean;
+  /** The TLS client certificate presented to the broker itself (with tls.caFile); null when none. */
+  readonly clientCertificate: ClientCertificate | null;
   header(name: string): readonly string[];
 }
 

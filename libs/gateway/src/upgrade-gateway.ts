@@ -14,6 +14,7 @@ import {
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
 import { ConnectionRegistry } from './connection-registry.js';
+import { clientCertificateOf } from './client-certificate.js';
 import { clip, DecisionLog } from './decision-log.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { ForwardedHeaders } from './forwarded.js';
@@ -198,7 +199,7 @@ export class UpgradeGateway {
     const attempt: Attempt = {
       started: performance.now(),
       offered: Array.isArray(offered) ? offered.join(', ') : offered,
-      request: extendedConnectRequest(headers, client),
+      request: extendedConnectRequest(headers, client, clientCertificateOf(stream.session?.socket)),
     };
     this.decide(attempt)
       .catch((err: Error) => {
@@ -240,6 +241,7 @@ export class UpgradeGateway {
         remoteAddress: client.address,
         secure: client.secure,
         forwardedHost: client.host,
+        clientCertificate: clientCertificateOf(req.socket),
       },
     };
   }

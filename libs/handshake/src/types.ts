@@ -20,6 +20,21 @@ export interface HandshakeRequest {
    * with `:authority` given as the Host header.
    */
   readonly protocol?: string | undefined;
+  /**
+   * The certificate the client presented in its TLS handshake with the broker itself (tls.caFile
+   * set); never one a proxy reported. Absent when none was presented.
+   */
+  readonly clientCertificate?: ClientCertificate | undefined;
+}
+
+/** A TLS client certificate as the handshake's checks need it: who it names, and whether it verified. */
+export interface ClientCertificate {
+  /** Its chain verified against tls.caFile and it is within its validity period. */
+  readonly authorized: boolean;
+  /** Why not, as OpenSSL says it (CERT_HAS_EXPIRED, UNABLE_TO_VERIFY_LEAF_SIGNATURE, ...). */
+  readonly error: string | null;
+  /** The subject's one Common Name; null when it has none or several. */
+  readonly commonName: string | null;
 }
 
 export type CredentialCarrier = 'query' | 'cookie' | 'header' | 'subprotocol' | 'first-message';

@@ -3,7 +3,7 @@ import { type OcppConfig } from '#broker/config';
 /** The ocpp section with an endpoint's overrides applied: what one connection runs under. */
 export interface OcppSettings {
   readonly allowUnknownChargePoints: boolean;
-  readonly securityProfile: 0 | 1 | 2;
+  readonly securityProfile: 0 | 1 | 2 | 3;
   readonly bootPolicy: OcppConfig['bootPolicy'];
   readonly heartbeatIntervalSec: number;
   readonly bootRetryIntervalSec: number;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type HandshakeCheckContext } from '#broker/gateway';
+import { type ClientCertificate } from '#broker/handshake';
 import { BrokerStore } from '#broker/store';
 import { type OcppSettings } from './ocpp-settings.js';
 import { checkChargePoint, identityOf } from './ocpp16.check.js';
@@ -20,7 +21,7 @@ const settings = (overrides: Partial<OcppSettings> = {}): OcppSettings => ({
 
 function request(
   identity: string,
-  options: { password?: string; secure?: boolean } = {},
+  options: { password?: string; secure?: boolean; certificate?: ClientCertificate } = {},
 ): HandshakeCheckContext {
   const auth =
     options.password === undefined
@@ -31,6 +32,7 @@ function request(
     params: { chargePointId: identity },
     principal: null,
     secure: options.secure ?? false,
+    clientCertificate: options.certificate ?? null,
     header: (name) => (name === 'authorization' ? auth : []),
   };
 }
@@ -92,5 +94,38 @@ describe('checkChargePoint', () => {
     const p2 = settings({ securityProfile: 2 });
     assert.equal(await status(request('CP:keyed', { password: KEY }), p2), 403);
     assert.equal(await status(request('CP:keyed', { password: KEY, secure: true }), p2), 'ok');
+  });
+
+  it('profile 3: a verified certificate naming the identity, and no Basic auth even where a key is stored', async () => {
+    const p3 = settings({ securityProfile: 3 });
+    const named = (commonName: string | null): ClientCertificate => ({
+      authorized: true,
+      error: null,
+      commonName,
+    });
+    assert.equal(
+      await status(request('CP:keyed', { secure: true, certificate: named('CP:keyed') }), p3),
+      'ok',
+    );
+    assert.equal(await status(request('CP:keyed', { secure: true }), p3), 403);
+    const other = await checkChargePoint(
+      request('CP:keyed', { secure: true, certificate: named('CP-open') }),
+      p3,
+      store.chargePoints,
+    );
+    assert.equal(other?.status, 403);
+    assert.match(other?.detail ?? '', /names "CP-open", not CP:keyed/);
+    assert.equal(await status(request('CP:keyed', { secure: true, certificate: named(null) }), p3), 403);
+    const expired = await checkChargePoint(
+      request('CP:keyed', {
+        secure: true,
+        certificate: { authorized: false, error: 'CERT_HAS_EXPIRED', commonName: 'CP:keyed' },
+      }),
+      p3,
+      store.chargePoints,
+    );
+    assert.match(expired?.detail ?? '', /expired \(CERT_HAS_EXPIRED\)/);
+    assert.equal(await status(request('CP-off', { secure: true, certificate: named('CP-off') }), p3), 403);
+    assert.equal(await status(request('CP-new', { secure: true, certificate: named('CP-new') }), p3), 404);
   });
 });

@@ -1,4 +1,5 @@
 import { type HandshakeCheckContext, type HandshakeCheckFailure } from '#broker/gateway';
+import { type ClientCertificate } from '#broker/handshake';
 import { type ChargePointsRepository } from '#broker/store';
 import { basicPassword } from './basic-auth.js';
 import { type OcppSettings } from './ocpp-settings.js';
@@ -25,9 +26,10 @@ function refuse(status: number, title: string, detail: string, headers?: Record<
 
 /**
  * The OCPP connection rules before the 101 (OCPP-J 1.6 section 3, security whitepaper profiles 1
- * and 2): a well-formed identity, TLS for profile 2, the charge point known unless unknown ones are
+ * to 3): a well-formed identity, TLS for profile 2, the charge point known unless unknown ones are
  * allowed, and its stored key presented as HTTP Basic password. A key stored for a charge point is
- * always required, whatever the profile: storing one means the operator wants it checked.
+ * required on profiles 0 to 2: storing one means the operator wants it checked. Profile 3 has no
+ * Basic auth: a verified client certificate naming the identity stands for it.
  */
 export async function checkChargePoint(
   context: HandshakeCheckContext,
@@ -45,7 +47,12 @@ export async function checkChargePoint(
   if (settings.securityProfile === 2 && !context.secure) {
     return refuse(403, 'TLS required', 'Security profile 2 accepts charge points over wss:// only.');
   }
-  const password = basicPassword(context.header('authorization'), identity);
+  if (settings.securityProfile === 3) {
+    const problem = certificateProblem(context.clientCertificate, identity);
+    if (problem !== null) return problem;
+  }
+  const password =
+    settings.securityProfile === 3 ? 'not-checked' : basicPassword(context.header('authorization'), identity);
   const result = await chargePoints.authenticate(identity, password, {
     requirePassword: settings.securityProfile > 0,
   });
@@ -70,10 +77,60 @@ export async function checkChargePoint(
       return refuse(
         401,
         'Unauthorized',
-        password === null
+        password === null || password === 'not-checked'
           ? 'HTTP Basic credentials for this charge point are required (user: its identity).'
           : 'The Basic credentials were not accepted.',
         challenge,
       );
   }
+}
+
+/** Security profile 3: a certificate that verified against tls.caFile and names this charge point. */
+function certificateProblem(certificate: ClientCertificate | null, identity: string) {
+  if (certificate === null) {
+    return refuse(
+      403,
+      'Client certificate required',
+      'Security profile 3 accepts charge points with a TLS client certificate only, presented to the broker itself.',
+    );
+  }
+  if (!certificate.authorized) {
+    return refuse(
+      403,
+      'Client certificate not accepted',
+      `The client certificate was refused: ${why(certificate.error)} (${certificate.error ?? 'unverified'}).`,
+    );
+  }
+  if (certificate.commonName !== identity) {
+    const named = certificate.commonName === null ? 'no single name' : clip(certificate.commonName);
+    return refuse(
+      403,
+      'Certificate of another charge point',
+      `The client certificate names ${named}, not ${identity}: its Common Name must be the identity.`,
+    );
+  }
+  return null;
+}
+
+/** OpenSSL's verification codes a charge point's installer meets, in words. */
+function why(code: string | null): string {
+  switch (code) {
+    case 'CERT_HAS_EXPIRED':
+      return 'it has expired';
+    case 'CERT_NOT_YET_VALID':
+      return 'it is not valid yet';
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+      return 'its issuer is not trusted (tls.caFile)';
+    default:
+      return 'it did not verify';
+  }
+}
+
+/** A Common Name as a refusal quotes it: at most 64 characters (X.509's upper bound), nothing unprintable. */
+function clip(name: string): string {
+  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}...` : name);
 }
