@@ -26,6 +26,7 @@ function tlsOptions(certificate?: IssuedCertificate): WebSocket.ClientOptions {
 }
 
 const OPEN = { path: '/open/:chargePointId', subprotocols: ['ocpp1.6'], defaultModule: 'ocpp1.6' };
+const CPO = { path: '/cpo/:chargePointId', subprotocols: ['ocpp1.6'], defaultModule: 'ocpp1.6' };
 
 describe('ocpp1.6 security profile 3 (TLS client certificates)', () => {
   const authority = new TestCertificateAuthority('Charging CA');
@@ -38,11 +39,14 @@ describe('ocpp1.6 security profile 3 (TLS client certificates)', () => {
       {
         tls: { ...server, caFile: authority.caFile },
         http: { http2: true },
-        endpoints: [OCPP_ENDPOINT, OPEN],
+        endpoints: [OCPP_ENDPOINT, OPEN, CPO],
         ocpp: {
           allowUnknownChargePoints: false,
           securityProfile: 3,
-          endpoints: [{ path: OPEN.path, allowUnknownChargePoints: true, securityProfile: 0 }],
+          endpoints: [
+            { path: OPEN.path, allowUnknownChargePoints: true, securityProfile: 0 },
+            { path: CPO.path, certificateOrganization: 'Acme Charging' },
+          ],
         },
       },
       [Ocpp16Module],
@@ -134,10 +138,40 @@ describe('ocpp1.6 security profile 3 (TLS client certificates)', () => {
     }
   });
 
-  it('every refusal is logged with its reason, and no certificate content beyond the name', () => {
-    const lines = broker.logLines().filter((l) => l['status'] === 403);
-    assert.ok(lines.length >= 4);
-    assert.ok(!JSON.stringify(lines).includes('BEGIN CERTIFICATE'));
+  it("with ocpp's certificateOrganization, the certificate's Organization must be the operator's", async () => {
+    const ours = authority.issue('CP-1', { organization: 'Acme Charging' });
+    const client = chargePoint(broker.url.replace(/$/, ''), 'CP-1', {
+      endpoint: `${broker.url}/cpo`,
+      wsOpts: tlsOptions(ours),
+    });
+    await client.connect();
+    await client.close();
+    const theirs = await refusal(
+      `${broker.url}/cpo/CP-1`,
+      {},
+      tlsOptions(authority.issue('CP-1', { organization: 'Other' })),
+    );
+    assert.equal(theirs.status, 403);
+    assert.match(theirs.body, /Organization is \\"Other\\", not \\"Acme Charging\\"/);
+    const none = await refusal(`${broker.url}/cpo/CP-1`, {}, tlsOptions(authority.issue('CP-1')));
+    assert.equal(none.status, 403);
+  });
+
+  it('TLS renegotiation is refused: a second handshake could show another certificate', async () => {
+    const certificate = authority.issue('CP-1');
+    const outcome = await new Promise<string>((resolve) => {
+      const socket = connect(
+        { host: '127.0.0.1', port: broker.port, maxVersion: 'TLSv1.2', ...tlsOptions(certificate) } as never,
+        () => {
+          socket.renegotiate({ rejectUnauthorized: false }, (err) =>
+            resolve(err ? err.message : 'renegotiated'),
+          );
+          socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+        },
+      );
+      socket.on('error', (err) => resolve(err.message));
+    });
+    assert.match(outcome, /no renegotiation/);
   });
 });
 
@@ -149,8 +183,19 @@ describe('ocpp1.6 security profile 3: certificates reloaded without a restart', 
     certFile: join(dir, 'server.pem'),
     keyFile: join(dir, 'server.key'),
     caFile: join(dir, 'ca.pem'),
+    crlFile: join(dir, 'crl.pem'),
   };
   let broker: TestBroker;
+
+  /** Both authorities' CRLs in the one file (with a CRL, OpenSSL wants one for every issuer). */
+  function writeCrls(): void {
+    first.crl(join(dir, 'first.crl'));
+    second.crl(join(dir, 'second.crl'));
+    writeFileSync(
+      files.crlFile,
+      readFileSync(join(dir, 'first.crl'), 'latin1') + readFileSync(join(dir, 'second.crl'), 'latin1'),
+    );
+  }
 
   /** The fingerprint of the certificate the broker presents now. */
   function serverFingerprint(): Promise<string> {
@@ -164,18 +209,19 @@ describe('ocpp1.6 security profile 3: certificates reloaded without a restart', 
     });
   }
 
-  async function opens(certificate: IssuedCertificate): Promise<boolean> {
+  /** 101, or the refusal's status; a failure to connect at all rejects. */
+  async function handshake(certificate: IssuedCertificate): Promise<number> {
     const ws = new WebSocket(`${broker.url}/ocpp/CP-1`, 'ocpp1.6', tlsOptions(certificate));
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       ws.once('open', () => {
         ws.close();
-        resolve(true);
+        resolve(101);
       });
-      ws.once('unexpected-response', () => {
+      ws.once('unexpected-response', (_req, res) => {
         ws.terminate();
-        resolve(false);
+        resolve(res.statusCode ?? 0);
       });
-      ws.on('error', () => resolve(false));
+      ws.on('error', reject);
     });
   }
 
@@ -184,6 +230,7 @@ describe('ocpp1.6 security profile 3: certificates reloaded without a restart', 
     copyFileSync(server.certFile, files.certFile);
     copyFileSync(server.keyFile, files.keyFile);
     copyFileSync(first.caFile, files.caFile);
+    writeCrls();
     broker = await startTestBroker(
       {
         tls: { ...files, reloadIntervalMs: 100 },
@@ -198,20 +245,41 @@ describe('ocpp1.6 security profile 3: certificates reloaded without a restart', 
   it('a new CA file is trusted from the next handshake on, and the old one no longer', async () => {
     const fromFirst = first.issue('CP-1');
     const fromSecond = second.issue('CP-1');
-    assert.equal(await opens(fromFirst), true);
-    assert.equal(await opens(fromSecond), false);
+    assert.equal(await handshake(fromFirst), 101);
+    assert.equal(await handshake(fromSecond), 403);
     copyFileSync(second.caFile, files.caFile);
-    await waitFor(() => opens(fromSecond), 5000);
-    assert.equal(await opens(fromFirst), false);
+    await waitFor(async () => (await handshake(fromSecond)) === 101, 5000);
+    assert.equal(await handshake(fromFirst), 403);
     assert.ok(broker.logLines().some((l) => /TLS files reloaded/.test(String(l['msg']))));
+  });
+
+  it('an empty CA file is not taken: the authorities in use stay', async () => {
+    writeFileSync(files.caFile, '');
+    await waitFor(() => broker.logLines().some((l) => /TLS files not reloaded/.test(String(l['msg']))), 5000);
+    assert.equal(await handshake(second.issue('CP-1')), 101);
+    copyFileSync(second.caFile, files.caFile);
+  });
+
+  it('a CRL revokes a certificate, and a new CRL is taken without a restart', async () => {
+    const revoked = second.issue('CP-1');
+    assert.equal(await handshake(revoked), 101);
+    second.revoke(revoked);
+    writeCrls();
+    await waitFor(async () => (await handshake(revoked)) === 403, 5000);
+    const refused = await refusal(`${broker.url}/ocpp/CP-1`, {}, tlsOptions(revoked));
+    assert.match(refused.body, /CERT_REVOKED/);
+    assert.equal(await handshake(second.issue('CP-1')), 101);
   });
 
   it('a file that does not load keeps the certificates in use, says so, and the next good one is taken', async () => {
     const before = await serverFingerprint();
+    const failures = () =>
+      broker.logLines().filter((l) => /TLS files not reloaded/.test(String(l['msg']))).length;
+    const failed = failures();
     writeFileSync(files.keyFile, 'not a key');
-    await waitFor(() => broker.logLines().some((l) => /TLS files not reloaded/.test(String(l['msg']))), 5000);
+    await waitFor(() => failures() > failed, 5000);
     assert.equal(await serverFingerprint(), before, 'the broker still serves the old certificate');
-    assert.equal(await opens(second.issue('CP-1')), true);
+    assert.equal(await handshake(second.issue('CP-1')), 101);
     const next = selfSignedCertificate();
     copyFileSync(next.certFile, files.certFile);
     copyFileSync(next.keyFile, files.keyFile);

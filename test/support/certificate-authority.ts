@@ -52,18 +52,23 @@ export class TestCertificateAuthority {
         'policy = any',
         'unique_subject = no',
         '[any]',
+        'organizationName = optional',
         'commonName = supplied',
         '',
       ].join('\n'),
     );
   }
 
-  /** A certificate for `commonName`, valid today, or (expired) for one day in 2020. */
-  issue(commonName: string, options: { readonly expired?: boolean } = {}): IssuedCertificate {
+  /** A certificate for `commonName` (and an Organization), valid today, or (expired) for one day in 2020. */
+  issue(
+    commonName: string,
+    options: { readonly expired?: boolean; readonly organization?: string } = {},
+  ): IssuedCertificate {
     const base = join(this.dir, `issued-${++this.issued}`);
     const keyFile = `${base}.key`;
     const certFile = `${base}.pem`;
-    openssl(['req', ...EC_KEY, '-keyout', keyFile, '-out', `${base}.csr`, '-subj', `/CN=${commonName}`]);
+    const subject = `${options.organization === undefined ? '' : `/O=${options.organization}`}/CN=${commonName}`;
+    openssl(['req', ...EC_KEY, '-keyout', keyFile, '-out', `${base}.csr`, '-subj', subject]);
     const validity = options.expired
       ? ['-startdate', '20200101000000Z', '-enddate', '20200102000000Z']
       : ['-days', '1'];
@@ -73,10 +78,7 @@ export class TestCertificateAuthority {
       '-notext',
       '-config',
       this.configFile,
-      '-cert',
-      this.caFile,
-      '-keyfile',
-      this.keyFile,
+      ...this.signer(),
       '-in',
       `${base}.csr`,
       '-out',
@@ -84,6 +86,20 @@ export class TestCertificateAuthority {
       ...validity,
     ]);
     return { certFile, keyFile };
+  }
+
+  /** Marks a certificate it issued as revoked; `crl` then lists it. */
+  revoke(certificate: IssuedCertificate): void {
+    openssl(['ca', '-config', this.configFile, ...this.signer(), '-revoke', certificate.certFile]);
+  }
+
+  /** A CRL of everything revoked so far, valid one day, written to `file`. */
+  crl(file: string): void {
+    openssl(['ca', '-config', this.configFile, ...this.signer(), '-gencrl', '-crldays', '1', '-out', file]);
+  }
+
+  private signer(): string[] {
+    return ['-cert', this.caFile, '-keyfile', this.keyFile];
   }
 }
 

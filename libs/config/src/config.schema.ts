@@ -124,12 +124,15 @@ const jwt = z
 
 const securityProfile = z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]);
 
+const organization = z.string().min(1).max(64);
+
 /** A per-endpoint override of the ocpp section's connection rules, matched by the endpoint's path. */
 const ocppEndpoint = z
   .object({
     path: z.string().startsWith('/', 'must start with /'),
     allowUnknownChargePoints: z.boolean().optional(),
     securityProfile: securityProfile.optional(),
+    certificateOrganization: organization.optional(),
   })
   .strict();
 
@@ -143,6 +146,11 @@ const ocpp = z
      * 3: a TLS client certificate from tls.caFile naming the charge point (no Basic auth).
      */
     securityProfile: securityProfile.default(0),
+    /**
+     * Profile 3: the Organization (O) every charge point certificate must name (the whitepaper's
+     * CPO name), so that a CA also signing others' certificates does not open the endpoint to them.
+     */
+    certificateOrganization: organization.optional(),
     /** accept: every BootNotification; pending-unknown / reject-unknown: charge points not in the store. */
     bootPolicy: z.enum(['accept', 'pending-unknown', 'reject-unknown']).default('accept'),
     heartbeatIntervalSec: z.number().int().positive().default(300),
@@ -336,10 +344,16 @@ export const brokerConfigSchema = z
          * is asked for one (optional to TLS itself: an endpoint decides, as OCPP security profile 3).
          */
         caFile: z.string().optional(),
+        /** Revoked client certificates (PEM CRLs of the authorities in caFile). */
+        crlFile: z.string().optional(),
         /** How often the files are checked for a change; a change is loaded without a restart. */
         reloadIntervalMs: timerMs.default(10_000),
       })
       .strict()
+      .refine((t) => t.crlFile === undefined || t.caFile !== undefined, {
+        message: 'a CRL revokes client certificates: it needs caFile',
+        path: ['crlFile'],
+      })
       .optional(),
     http: z
       .object({

@@ -15,10 +15,17 @@ export function clientCertificateOf(peer: Socket | undefined): ClientCertificate
   const certificate = socket.getPeerCertificate();
   // No certificate: Node returns an empty object (null once the socket is gone).
   if (certificate === null || certificate.raw === undefined) return undefined;
-  const cn: unknown = certificate.subject?.CN;
+  // Both: with renegotiation (refused by brokerHttpsOptions) Node would keep an earlier `authorized`.
+  const authorized = socket.authorized && socket.authorizationError == null;
   return {
-    authorized: socket.authorized,
-    error: socket.authorized ? null : String(socket.authorizationError ?? 'not verified'),
-    commonName: typeof cn === 'string' ? cn : null,
+    authorized,
+    error: authorized ? null : String(socket.authorizationError ?? 'not verified'),
+    commonName: single(certificate.subject?.CN),
+    organization: single(certificate.subject?.O),
   };
+}
+
+/** A subject field Node gives as an array when it occurs more than once: then it names no one. */
+function single(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
 }

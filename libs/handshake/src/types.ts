@@ -35,6 +35,8 @@ export interface ClientCertificate {
   readonly error: string | null;
   /** The subject's one Common Name; null when it has none or several. */
   readonly commonName: string | null;
+  /** The subject's one Organization (O); null when it has none or several. */
+  readonly organization: string | null;
 }
 
 export type CredentialCarrier = 'query' | 'cookie' | 'header' | 'subprotocol' | 'first-message';

@@ -120,18 +120,18 @@ export class ChargePointsRepository {
   /**
    * The password is compared as bytes (OCPP keys need not be UTF-8) in constant time. With
    * `requirePassword` (OCPP security profiles 1 and 2) a charge point without a stored key is 'no-password';
-   * with `password: 'not-checked'` (profile 3: the TLS certificate proved who it is) only whether it
+   * with `certificateVerified` (profile 3: a TLS client certificate proved who it is) only whether it
    * is known and allowed counts.
    */
   async authenticate(
     identity: string,
-    password: Uint8Array | null | 'not-checked',
-    options: { readonly requirePassword?: boolean } = {},
+    password: Uint8Array | null,
+    options: { readonly requirePassword?: boolean; readonly certificateVerified?: boolean } = {},
   ): Promise<ChargePointAuth> {
     const row = await this.find(identity);
     if (row === undefined) return 'unknown';
     if (row.allowed !== 1) return 'not-allowed';
-    if (password === 'not-checked') return 'ok';
+    if (options.certificateVerified === true) return 'ok';
     if (row.password_hash === null) return options.requirePassword === true ? 'no-password' : 'ok';
     if (password === null || !(await verifyPassword(password, row.password_hash))) return 'bad-password';
     return 'ok';

@@ -11,6 +11,7 @@ describe('ocpp settings', () => {
     assert.deepEqual(settingsFor(ocpp, '/ocpp/:chargePointId'), {
       allowUnknownChargePoints: true,
       securityProfile: 0,
+      certificateOrganization: undefined,
       bootPolicy: 'accept',
       heartbeatIntervalSec: 300,
       bootRetryIntervalSec: 60,

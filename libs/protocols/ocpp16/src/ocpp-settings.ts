@@ -4,6 +4,8 @@ import { type OcppConfig } from '#broker/config';
 export interface OcppSettings {
   readonly allowUnknownChargePoints: boolean;
   readonly securityProfile: 0 | 1 | 2 | 3;
+  /** Profile 3: the Organization (O) a charge point's certificate must name, when set. */
+  readonly certificateOrganization: string | undefined;
   readonly bootPolicy: OcppConfig['bootPolicy'];
   readonly heartbeatIntervalSec: number;
   readonly bootRetryIntervalSec: number;
@@ -16,6 +18,7 @@ export function settingsFor(config: OcppConfig, endpointPath: string): OcppSetti
   return {
     allowUnknownChargePoints: override?.allowUnknownChargePoints ?? config.allowUnknownChargePoints,
     securityProfile: override?.securityProfile ?? config.securityProfile,
+    certificateOrganization: override?.certificateOrganization ?? config.certificateOrganization,
     bootPolicy: config.bootPolicy,
     heartbeatIntervalSec: config.heartbeatIntervalSec,
     bootRetryIntervalSec: config.bootRetryIntervalSec,

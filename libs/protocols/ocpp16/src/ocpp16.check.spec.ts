@@ -11,6 +11,7 @@ const KEY = 'key-0123456789abcdef';
 const settings = (overrides: Partial<OcppSettings> = {}): OcppSettings => ({
   allowUnknownChargePoints: false,
   securityProfile: 0,
+  certificateOrganization: undefined,
   bootPolicy: 'accept',
   heartbeatIntervalSec: 300,
   bootRetryIntervalSec: 60,
@@ -102,6 +103,7 @@ describe('checkChargePoint', () => {
       authorized: true,
       error: null,
       commonName,
+      organization: null,
     });
     assert.equal(
       await status(request('CP:keyed', { secure: true, certificate: named('CP:keyed') }), p3),
@@ -119,7 +121,12 @@ describe('checkChargePoint', () => {
     const expired = await checkChargePoint(
       request('CP:keyed', {
         secure: true,
-        certificate: { authorized: false, error: 'CERT_HAS_EXPIRED', commonName: 'CP:keyed' },
+        certificate: {
+          authorized: false,
+          error: 'CERT_HAS_EXPIRED',
+          commonName: 'CP:keyed',
+          organization: null,
+        },
       }),
       p3,
       store.chargePoints,
@@ -127,5 +134,30 @@ describe('checkChargePoint', () => {
     assert.match(expired?.detail ?? '', /expired \(CERT_HAS_EXPIRED\)/);
     assert.equal(await status(request('CP-off', { secure: true, certificate: named('CP-off') }), p3), 403);
     assert.equal(await status(request('CP-new', { secure: true, certificate: named('CP-new') }), p3), 404);
+  });
+
+  it("profile 3 with certificateOrganization: the Organization must be the operator's, quoted safely", async () => {
+    const p3 = settings({ securityProfile: 3, certificateOrganization: 'Acme' });
+    const certificate = (organization: string | null): ClientCertificate => ({
+      authorized: true,
+      error: null,
+      commonName: 'CP-open',
+      organization,
+    });
+    assert.equal(
+      await status(request('CP-open', { secure: true, certificate: certificate('Acme') }), p3),
+      'ok',
+    );
+    assert.equal(await status(request('CP-open', { secure: true, certificate: certificate(null) }), p3), 403);
+    const other = await checkChargePoint(
+      request('CP-open', { secure: true, certificate: certificate('Ev\u202eil\u200b') }),
+      p3,
+      store.chargePoints,
+    );
+    assert.equal(other?.status, 403);
+    assert.equal(
+      other?.detail,
+      'The client certificate\'s Organization is "Ev\\u202eil\\u200b", not "Acme".',
+    );
   });
 });

@@ -48,14 +48,17 @@ export async function checkChargePoint(
     return refuse(403, 'TLS required', 'Security profile 2 accepts charge points over wss:// only.');
   }
   if (settings.securityProfile === 3) {
-    const problem = certificateProblem(context.clientCertificate, identity);
+    const problem = certificateProblem(context.clientCertificate, identity, settings.certificateOrganization);
     if (problem !== null) return problem;
   }
-  const password =
-    settings.securityProfile === 3 ? 'not-checked' : basicPassword(context.header('authorization'), identity);
-  const result = await chargePoints.authenticate(identity, password, {
-    requirePassword: settings.securityProfile > 0,
-  });
+  const password = basicPassword(context.header('authorization'), identity);
+  const result = await chargePoints.authenticate(
+    identity,
+    password,
+    settings.securityProfile === 3
+      ? { certificateVerified: true }
+      : { requirePassword: settings.securityProfile > 0 },
+  );
   const challenge = { 'WWW-Authenticate': `Basic realm="${context.endpoint}", charset="UTF-8"` };
   switch (result) {
     case 'ok':
@@ -77,7 +80,7 @@ export async function checkChargePoint(
       return refuse(
         401,
         'Unauthorized',
-        password === null || password === 'not-checked'
+        password === null
           ? 'HTTP Basic credentials for this charge point are required (user: its identity).'
           : 'The Basic credentials were not accepted.',
         challenge,
@@ -86,7 +89,11 @@ export async function checkChargePoint(
 }
 
 /** Security profile 3: a certificate that verified against tls.caFile and names this charge point. */
-function certificateProblem(certificate: ClientCertificate | null, identity: string) {
+function certificateProblem(
+  certificate: ClientCertificate | null,
+  identity: string,
+  organization: string | undefined,
+): HandshakeCheckFailure | null {
   if (certificate === null) {
     return refuse(
       403,
@@ -102,11 +109,20 @@ function certificateProblem(certificate: ClientCertificate | null, identity: str
     );
   }
   if (certificate.commonName !== identity) {
-    const named = certificate.commonName === null ? 'no single name' : clip(certificate.commonName);
+    const named = certificate.commonName === null ? 'no single name' : quote(certificate.commonName);
     return refuse(
       403,
       'Certificate of another charge point',
       `The client certificate names ${named}, not ${identity}: its Common Name must be the identity.`,
+    );
+  }
+  if (organization !== undefined && certificate.organization !== organization) {
+    const named =
+      certificate.organization === null ? 'no single organization' : quote(certificate.organization);
+    return refuse(
+      403,
+      'Certificate of another operator',
+      `The client certificate's Organization is ${named}, not ${quote(organization)}.`,
     );
   }
   return null;
@@ -130,7 +146,11 @@ function why(code: string | null): string {
   }
 }
 
-/** A Common Name as a refusal quotes it: at most 64 characters (X.509's upper bound), nothing unprintable. */
-function clip(name: string): string {
-  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}...` : name);
+/**
+ * A subject field as a refusal quotes it: at most 64 characters (X.509's upper bound), JSON-quoted,
+ * and control or format characters (bidi overrides, zero-width) as \\u escapes.
+ */
+function quote(name: string): string {
+  const clipped = JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}...` : name);
+  return clipped.replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

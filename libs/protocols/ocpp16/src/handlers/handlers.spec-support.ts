@@ -5,6 +5,7 @@ import { type HandlerContext } from './handler.types.js';
 export const SETTINGS: OcppSettings = {
   allowUnknownChargePoints: true,
   securityProfile: 0,
+  certificateOrganization: undefined,
   bootPolicy: 'accept',
   heartbeatIntervalSec: 300,
   bootRetryIntervalSec: 60,
