@@ -16,7 +16,7 @@ export function clientCertificateOf(peer: Socket | undefined): ClientCertificate
   // No certificate: Node returns an empty object (null once the socket is gone).
   if (certificate === null || certificate.raw === undefined) return undefined;
   // Both: with renegotiation (refused by brokerHttpsOptions) Node would keep an earlier `authorized`.
-  const authorized = socket.authorized && socket.authorizationError == null;
+  const authorized = socket.authorized && (socket.authorizationError ?? null) === null;
   return {
     authorized,
     error: authorized ? null : String(socket.authorizationError ?? 'not verified'),
