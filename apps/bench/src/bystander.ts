@@ -21,10 +21,15 @@ export class Bystander {
     return new Bystander(ws);
   }
 
-  async measure(until: number, intervalMs: number): Promise<{ latencies: number[]; errors: number }> {
+  /** Round trips every `intervalMs` until `until` (performance.now() time) or `maxSamples` of them. */
+  async measure(
+    until: number,
+    intervalMs: number,
+    maxSamples = Infinity,
+  ): Promise<{ latencies: number[]; errors: number }> {
     const latencies: number[] = [];
     let errors = 0;
-    for (let seq = 0; performance.now() < until; seq++) {
+    for (let seq = 0; performance.now() < until && seq < maxSamples; seq++) {
       const text = `rtt ${seq}`;
       const heard = new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), TIMEOUT_MS);
