@@ -15,6 +15,8 @@ export interface Attack {
   readonly setup: readonly (string | Buffer)[];
   /** The message, built per send (ids must differ where the protocol refuses a reused one). */
   message(seq: number): string | Buffer;
+  /** An ordinary message, not an attack: the row the attacks are also read against. */
+  readonly control?: true;
 }
 
 /** One aliased field, 830 times: 21 KB that graphql-js's OverlappingFieldsCanBeMerged found quadratic. */
@@ -49,7 +51,28 @@ function bigMeterValues(seq: number): string {
   ]);
 }
 
+/** A QoS 1 PUBLISH of 64 bytes that nobody subscribed to: ordinary traffic, answered by a PUBACK. */
+function smallPublish(seq: number): Buffer {
+  return mqttPacket.generate({
+    cmd: 'publish',
+    topic: 'control/busy',
+    payload: Buffer.alloc(64, 0x61),
+    qos: 1,
+    messageId: (seq % 65_535) + 1,
+    retain: false,
+    dup: false,
+  });
+}
+
 export const ATTACKS: readonly Attack[] = [
+  {
+    name: 'Control: MQTT QoS 1 PUBLISH of 64 bytes',
+    path: '/mqtt',
+    subprotocol: 'mqtt',
+    setup: [connectPacket('busy')],
+    message: smallPublish,
+    control: true,
+  },
   {
     name: 'GraphQL: subscribe of 830 aliased fields',
     path: '/graphql',

@@ -1,32 +1,40 @@
-import WebSocket from 'ws';
+import { setPriority } from 'node:os';
 import { everyModuleConfig, writeBrokerConfig } from '../broker-config.js';
-import { freePort, killChildrenOnExit, startBrokerServer, type ServerProcess } from '../child-servers.js';
+import {
+  forkLoadProcess,
+  freePort,
+  killChildrenOnExit,
+  startBrokerServer,
+  type ServerProcess,
+} from '../child-servers.js';
 import { integer, parseFlags } from '../cli-options.js';
-import { openClient } from '../load/ws-client.js';
+import { pinToCpu } from '../cpu-pinning.js';
 import { processCpuMs } from '../process-cpu.js';
-import { summarizeLatencies, type LatencySummary } from '../stats.js';
+import { median, summarizeLatencies, type LatencySummary } from '../stats.js';
 import { Bystander } from '../bystander.js';
-import { ATTACKS, type Attack } from './attacks.js';
+import { ATTACKS } from './attacks.js';
 
 export const WORST_USAGE = `Usage: node dist/apps/bench/src/main.js worst [options]
 
 The broker's worst message per protocol (issue 28): one broker process with every module; a chat
-client measures its round trip (say, hear it back) every --interval ms, first with the broker
-otherwise idle, then while one attacker sends one protocol's costliest message in a loop (each
-sent once the previous one was answered; a closed connection is opened again). Per attack: the
-broker's CPU per message and per KB, and the bystander's p50/p99 against its idle p99.
+client (the bystander) measures its round trip (say, hear it back) every --interval ms. Each round,
+per attack: a window with the broker otherwise idle, then a window while one attacker, in a process
+of its own, sends one protocol's costliest message in a loop (each sent once the previous one was
+answered; a closed connection is opened again). Per attack: the broker's CPU per message and per KB,
+and the bystander's p99 against its p99 in the idle window just before, as the median of the rounds.
 
-  --seconds <n>   length of the idle phase and of each attack phase (default 10)
+  --seconds <n>   length of each window (default 10)
   --interval <ms> the bystander's pace (default 10)
+  --rounds <n>    rounds (default 3)
   --help          this text`;
 
 const TIMEOUT_MS = 10_000;
+/** The attacker's niceness: below the bystander on the core they share. */
+const ATTACKER_NICE = 10;
 /** The target: the bystander's p99 under attack stays within this multiple of its idle p99. */
 const TARGET_RATIO = 2;
 
-interface Phase {
-  readonly name: string;
-  readonly bytes: number;
+interface Window {
   readonly answered: number;
   readonly reconnects: number;
   readonly cpuMs: number;
@@ -35,14 +43,21 @@ interface Phase {
   readonly bystanderErrors: number;
 }
 
+/** One attack in one round: the idle window before it, and its own. */
+interface Pair {
+  readonly idle: Window;
+  readonly attacked: Window;
+}
+
 export async function runWorstBench(argv: readonly string[]): Promise<void> {
-  const values = parseFlags(argv, { seconds: '10', interval: '10' });
+  const values = parseFlags(argv, { seconds: '10', interval: '10', rounds: '3' });
   if (values === null) {
     console.log(WORST_USAGE);
     return;
   }
   const seconds = integer('--seconds', values.seconds, 1, 600);
   const intervalMs = integer('--interval', values.interval, 1, 1000);
+  const rounds = integer('--rounds', values.rounds, 1, 20);
   killChildrenOnExit();
   const port = await freePort();
   const server = await startBrokerServer(
@@ -51,39 +66,48 @@ export async function runWorstBench(argv: readonly string[]): Promise<void> {
     {},
     'broker',
   );
+  // The broker on a core of its own, the load side on the other: the bystander's round trip is then
+  // the broker's event loop, not the two processes taking turns on one core.
+  const pinned = pinToCpu(server.pid, 0) && pinToCpu(process.pid, 1);
   try {
-    const phases: Phase[] = [await phase(server, 'idle', null, seconds, intervalMs)];
-    for (const attack of ATTACKS) phases.push(await phase(server, attack.name, attack, seconds, intervalMs));
-    console.log(report(phases, seconds, intervalMs));
+    const pairs = ATTACKS.map((): Pair[] => []);
+    for (let round = 1; round <= rounds; round++) {
+      for (const [index, attack] of ATTACKS.entries()) {
+        const idle = await measure(server, null, seconds, intervalMs);
+        const attacked = await measure(server, index, seconds, intervalMs);
+        pairs[index]?.push({ idle, attacked });
+        const ratio = attacked.bystander.p99 / idle.bystander.p99;
+        console.error(`round ${round} ${attack.name}: bystander p99 ${ratio.toFixed(2)}x idle`);
+      }
+    }
+    console.log(report(pairs, seconds, intervalMs, rounds, pinned));
+    if (pairs.flat().some((p) => p.attacked.bystanderErrors + p.idle.bystanderErrors > 0))
+      process.exitCode = 1;
   } finally {
     await server.stop();
   }
 }
 
-async function phase(
+/** One window: the bystander's round trips, and with `attack` (an index in ATTACKS) the attacker's loop. */
+async function measure(
   server: ServerProcess,
-  name: string,
-  attack: Attack | null,
+  attack: number | null,
   seconds: number,
   intervalMs: number,
-): Promise<Phase> {
+): Promise<Window> {
   const bystander = await Bystander.open(server.port);
-  const until = performance.now() + seconds * 1000;
   const cpuBefore = processCpuMs(server.pid) ?? 0;
   const started = performance.now();
   const [rtts, attacked] = await Promise.all([
-    bystander.measure(until, intervalMs),
+    bystander.measure(started + seconds * 1000, intervalMs),
     attack === null
       ? Promise.resolve({ answered: 0, reconnects: 0 })
-      : attackLoop(server.port, attack, until),
+      : attacker(server.port, attack, seconds),
   ]);
   const wallMs = performance.now() - started;
   const cpuMs = (processCpuMs(server.pid) ?? 0) - cpuBefore;
   bystander.close();
-  const sample = attack?.message(0);
   return {
-    name,
-    bytes: sample === undefined ? 0 : Buffer.byteLength(sample),
     ...attacked,
     cpuMs,
     wallMs,
@@ -92,67 +116,90 @@ async function phase(
   };
 }
 
-/** Sends the attack message, waits for its one answer (a message or the close), and again, until `until`. */
-async function attackLoop(
+/** Runs attacker-process.js for `seconds` and returns what it reports. */
+async function attacker(
   port: number,
-  attack: Attack,
-  until: number,
+  attack: number,
+  seconds: number,
 ): Promise<{ answered: number; reconnects: number }> {
-  let answered = 0;
-  let reconnects = -1;
-  let seq = 0;
-  while (performance.now() < until) {
-    const ws = await openClient({ port, path: attack.path, subprotocol: attack.subprotocol }, TIMEOUT_MS);
-    reconnects++;
-    for (const step of attack.setup) {
-      ws.send(step);
-      await answer(ws);
-    }
-    while (performance.now() < until && ws.readyState === WebSocket.OPEN) {
-      ws.send(attack.message(seq++));
-      if (await answer(ws)) answered++;
-    }
-    ws.terminate();
-  }
-  return { answered, reconnects: Math.max(0, reconnects) };
-}
-
-/** The next message or the close: true once either arrives, false on a timeout. */
-function answer(ws: WebSocket): Promise<boolean> {
-  return new Promise((resolve) => {
-    const done = (result: boolean) => {
+  const child = forkLoadProcess(new URL('./attacker-process.js', import.meta.url), [
+    String(port),
+    String(attack),
+    String(seconds),
+  ]);
+  // Beside the bystander, below it: its turns must not stand in the bystander's way.
+  if (child.pid !== undefined && pinToCpu(child.pid, 1)) setPriority(child.pid, ATTACKER_NICE);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => {
+        child.kill('SIGKILL');
+        reject(new Error('attacker: no report in time'));
+      },
+      seconds * 1000 + TIMEOUT_MS,
+    );
+    child.once('message', (report) => {
       clearTimeout(timer);
-      ws.off('message', onMessage);
-      ws.off('close', onMessage);
-      resolve(result);
-    };
-    const onMessage = () => done(true);
-    const timer = setTimeout(() => done(false), TIMEOUT_MS);
-    ws.once('message', onMessage);
-    ws.once('close', onMessage);
+      resolve(report as { answered: number; reconnects: number });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`attacker exited (${String(code)}) without a report`));
+    });
   });
 }
 
-function report(phases: readonly Phase[], seconds: number, intervalMs: number): string {
-  const idle = phases[0] as Phase;
+function report(
+  pairs: readonly Pair[][],
+  seconds: number,
+  intervalMs: number,
+  rounds: number,
+  pinned: boolean,
+): string {
   const lines = [
-    `Worst message per protocol: ${seconds} s per phase, bystander chat round trip every ${intervalMs} ms.`,
+    `Worst message per protocol: ${rounds} rounds of ${seconds} s idle then ${seconds} s attacked per attack, ` +
+      `bystander chat round trip every ${intervalMs} ms; medians of the rounds. ` +
+      (pinned
+        ? `The broker on CPU 0; the bystander and the attacker (nice ${ATTACKER_NICE}) on CPU 1.`
+        : 'Processes not pinned to CPUs (fewer than 2, or no taskset): the figures include scheduling.'),
     '',
-    '| phase | message bytes | answered | reconnects | broker CPU | CPU per message | CPU per KB | bystander p50 | bystander p99 | p99 / idle p99 | verdict |',
-    '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
+    '| attack | message bytes | answered per round | reconnects per round | broker CPU | CPU per message | CPU per KB | idle p99 | attacked p50 | attacked p99 | p99 / idle p99 (rounds) | p99 / control p99 | verdict |',
+    '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
   ];
-  for (const p of phases) {
-    const perMessage = p.answered === 0 ? null : p.cpuMs / p.answered;
-    const ratio = p.bystander.p99 / idle.bystander.p99;
-    const errors = p.bystanderErrors > 0 ? `${p.bystanderErrors} bystander errors` : null;
-    const verdict = p === idle ? '' : (errors ?? (ratio <= TARGET_RATIO ? 'met' : 'not met'));
+  const controlIndex = ATTACKS.findIndex((a) => a.control === true);
+  const controlP99 = median((pairs[controlIndex] ?? []).map((p) => p.attacked.bystander.p99));
+  for (const [index, attack] of ATTACKS.entries()) {
+    const rows = pairs[index] ?? [];
+    const of = (f: (p: Pair) => number) => median(rows.map(f));
+    const bytes = Buffer.byteLength(attack.message(0));
+    const perMessage = of((p) =>
+      p.attacked.answered === 0 ? Number.NaN : p.attacked.cpuMs / p.attacked.answered,
+    );
+    const ratios = rows.map((p) => p.attacked.bystander.p99 / p.idle.bystander.p99);
+    const ratio = median(ratios);
+    const attackedP99 = of((p) => p.attacked.bystander.p99);
+    const errors = rows.reduce((n, p) => n + p.idle.bystanderErrors + p.attacked.bystanderErrors, 0);
+    const verdict =
+      errors > 0
+        ? `${errors} bystander errors`
+        : attack.control === true
+          ? 'reference'
+          : ratio <= TARGET_RATIO
+            ? 'met'
+            : 'not met';
     lines.push(
-      `| ${p.name} | ${p.bytes || ''} | ${p.answered || ''} | ${p === idle ? '' : p.reconnects} | ` +
-        `${((100 * p.cpuMs) / p.wallMs).toFixed(0)} % | ${perMessage === null ? '' : `${perMessage.toFixed(2)} ms`} | ` +
-        `${perMessage === null ? '' : `${((perMessage * 1024) / p.bytes).toFixed(3)} ms`} | ` +
-        `${p.bystander.p50.toFixed(2)} ms | ${p.bystander.p99.toFixed(2)} ms | ${p === idle ? '' : `${ratio.toFixed(2)}x`} | ${verdict} |`,
+      `| ${attack.name} | ${bytes} | ${of((p) => p.attacked.answered).toFixed(0)} | ` +
+        `${of((p) => p.attacked.reconnects).toFixed(0)} | ` +
+        `${of((p) => (100 * p.attacked.cpuMs) / p.attacked.wallMs).toFixed(0)} % | ${perMessage.toFixed(3)} ms | ` +
+        `${((perMessage * 1024) / bytes).toFixed(3)} ms | ${of((p) => p.idle.bystander.p99).toFixed(2)} ms | ` +
+        `${of((p) => p.attacked.bystander.p50).toFixed(2)} ms | ${attackedP99.toFixed(2)} ms | ` +
+        `**${ratio.toFixed(2)}x** (${ratios.map((r) => r.toFixed(2)).join(', ')}) | ` +
+        `${(attackedP99 / controlP99).toFixed(2)}x | ${verdict} |`,
     );
   }
-  lines.push('', `Target: the bystander's p99 under each attack within ${TARGET_RATIO}x its idle p99.`);
+  lines.push(
+    '',
+    `Target: the bystander's p99 under each attack within ${TARGET_RATIO}x its p99 in the idle window before. ` +
+      'The control row is a client sending ordinary messages as fast as they are answered: what any busy client costs the bystander.',
+  );
   return lines.join('\n');
 }

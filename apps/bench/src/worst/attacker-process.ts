@@ -1,0 +1,61 @@
+import WebSocket from 'ws';
+import { openClient } from '../load/ws-client.js';
+import { ATTACKS, type Attack } from './attacks.js';
+
+/**
+ * One attacker, in a process of its own: in the bystander's process, its thousands of client
+ * handshakes a second would delay the bystander's own timers, and the measure would be of the load
+ * generator. Argv: port, the attack's index in ATTACKS, seconds. Sends the attack message, waits for
+ * its one answer (a message or the close), and again, until the time is up; then reports
+ * `{ answered, reconnects }` to its parent and exits.
+ */
+const TIMEOUT_MS = 10_000;
+
+const [port, index, seconds] = process.argv.slice(2).map(Number);
+process.on('disconnect', () => process.exit(0));
+const attack = ATTACKS[index ?? -1];
+if (attack === undefined || port === undefined || seconds === undefined) {
+  throw new Error(`attacker: bad arguments ${process.argv.slice(2).join(' ')}`);
+}
+const result = await attackLoop(port, attack, performance.now() + seconds * 1000);
+process.send?.(result, () => process.exit(0));
+
+async function attackLoop(
+  port: number,
+  attack: Attack,
+  until: number,
+): Promise<{ answered: number; reconnects: number }> {
+  let answered = 0;
+  let reconnects = -1;
+  let seq = 0;
+  while (performance.now() < until) {
+    const ws = await openClient({ port, path: attack.path, subprotocol: attack.subprotocol }, TIMEOUT_MS);
+    reconnects++;
+    for (const step of attack.setup) {
+      ws.send(step);
+      await answer(ws);
+    }
+    while (performance.now() < until && ws.readyState === WebSocket.OPEN) {
+      ws.send(attack.message(seq++));
+      if (await answer(ws)) answered++;
+    }
+    ws.terminate();
+  }
+  return { answered, reconnects: Math.max(0, reconnects) };
+}
+
+/** The next message or the close: true once either arrives, false on a timeout. */
+function answer(ws: WebSocket): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (result: boolean) => {
+      clearTimeout(timer);
+      ws.off('message', onMessage);
+      ws.off('close', onMessage);
+      resolve(result);
+    };
+    const onMessage = () => done(true);
+    const timer = setTimeout(() => done(false), TIMEOUT_MS);
+    ws.once('message', onMessage);
+    ws.once('close', onMessage);
+  });
+}
