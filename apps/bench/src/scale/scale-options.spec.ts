@@ -19,11 +19,11 @@ describe('scale options', () => {
     assert.equal(sourceAddress(254, 300), '127.0.2.1');
   });
 
-  it('defaults to one address per 10000 connections, at least 2', () => {
-    assert.equal(defaultAddresses(4000), 2);
-    assert.equal(defaultAddresses(100_000), 10);
-    assert.equal(defaultAddresses(100_001), 11);
-    assert.equal(parseScaleOptions([])?.addresses, 10);
+  it('defaults to one address per 500 connections, at least 2', () => {
+    assert.equal(defaultAddresses(400), 2);
+    assert.equal(defaultAddresses(18_000), 36);
+    assert.equal(defaultAddresses(100_001), 201);
+    assert.equal(parseScaleOptions([])?.addresses, 200);
     assert.equal(parseScaleOptions(['--connections', '18000', '--addresses', '5'])?.addresses, 5);
   });
 
