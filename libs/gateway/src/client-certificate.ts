@@ -9,9 +9,10 @@ import { type ClientCertificate } from '#broker/handshake';
  * against tls.caFile and the validity dates.
  */
 export function clientCertificateOf(peer: Socket | undefined): ClientCertificate | undefined {
-  // Not instanceof: an HTTP/2 session's socket is a proxy of the TLS socket.
-  if (peer === undefined || (peer as TLSSocket).encrypted !== true) return undefined;
-  const socket = peer as TLSSocket;
+  // Not instanceof: an HTTP/2 session's socket is a proxy of the TLS socket. And not `encrypted`
+  // alone: a request bridged from HTTP/2 arrives on an in-memory socket that says it is encrypted.
+  const socket = peer as TLSSocket | undefined;
+  if (socket?.encrypted !== true || typeof socket.getPeerCertificate !== 'function') return undefined;
   const certificate = socket.getPeerCertificate();
   // No certificate: Node returns an empty object (null once the socket is gone).
   if (certificate === null || certificate.raw === undefined) return undefined;
