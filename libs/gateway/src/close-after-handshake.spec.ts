@@ -5,6 +5,7 @@ import { type AddressInfo, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { watchCloseHandshake } from './close-after-handshake.js';
+import { receiverOf } from './ws-internals.js';
 
 /** A real ws server and a client connected to it, with the server's side of the connection watched. */
 async function watchedConnection(maxPayload?: number) {
@@ -40,7 +41,7 @@ describe('closeAfterCloseHandshake', { timeout: 10_000 }, () => {
       // Runs right after the shortcut's own 'finish' listener: the socket must be closed by then.
       let destroyedAtFinish: boolean | null = null;
       socket.on('finish', () => (destroyedAtFinish = socket.destroyed));
-      const receiver = (server as WebSocket & { _receiver?: unknown })._receiver;
+      const receiver = receiverOf(server);
       assert.ok(receiver instanceof Writable, 'ws keeps its receiver as _receiver, a Writable');
 
       const serverClosed = once(server, 'close');

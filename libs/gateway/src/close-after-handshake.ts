@@ -1,12 +1,12 @@
 import { type Duplex, type Writable } from 'node:stream';
 import { type WebSocket } from 'ws';
+import { closeFrameReceived, receiverOf } from './ws-internals.js';
 
 /** The WebSocket an accepted socket carries, for closeAfterCloseHandshake. */
 const WEBSOCKET = Symbol('websocket');
 
-/** The two private fields of ws read here; either missing only loses the shortcut, never a close. */
-type WsInternals = WebSocket & { _closeFrameReceived?: boolean; _receiver?: Writable };
-type WatchedSocket = Duplex & { [WEBSOCKET]?: WsInternals };
+/** Two private fields of ws are read here (ws-internals.ts); either missing only loses the shortcut, never a close. */
+type WatchedSocket = Duplex & { [WEBSOCKET]?: WebSocket };
 
 /**
  * Called once ws has taken `socket` over: after the close handshake the broker closes the TCP
@@ -33,7 +33,7 @@ export function watchCloseHandshake(socket: Duplex, ws: WebSocket): void {
 function closeAfterCloseHandshake(this: WatchedSocket): void {
   const ws = this[WEBSOCKET];
   this[WEBSOCKET] = undefined;
-  if (ws?._closeFrameReceived !== true) return;
+  if (ws === undefined || !closeFrameReceived(ws)) return;
   quietReceiverEnd(ws);
   this.destroy();
 }
@@ -45,8 +45,8 @@ function closeAfterCloseHandshake(this: WatchedSocket): void {
  * CPU per handshake (BENCHMARKS.md). So the finished receiver's `end` becomes the no-op it already is.
  * The spec checks ws still works this way.
  */
-function quietReceiverEnd(ws: WsInternals): void {
-  const receiver = ws._receiver;
+function quietReceiverEnd(ws: WebSocket): void {
+  const receiver = receiverOf(ws);
   if (receiver?.writableFinished === true) receiver.end = endedAlready;
 }
 

@@ -1,4 +1,5 @@
-import { symbols, type Logger } from 'pino';
+import { type Logger } from 'pino';
+import { chindingsOf, streamOf } from './pino-internals.js';
 import { writesPlainLines } from './logger.js';
 
 /** The fields of the one line logged per handshake decision. */
@@ -34,18 +35,13 @@ export function clip(text: string | undefined): string | undefined {
 /** How many distinct endpoint, module and reason strings DecisionLog keeps quoted. */
 const MAX_QUOTED = 256;
 
-interface LoggerInternals {
-  readonly [symbols.streamSym]: { write(line: string): unknown };
-  readonly [symbols.chindingsSym]: string;
-}
-
 /**
  * Writes the handshake line onto a pino logger's own stream, in pino's format (level, time, the
  * logger's bindings, the fields, msg), built by hand: pino's generic path (an object walk, a
  * stringify per value, formatters) was about a twentieth of a handshake's cost in the benchmark,
  * and this line is written for every handshake. Every field is a number, null or a string that was
- * redacted before it got here, so no redaction pass is needed. pino.symbols is pino's documented
- * way in for this kind of integration. Only for loggers of createLogger, whose format is pino's
+ * redacted before it got here, so no redaction pass is needed. The stream and bindings come through
+ * pino.symbols (pino-internals.ts). Only for loggers of createLogger, whose format is pino's
  * default: any other logger (its own message key, level labels, timestamps, mixins, a multistream
  * that routes by what pino tells it) gets the line through pino.
  */
@@ -64,11 +60,10 @@ export class DecisionLog {
   write(fields: DecisionFields): void {
     if (!this.logger.isLevelEnabled('info')) return;
     if (this.level === undefined) return this.logger.info(fields, 'handshake');
-    const internals = this.logger as unknown as LoggerInternals;
     const q = JSON.stringify;
     const offered = fields.offered === undefined ? '' : `,"offered":${q(fields.offered)}`;
-    internals[symbols.streamSym].write(
-      `{"level":${this.level},"time":${Date.now()}${internals[symbols.chindingsSym]}` +
+    streamOf(this.logger).write(
+      `{"level":${this.level},"time":${Date.now()}${chindingsOf(this.logger)}` +
         `,"status":${fields.status},"endpoint":${this.quote(fields.endpoint)}` +
         `,"subprotocol":${this.quote(fields.subprotocol)},"reason":${this.quote(fields.reason)}` +
         `,"path":${q(fields.path)}${offered},"client":${q(fields.client)}` +

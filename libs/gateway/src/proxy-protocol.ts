@@ -8,6 +8,7 @@ import {
   V1ProxyProtocol,
   V2ProxyProtocol,
 } from 'proxy-protocol-js';
+import { tcpSocketUnder } from './node-internals.js';
 
 /** A v1 header is one line of at most 107 bytes, CRLF included. */
 const V1_PREFIX = Buffer.from('PROXY ');
@@ -92,11 +93,12 @@ function nameClient(socket: Socket, client: string): void {
 }
 
 /**
- * `_parent` is Node's own link from a TLS socket to the TCP socket it wraps (private, there since
- * Node 0.11); should it go, the e2e test of PROXY before TLS fails, and the peer's address is used.
+ * The TLS socket takes the address the header named for the TCP socket under it (a private link of
+ * Node's, node-internals.ts); should it go, its spec and the e2e test of PROXY before TLS fail, and
+ * the peer's address is used.
  */
 function inheritClient(socket: TLSSocket): void {
-  const parent = (socket as TLSSocket & { _parent?: Socket })._parent;
+  const parent = tcpSocketUnder(socket);
   if (parent !== undefined && Object.hasOwn(parent, 'remoteAddress') && parent.remoteAddress !== undefined)
     nameClient(socket, parent.remoteAddress);
 }

@@ -1,19 +1,8 @@
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { quickRead, quickWrite } from './quick-codec.js';
 import { MqttProtocolError, RC } from './reason-codes.js';
+import { internalsOf, type Parser, type ParserInternals } from './mqtt-packet-internals.js';
 import { strictParser } from './strict-strings.js';
-
-type Parser = ReturnType<typeof mqttPacket.parser>;
-
-/** What the reader reads of mqtt-packet's parser beyond its typed API. */
-interface ParserState {
-  /** The protocol version it parses for; replaced by the CONNECT packet itself once one is parsed. */
-  settings: { protocolVersion?: number };
-  /** The packet in progress: its remaining length is known once the fixed header is in, else -1. */
-  readonly packet: { readonly length: number };
-  readonly _list: { readonly length: number };
-  readonly _stateCounter: number;
-}
 
 /** Bytes of a whole packet whose fixed header announced `remaining` bytes (section 2.2.3). */
 export function packetSize(remaining: number): number {
@@ -39,7 +28,7 @@ function holdsWholePackets(data: Buffer): boolean {
 }
 
 /** The state is that of a parser between packets: nothing held, nothing half-read. */
-function idle(parser: ParserState): boolean {
+function idle(parser: ParserInternals): boolean {
   return parser._list.length === 0 && parser._stateCounter === 0 && parser.packet.length === -1;
 }
 
@@ -63,7 +52,7 @@ class SharedParser {
   /** Parses `data` for `reader`; returns the version to parse its next data for (a CONNECT sets it). */
   parse(reader: PacketReader, version: number, data: Buffer): number {
     const parser = this.parser;
-    const state = parser as unknown as ParserState;
+    const state = internalsOf(parser);
     this.reader = reader;
     this.settings.protocolVersion = version;
     state.settings = this.settings;
@@ -146,7 +135,7 @@ export class PacketReader {
       own.on('packet', (packet: Packet) => this.accept(packet));
       own.on('error', (err: Error) => this.malformed(err));
     }
-    const state = own as unknown as ParserState;
+    const state = internalsOf(own);
     own.parse(data);
     this.version = state.settings.protocolVersion ?? this.version;
     const pending = state.packet.length;

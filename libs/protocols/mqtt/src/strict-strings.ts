@@ -1,18 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import mqttPacket from 'mqtt-packet';
-
-type Parser = ReturnType<typeof mqttPacket.parser>;
-
-/** What the override reads of mqtt-packet's parser beyond its typed API. */
-interface StringParsing {
-  _pos: number;
-  readonly _list: { slice(start: number, end: number): Buffer };
-  _parseString(): string | null;
-  _emitError(err: Error): void;
-}
-
-/** mqtt-packet's own string reader, taken before any parser is changed. */
-const parseString = (Object.getPrototypeOf(mqttPacket.parser()) as StringParsing)._parseString;
+import { internalsOf, parseString, type Parser, type ParserInternals } from './mqtt-packet-internals.js';
 
 /**
  * A parser of mqtt-packet whose every UTF-8 string (protocol name, client id, username, topics, filters,
@@ -23,11 +11,11 @@ const parseString = (Object.getPrototypeOf(mqttPacket.parser()) as StringParsing
  */
 export function strictParser(settings: { protocolVersion?: number }): Parser {
   const parser = mqttPacket.parser(settings);
-  (parser as unknown as StringParsing)._parseString = strictString;
+  internalsOf(parser)._parseString = strictString;
   return parser;
 }
 
-function strictString(this: StringParsing): string | null {
+function strictString(this: ParserInternals): string | null {
   // The two length bytes come first; the string's bytes run from there to where the reader stops.
   const start = this._pos + 2;
   const text = parseString.call(this);
