@@ -10,8 +10,13 @@ class ManualTimer implements TimerHandle {
     public due: number,
   ) {}
 
+  /** Pushes the timer back to its full delay from now; a timer that ran is armed again (as Node's). */
   refresh(): this {
     this.due = this.clock.now() + this.ms;
+    if (!this.active) {
+      this.active = true;
+      this.clock.rearm(this);
+    }
     return this;
   }
 }
@@ -37,6 +42,11 @@ export class ManualClock implements Clock {
 
   cancel(timer: TimerHandle): void {
     if (timer instanceof ManualTimer) timer.active = false;
+  }
+
+  /** A timer that ran, armed again by its refresh. */
+  rearm(timer: TimerHandle): void {
+    if (timer instanceof ManualTimer && !this.timers.includes(timer)) this.timers.push(timer);
   }
 
   /** Timers not yet run nor cancelled. */

@@ -119,8 +119,7 @@ export class WsConnection implements Connection {
    * socket and the WebSocket let go of this connection. Node keeps a closed socket, and the ws
    * WebSocket on it, reachable for a while after 'close', long enough for a collection or two of
    * the young generation: whatever they still pointed to (this connection, its OpenConnection, the
-   * module's state) was promoted to the old generation with them. Letting go cut what each young
-   * collection promoted by a third and the server's CPU per handshake by about 6 % (BENCHMARKS.md).
+   * module's state) was promoted to the old generation with them, which costs every later collection.
    */
   closedBy(code: number, reason: string): void {
     // Each close handler runs even if an earlier one fails; the failure is reported, never thrown.

@@ -8,31 +8,8 @@ import { schemaFromSdl } from './schema-from-sdl.js';
 import { GraphqlEngine } from './graphql-engine.js';
 import { DEFAULT_LIMITS, type GraphqlLimits, type GraphqlModuleOptions } from './graphql.options.js';
 import { type LegacyServerMessage } from './legacy-message.js';
-import { LegacyGraphqlSession, type LegacyTimers } from './legacy-session.js';
-
-/** Timers fired by hand, so the init timeout and the keep-alive are tested without waiting. */
-class ManualTimers implements LegacyTimers {
-  readonly pending = new Map<number, { fn: () => void; ms: number; repeat: boolean }>();
-  private next = 0;
-  setTimeout(fn: () => void, ms: number): () => void {
-    return this.add(fn, ms, false);
-  }
-  setInterval(fn: () => void, ms: number): () => void {
-    return this.add(fn, ms, true);
-  }
-  fire(ms: number): void {
-    for (const [id, timer] of [...this.pending]) {
-      if (timer.ms !== ms) continue;
-      if (!timer.repeat) this.pending.delete(id);
-      timer.fn();
-    }
-  }
-  private add(fn: () => void, ms: number, repeat: boolean): () => void {
-    const id = this.next++;
-    this.pending.set(id, { fn, ms, repeat });
-    return () => this.pending.delete(id);
-  }
-}
+import { LegacyGraphqlSession } from './legacy-session.js';
+import { ManualClock } from '#broker/gateway';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -51,7 +28,7 @@ function setup(
   const sent: LegacyServerMessage[] = [];
   const closes: [number, string][] = [];
   const failures: unknown[] = [];
-  const timers = new ManualTimers();
+  const clock = new ManualClock();
   const session = new LegacyGraphqlSession(
     engine,
     {
@@ -69,11 +46,11 @@ function setup(
       close: (c, r) => closes.push([c, r]),
       failed: (e) => failures.push(e),
     },
-    timers,
+    clock,
   );
   const send = (message: unknown): void => session.receive(JSON.stringify(message));
   const take = (): LegacyServerMessage[] => sent.splice(0);
-  return { bus, session, send, take, closes, failures, timers };
+  return { bus, session, send, take, closes, failures, clock };
 }
 
 const SUBSCRIBE = { query: 'subscription { topic(filter: "t/#") { topic payload } }' };
@@ -88,8 +65,8 @@ describe('LegacyGraphqlSession', () => {
   it('init -> ack and ka at once, then ka every keepAliveMs', async () => {
     const t = setup();
     await ready(t);
-    t.timers.fire(500);
-    t.timers.fire(500);
+    t.clock.advance(500);
+    t.clock.advance(500);
     assert.deepEqual(t.take(), [{ type: 'ka' }, { type: 'ka' }]);
   });
 
@@ -280,11 +257,11 @@ describe('LegacyGraphqlSession', () => {
 
   it('init timeout closes 4408; an init in time cancels it', async () => {
     const late = setup();
-    late.timers.fire(1000);
+    late.clock.advance(1000);
     assert.deepEqual(late.closes, [[4408, 'Connection initialisation timeout']]);
     const prompt = setup();
     await ready(prompt);
-    prompt.timers.fire(1000);
+    prompt.clock.advance(1000);
     assert.deepEqual(prompt.closes, []);
   });
 
@@ -295,7 +272,7 @@ describe('LegacyGraphqlSession', () => {
     await tick();
     t.send({ type: 'connection_terminate' });
     assert.deepEqual(t.closes, [[1000, 'connection_terminate']]);
-    assert.equal(t.timers.pending.size, 0);
+    assert.equal(t.clock.pending, 0);
     assert.equal(t.bus.publish({ topic: 't/1', payload: Buffer.from('x'), origin: 'test' }), 0);
     t.send({ type: 'start', id: 'late', payload: SUBSCRIBE });
     await tick();

@@ -1,4 +1,5 @@
 import { type GraphQLError, type ExecutionResult } from 'graphql';
+import { type Clock, type TimerHandle } from '#broker/gateway';
 import { type InitAuthContext } from './connection-auth.js';
 import { type GraphqlEngine, type OperationRequest } from './graphql-engine.js';
 import { type GraphqlSession } from './graphql.options.js';
@@ -13,12 +14,6 @@ export interface LegacyPort {
   close(code: number, reason: string): void;
   /** Something below the protocol failed (a hook threw): logged, the client gets an error. */
   failed(err: unknown): void;
-}
-
-/** Timers are passed in so a unit test can drive the init timeout and keep-alive by hand. */
-export interface LegacyTimers {
-  setTimeout(fn: () => void, ms: number): () => void;
-  setInterval(fn: () => void, ms: number): () => void;
 }
 
 export const LEGACY_CLOSE = {
@@ -46,19 +41,20 @@ export class LegacyGraphqlSession {
   private readonly refused = new RefusedOperations();
   /** Starts received while connection_init is being checked, in arrival order. */
   private readonly queued = new Map<string, OperationRequest>();
-  private readonly cancelTimers: (() => void)[] = [];
+  private readonly timers: TimerHandle[] = [];
 
   constructor(
     private readonly engine: GraphqlEngine,
     private readonly context: InitAuthContext & { readonly id: string },
     private readonly port: LegacyPort,
-    private readonly timers: LegacyTimers,
+    /** Time for the init timeout and the keep-alive (a ManualClock in the specs). */
+    private readonly clock: Clock,
   ) {
-    this.cancelTimers.push(
-      timers.setTimeout(() => {
+    this.timers.push(
+      clock.after(engine.limits.initTimeoutMs, () => {
         if (this.state === 'awaiting-init')
           this.close(LEGACY_CLOSE.initTimeout, 'Connection initialisation timeout');
-      }, engine.limits.initTimeoutMs),
+      }),
     );
   }
 
@@ -89,7 +85,7 @@ export class LegacyGraphqlSession {
   /** The transport closed: every operation ends, every timer stops. */
   closed(): void {
     this.state = 'closed';
-    for (const cancel of this.cancelTimers) cancel();
+    for (const timer of this.timers) this.clock.cancel(timer);
     this.queued.clear();
     for (const operation of this.operations.values()) this.endStream(operation);
     this.operations.clear();
@@ -119,8 +115,13 @@ export class LegacyGraphqlSession {
         );
         this.port.send({ type: 'ka' });
         const every = this.engine.limits.keepAliveMs;
-        if (every > 0)
-          this.cancelTimers.push(this.timers.setInterval(() => this.port.send({ type: 'ka' }), every));
+        if (every > 0) {
+          const keepAlive = this.clock.after(every, () => {
+            this.port.send({ type: 'ka' });
+            keepAlive.refresh();
+          });
+          this.timers.push(keepAlive);
+        }
         const waiting = [...this.queued];
         this.queued.clear();
         for (const [id, request] of waiting) this.start(id, request);

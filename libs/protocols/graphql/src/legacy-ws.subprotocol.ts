@@ -3,24 +3,14 @@ import { type Logger } from 'pino';
 import {
   BROKER_LOGGER,
   Subprotocol,
+  systemClock,
   type Connection,
   type ConnectionContext,
   type SubprotocolHandler,
 } from '#broker/gateway';
 import { GraphqlEngine } from './graphql-engine.js';
-import { LegacyGraphqlSession, type LegacyTimers } from './legacy-session.js';
+import { LegacyGraphqlSession } from './legacy-session.js';
 import { GRAPHQL_MAX_PAYLOAD } from './transport-ws.subprotocol.js';
-
-const realTimers: LegacyTimers = {
-  setTimeout: (fn, ms) => {
-    const timer = setTimeout(fn, ms);
-    return () => clearTimeout(timer);
-  },
-  setInterval: (fn, ms) => {
-    const timer = setInterval(fn, ms);
-    return () => clearInterval(timer);
-  },
-};
 
 /** The legacy `graphql-ws` protocol of subscriptions-transport-ws, for clients that still speak it. */
 @Subprotocol({
@@ -50,7 +40,7 @@ export class GraphqlLegacyWsSubprotocol implements SubprotocolHandler {
             'graphql-ws operation failed',
           ),
       },
-      realTimers,
+      systemClock,
     );
     connection.onMessage((data) => session.receive(data.toString('utf8')));
     connection.onClose(() => session.closed());

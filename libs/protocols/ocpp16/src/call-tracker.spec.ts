@@ -1,49 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  CallQueueFullError,
-  CallTimeoutError,
-  CallTracker,
-  ConnectionClosedError,
-  type Timers,
-} from './call-tracker.js';
-
-/** A clock the test advances by hand. */
-class ManualTimers implements Timers {
-  private now = 0;
-  private readonly pending = new Set<{ at: number; fn: () => void }>();
-
-  start(fn: () => void, ms: number): () => void {
-    const timer = { at: this.now + ms, fn };
-    this.pending.add(timer);
-    return () => this.pending.delete(timer);
-  }
-
-  advance(ms: number): void {
-    this.now += ms;
-    for (const timer of [...this.pending].sort((a, b) => a.at - b.at)) {
-      if (timer.at > this.now) continue;
-      this.pending.delete(timer);
-      timer.fn();
-    }
-  }
-}
+import { CallQueueFullError, CallTimeoutError, CallTracker, ConnectionClosedError } from './call-tracker.js';
+import { ManualClock } from '#broker/gateway';
 
 function tracker(options: { maxQueued?: number; failSend?: boolean } = {}) {
   const sent: [string, string, unknown][] = [];
-  const timers = new ManualTimers();
+  const clock = new ManualClock();
   let next = 0;
   const t = new CallTracker({
     timeoutMs: 1000,
     maxQueued: options.maxQueued ?? 8,
     newId: () => `id-${++next}`,
-    timers,
+    clock,
     send: (id, action, payload) => {
       if (options.failSend) throw new Error('socket gone');
       sent.push([id, action, payload]);
     },
   });
-  return { t, sent, timers };
+  return { t, sent, clock };
 }
 
 describe('CallTracker', () => {
@@ -74,11 +48,11 @@ describe('CallTracker', () => {
   });
 
   it('times out the outstanding call and sends the next; a late answer is then unknown', async () => {
-    const { t, sent, timers } = tracker();
+    const { t, sent, clock } = tracker();
     const first = t.call('Reset', { type: 'Soft' });
-    timers.advance(500);
+    clock.advance(500);
     const second = t.call('ClearCache', {});
-    timers.advance(500);
+    clock.advance(500);
     await assert.rejects(first, CallTimeoutError);
     assert.equal(t.outstanding, 'id-2');
     assert.equal(t.take('id-1'), null);
@@ -88,17 +62,17 @@ describe('CallTracker', () => {
   });
 
   it('the timeout counts from the call, so a queued call can expire without ever being sent', async () => {
-    const { t, sent, timers } = tracker();
+    const { t, sent, clock } = tracker();
     const first = t.call('Reset', { type: 'Soft' });
-    timers.advance(500);
+    clock.advance(500);
     const second = t.call('ClearCache', {});
-    timers.advance(500);
+    clock.advance(500);
     await assert.rejects(first, CallTimeoutError);
     t.take('id-2')?.resolve({});
     await second;
     const third = t.call('ClearCache', {});
     const fourth = t.call('ClearCache', {});
-    timers.advance(1000);
+    clock.advance(1000);
     await assert.rejects(third, CallTimeoutError);
     await assert.rejects(fourth, CallTimeoutError);
     assert.deepEqual(

@@ -1,16 +1,4 @@
-/** Timers, passed in so that the tracker runs under a unit test with no clock. */
-export interface Timers {
-  /** Runs `fn` after `ms`; the returned function cancels it. */
-  start(fn: () => void, ms: number): () => void;
-}
-
-export const realTimers: Timers = {
-  start(fn, ms) {
-    const timer = setTimeout(fn, ms);
-    return () => clearTimeout(timer);
-  },
-};
-
+import { type Clock, type TimerHandle } from '#broker/gateway';
 export class CallTimeoutError extends Error {
   override readonly name = 'CallTimeoutError';
 }
@@ -32,7 +20,7 @@ export interface PendingCall {
 
 interface Entry extends PendingCall {
   readonly payload: unknown;
-  cancelTimer: () => void;
+  timer: TimerHandle | null;
 }
 
 export interface CallTrackerOptions {
@@ -41,7 +29,8 @@ export interface CallTrackerOptions {
   readonly maxQueued: number;
   readonly send: (id: string, action: string, payload: unknown) => void;
   readonly newId: () => string;
-  readonly timers?: Timers;
+  /** Time for the timeouts (a ManualClock in the specs). */
+  readonly clock: Clock;
 }
 
 /**
@@ -53,11 +42,7 @@ export class CallTracker {
   private readonly queue: Entry[] = [];
   private current: Entry | null = null;
   private closedWith: Error | null = null;
-  private readonly timers: Timers;
-
-  constructor(private readonly options: CallTrackerOptions) {
-    this.timers = options.timers ?? realTimers;
-  }
+  constructor(private readonly options: CallTrackerOptions) {}
 
   get outstanding(): string | null {
     return this.current?.id ?? null;
@@ -79,9 +64,9 @@ export class CallTracker {
         payload,
         resolve,
         reject,
-        cancelTimer: () => undefined,
+        timer: null,
       };
-      entry.cancelTimer = this.timers.start(() => this.expire(entry), this.options.timeoutMs);
+      entry.timer = this.options.clock.after(this.options.timeoutMs, () => this.expire(entry));
       this.queue.push(entry);
       this.next();
     });
@@ -94,7 +79,7 @@ export class CallTracker {
   take(id: string): PendingCall | null {
     const entry = this.current;
     if (entry === null || entry.id !== id) return null;
-    entry.cancelTimer();
+    this.cancelTimer(entry);
     this.current = null;
     this.next();
     return entry;
@@ -107,9 +92,14 @@ export class CallTracker {
     const all = [...(this.current ? [this.current] : []), ...this.queue.splice(0)];
     this.current = null;
     for (const entry of all) {
-      entry.cancelTimer();
+      this.cancelTimer(entry);
       entry.reject(reason);
     }
+  }
+
+  private cancelTimer(entry: Entry): void {
+    if (entry.timer !== null) this.options.clock.cancel(entry.timer);
+    entry.timer = null;
   }
 
   private next(): void {
@@ -121,7 +111,7 @@ export class CallTracker {
       this.options.send(entry.id, entry.action, entry.payload);
     } catch (err) {
       this.current = null;
-      entry.cancelTimer();
+      this.cancelTimer(entry);
       entry.reject(err as Error);
       this.next();
     }

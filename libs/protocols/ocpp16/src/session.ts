@@ -1,5 +1,6 @@
+import { systemClock, type Clock, type TimerHandle } from '#broker/gateway';
 import { randomUUID } from 'node:crypto';
-import { CallTracker, ConnectionClosedError, realTimers, type Timers } from './call-tracker.js';
+import { CallTracker, ConnectionClosedError } from './call-tracker.js';
 import { OcppError } from './errors.js';
 import { encodeCall, encodeError, encodeResult, parseFrame, type Frame, type Payload } from './rpc-frame.js';
 import { type OcppSchemas } from './schemas.js';
@@ -41,8 +42,8 @@ export interface SessionOptions {
   /** Bounds our CALLs' wait for an answer, and our handlers' time to answer a CALL. */
   readonly callTimeoutMs: number;
   readonly maxQueuedCalls: number;
-  /** The clock of our own CALLs' timeouts (a test's); the inbound deadline always uses Node's timers. */
-  readonly timers?: Timers;
+  /** Time for our CALLs' timeouts and the inbound deadline (systemClock by default; a spec's ManualClock). */
+  readonly clock?: Clock;
   /** Resolves once the dispatcher can judge CALLs; inbound CALLs wait for it, in order. */
   readonly ready?: Promise<void>;
 }
@@ -79,28 +80,28 @@ export class OcppSession {
   /**
    * The ids of the inbound CALLs queued or in progress, in arrival order. The queue runs them in that
    * order and each ends by removing its own id, so the one ending is always first. An array of at
-   * most maxQueuedCalls + 1 ids, not a Set: Set.delete at every CALL took 1 % of the busy main thread
-   * in a profile of the OCPP benchmark.
+   * most maxQueuedCalls + 1 ids, not a Set: for so few, an array's shift is cheaper than Set.delete
+   * at every CALL.
    */
   private readonly inboundIds: string[] = [];
   private readonly outbound: CallTracker;
-  private readonly timers: Timers;
+  private readonly clock: Clock;
   /**
    * The inbound CALL being handled (the queue runs one at a time), when it started, and one timer per
    * connection for its deadline, instead of a timer and two closures per CALL. A CALL only records
    * its start; the timer, armed by the first CALL, looks at the CALL in progress when it fires and
-   * waits again for the rest of that CALL's time. Moving the timer at each start with refresh() took
-   * 1.5 % of the busy main thread in a profile of the OCPP benchmark. Idle, the timer is not re-armed.
+   * waits again for the rest of that CALL's time: cheaper than moving the timer at each start. Idle,
+   * the timer is not re-armed.
    */
   private handlingId: string | null = null;
   private handlingAction = '';
   private handlingSince = 0;
   private late = false;
-  private deadline: NodeJS.Timeout | null = null;
+  private deadline: TimerHandle | null = null;
   private isClosed = false;
 
   constructor(private readonly options: SessionOptions) {
-    this.timers = options.timers ?? realTimers;
+    this.clock = options.clock ?? systemClock;
     this.inbound = new SerialQueue(options.maxQueuedCalls + 1, (err) =>
       options.observer.internalError('(queue)', err as Error),
     );
@@ -111,7 +112,7 @@ export class OcppSession {
       maxQueued: options.maxQueuedCalls,
       newId: randomUUID,
       send: (id, action, payload) => options.send(encodeCall(id, action, payload)),
-      timers: this.timers,
+      clock: this.clock,
     });
   }
 
@@ -150,7 +151,7 @@ export class OcppSession {
   closed(): void {
     this.outbound.close(new ConnectionClosedError('the charge point disconnected'));
     this.isClosed = true;
-    if (this.deadline !== null) clearTimeout(this.deadline);
+    if (this.deadline !== null) this.clock.cancel(this.deadline);
   }
 
   private onCall(id: string, action: string, payload: unknown): void {
@@ -237,19 +238,19 @@ export class OcppSession {
     this.late = false;
     // A CALL still queued when the charge point left runs to its end; no answer can reach anyone.
     if (this.isClosed) return;
-    this.handlingSince = performance.now();
+    this.handlingSince = this.clock.now();
     if (this.deadline === null) this.armDeadline(this.options.callTimeoutMs);
   }
 
   private armDeadline(ms: number): void {
-    this.deadline = setTimeout(this.onDeadline, ms).unref();
+    this.deadline = this.clock.after(ms, this.onDeadline);
   }
 
   private readonly onDeadline = (): void => {
     this.deadline = null;
     const id = this.handlingId;
     if (id === null) return;
-    const left = this.handlingSince + this.options.callTimeoutMs - performance.now();
+    const left = this.handlingSince + this.options.callTimeoutMs - this.clock.now();
     // Whole milliseconds: Node keeps a list of timers per duration.
     if (left > 0) return this.armDeadline(Math.ceil(left));
     const action = this.handlingAction;

@@ -1,3 +1,4 @@
+import { type Clock } from '#broker/gateway';
 import { E, ProtocolViolation } from './errors.js';
 import {
   type Args,
@@ -33,8 +34,8 @@ export interface DealerOptions {
   readonly maxRegistrationsPerSession: number;
   readonly maxPendingCallsPerSession: number;
   readonly procedures: ReadonlyMap<string, RouterProcedure>;
-  /** Runs `fn` after `ms`; returns a function that cancels it. Injected so the dealer holds no timers itself. */
-  readonly schedule: (ms: number, fn: () => void) => () => void;
+  /** Injected so the dealer holds no timers itself. */
+  readonly clock: Clock;
   /** Cluster mode: registrations held by other nodes. */
   readonly remote?: RemoteDealer;
 }
@@ -107,7 +108,7 @@ export class Dealer {
       invocationRequest: callee.invocationIds.next(),
       wantsProgress: options['receive_progress'] === true,
       killing: false,
-      cancelTimer: null,
+      timer: null,
     };
     caller.calls.set(request, call);
     callee.invocations.set(call.invocationRequest, call);
@@ -135,7 +136,7 @@ export class Dealer {
       timeout > 0 &&
       timeout <= MAX_TIMEOUT_MS
     ) {
-      call.cancelTimer = this.options.schedule(timeout, () =>
+      call.timer = this.options.clock.after(timeout, () =>
         this.abandon(call, 'killnowait', E.timeout, `no result within ${timeout} ms`),
       );
     }
@@ -220,15 +221,15 @@ export class Dealer {
   }
 
   private finish(call: PendingCall): void {
-    call.cancelTimer?.();
+    if (call.timer !== null) this.options.clock.cancel(call.timer);
     call.caller.calls.delete(call.callRequest);
     call.callee.invocations.delete(call.invocationRequest);
   }
 
   /** The caller is answered already: the invocation no longer counts against the callee's limit. */
   private settle(call: PendingCall): void {
-    call.cancelTimer?.();
-    call.cancelTimer = null;
+    if (call.timer !== null) this.options.clock.cancel(call.timer);
+    call.timer = null;
     call.callee.invocations.delete(call.invocationRequest);
   }
 

@@ -9,8 +9,8 @@ export function isId(value: unknown): value is number {
 
 /**
  * A uniformly random global-scope ID (session and publication IDs must not be guessable): 53 bits
- * as 26 high and 27 low. randomInt draws from Node's cached pool of random bytes; a randomBytes call
- * per publication was 4 % of the busy router under fan-out.
+ * as 26 high and 27 low. randomInt draws from Node's cached pool of random bytes, where a randomBytes
+ * call per publication would ask the system each time.
  */
 export function randomId(): number {
   for (;;) {

@@ -1,3 +1,4 @@
+import { type Clock } from '#broker/gateway';
 import { Broker } from './broker.js';
 import { Dealer } from './dealer.js';
 import { type Args, type Kwargs } from './messages.js';
@@ -34,7 +35,7 @@ export interface Limits {
 }
 
 export interface RealmHooks {
-  readonly schedule: (ms: number, fn: () => void) => () => void;
+  readonly clock: Clock;
   /** A client publication in this realm, for the bus bridge. */
   readonly published?: (realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
   /** Cluster mode: the realm's way to other nodes' registrations. */
@@ -71,7 +72,7 @@ export class Realm {
       maxRegistrationsPerSession: limits.maxRegistrationsPerSession,
       maxPendingCallsPerSession: limits.maxPendingCallsPerSession,
       procedures: sessionMetaProcedures(this.sessions),
-      schedule: hooks.schedule,
+      clock: hooks.clock,
       ...(hooks.remote && { remote: hooks.remote(settings.name) }),
     });
   }

@@ -1,3 +1,4 @@
+import { type Clock } from '#broker/gateway';
 import { type Args, type Kwargs } from './messages.js';
 import { Realm, type Limits, type RealmSettings } from './realm.js';
 import { type RemoteDealer } from './remote.js';
@@ -16,7 +17,8 @@ export interface RouterOptions {
   /** Settings for a realm created on first use (its name is replaced); null: unknown realms are refused. */
   readonly autoRealm: RealmSettings | null;
   readonly limits: RouterLimits;
-  readonly schedule: (ms: number, fn: () => void) => () => void;
+  /** Time for the router's timers (call timeouts, the authentication deadline). */
+  readonly clock: Clock;
   /** Every accepted client publication, for the bus bridge. */
   readonly published?: (realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
   /** Cluster mode: each realm's way to other nodes' registrations. */
@@ -37,8 +39,8 @@ export class Router {
     return this.options.limits;
   }
 
-  schedule(ms: number, fn: () => void): () => void {
-    return this.options.schedule(ms, fn);
+  get clock(): Clock {
+    return this.options.clock;
   }
 
   /** The realm named, created on first use when the router allows that; undefined otherwise. */
@@ -60,7 +62,7 @@ export class Router {
   private create(settings: RealmSettings): Realm {
     const { published, remote, subscriptionChanged } = this.options;
     return new Realm(settings, this.options.limits, {
-      schedule: this.options.schedule,
+      clock: this.options.clock,
       ...(published && { published }),
       ...(remote && { remote }),
       ...(subscriptionChanged && { subscriptionChanged }),

@@ -1,3 +1,4 @@
+import { type TimerHandle } from '#broker/gateway';
 import { type AuthStep, type Credentials, startAuthentication } from './authenticate.js';
 import { E, ProtocolViolation } from './errors.js';
 import { randomId } from './ids.js';
@@ -67,7 +68,7 @@ export class SessionProtocol {
   private challenge: Extract<AuthStep, { kind: 'challenge' }> | null = null;
   /** Bumped whenever the session ends, so a verification finishing late does nothing. */
   private attempt = 0;
-  private cancelAuthTimer: (() => void) | null = null;
+  private authTimer: TimerHandle | null = null;
 
   constructor(
     private readonly router: Router,
@@ -196,8 +197,7 @@ export class SessionProtocol {
       this.roles,
       this.transport,
     );
-    this.cancelAuthTimer?.();
-    this.cancelAuthTimer = null;
+    this.cancelAuthTimer();
     this.session = session;
     this.state = 'open';
     session.send([
@@ -245,9 +245,14 @@ export class SessionProtocol {
     }
   }
 
+  private cancelAuthTimer(): void {
+    if (this.authTimer !== null) this.router.clock.cancel(this.authTimer);
+    this.authTimer = null;
+  }
+
   private armAuthTimer(): void {
     const ms = this.router.limits.authTimeoutMs;
-    this.cancelAuthTimer = this.router.schedule(ms, () =>
+    this.authTimer = this.router.clock.after(ms, () =>
       this.abort(E.authenticationFailed, `no WELCOME within ${ms} ms`),
     );
   }
@@ -282,7 +287,6 @@ export class SessionProtocol {
     this.state = 'closed';
     this.attempt++;
     this.challenge = null;
-    this.cancelAuthTimer?.();
-    this.cancelAuthTimer = null;
+    this.cancelAuthTimer();
   }
 }

@@ -1,3 +1,4 @@
+import { type TimerHandle } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { SequentialIds } from './ids.js';
 import { type Dict, ERROR } from './messages.js';
@@ -36,7 +37,7 @@ export interface PendingCall {
   readonly wantsProgress: boolean;
   /** A `kill` cancel is waiting for the callee's answer. */
   killing: boolean;
-  cancelTimer: (() => void) | null;
+  timer: TimerHandle | null;
 }
 
 /** Handles to what a session holds, so leaving can undo it without scanning the realm. */

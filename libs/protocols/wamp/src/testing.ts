@@ -1,3 +1,4 @@
+import { ManualClock } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type Credentials } from './authenticate.js';
 import { Permissions, type PermissionRule } from './permissions.js';
@@ -7,30 +8,6 @@ import { SessionProtocol, type Transport } from './session-protocol.js';
 import { craKey } from './wampcra.js';
 
 /** Fixtures for the unit specs: the real router core, driven with plain strings and a manual clock. */
-
-export class ManualClock {
-  private now = 0;
-  private readonly timers = new Set<{ at: number; fn: () => void }>();
-
-  schedule = (ms: number, fn: () => void): (() => void) => {
-    const timer = { at: this.now + ms, fn };
-    this.timers.add(timer);
-    return () => this.timers.delete(timer);
-  };
-
-  advance(ms: number): void {
-    this.now += ms;
-    for (const timer of [...this.timers].sort((a, b) => a.at - b.at)) {
-      if (timer.at > this.now) continue;
-      this.timers.delete(timer);
-      timer.fn();
-    }
-  }
-
-  get pending(): number {
-    return this.timers.size;
-  }
-}
 
 export class TestClient implements Transport {
   readonly sent: unknown[][] = [];
@@ -115,7 +92,7 @@ export function testRouter(options: { realms?: RealmSettings[]; autoRealm?: Real
     realms: options.realms ?? [realm('realm1')],
     autoRealm: options.autoRealm ?? null,
     limits: LIMITS,
-    schedule: clock.schedule,
+    clock,
     published: (realmName, topic, args) => published.push({ realm: realmName, topic, args }),
   });
   const credentials = (overrides: Partial<Credentials> = {}): Credentials => ({

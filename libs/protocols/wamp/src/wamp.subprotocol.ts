@@ -7,6 +7,7 @@ import {
   BROKER_CONFIG,
   BROKER_LOGGER,
   Subprotocol,
+  systemClock,
   type Connection,
   type ConnectionContext,
   type SubprotocolHandler,
@@ -23,12 +24,6 @@ import { busFilterOf, busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from '
 import { WampCluster } from './wamp-cluster.js';
 
 export const WAMP_SUBPROTOCOL = 'wamp.2.json';
-
-function schedule(ms: number, fn: () => void): () => void {
-  const timer = setTimeout(fn, ms);
-  timer.unref();
-  return () => clearTimeout(timer);
-}
 
 /**
  * The WAMP v2 router on the gateway: each connection gets a sans-IO `SessionProtocol`; the bus realm's
@@ -74,7 +69,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
       realms: wamp.realms.map(realmSettings),
       autoRealm: autoRealmSettings(wamp),
       limits: wamp.limits,
-      schedule,
+      clock: systemClock,
       published: (realm, topic, args, kwargs, publisher) => this.toBus(realm, topic, args, kwargs, publisher),
       subscriptionChanged: (realm, match, uri, present) => this.attract(realm, match, uri, present),
     });
