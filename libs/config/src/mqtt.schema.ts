@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { timerMs } from './schema-units.js';
+
+// The `mqtt` section: the TCP listener, limits, sessions, topic rules.
+
+/** One MQTT topic rule (README: "Topic rules"); its filters are checked when the MQTT module starts. */
+const aclRule = z
+  .object({
+    who: z.enum(['all', 'anonymous', 'authenticated']).default('all'),
+    user: z.string().min(1).optional(),
+    clientId: z.string().min(1).optional(),
+    action: z.enum(['publish', 'subscribe', 'all']).default('all'),
+    topics: z.array(z.string().min(1).max(65_535)).min(1).max(100),
+    permission: z.enum(['allow', 'deny']),
+  })
+  .strict()
+  .refine((r) => !(r.who === 'anonymous' && r.user !== undefined), {
+    message: 'a rule for one user cannot be for anonymous clients',
+    path: ['user'],
+  });
+
+export const mqtt = z
+  .object({
+    /** MQTT over plain TCP for devices without WebSocket: null is off, 0 an ephemeral port. */
+    tcpPort: z.number().int().min(0).max(65535).nullable().default(null),
+    tcpHost: z.string().default('0.0.0.0'),
+    /** TCP has no handshake: when true, CONNECT must carry a credential. */
+    tcpAuthRequired: z.boolean().default(false),
+    connectTimeoutMs: timerMs.default(10_000),
+    maxPacketSize: z
+      .number()
+      .int()
+      .min(1024)
+      .max(268_435_455)
+      .default(1024 * 1024),
+    /** QoS 1/2 messages in flight towards a client (v3, or v5 clients announcing more). */
+    maxInflight: z.number().int().min(1).max(65535).default(32),
+    /** Unacknowledged QoS 2 messages a client may have in flight towards the broker (v5 receive maximum). */
+    receiveMaximum: z.number().int().min(1).max(65535).default(32),
+    /** QoS 1/2 messages (and their bytes) queued per session beyond the in-flight window; the oldest are dropped past either. */
+    maxQueuedMessages: z.number().int().nonnegative().default(1000),
+    maxQueuedBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(16 * 1024 * 1024),
+    /**
+     * A QoS 0 PUBLISH to a client with more than this many bytes not yet written to it is dropped
+     * (counted) rather than queued: a subscriber that cannot keep up loses QoS 0 messages first, as
+     * with Mosquitto and EMQX, and is closed 1008 only past the endpoint's outboundBufferCap.
+     */
+    slowSubscriberDropBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024),
+    maxSubscriptionsPerClient: z.number().int().positive().default(256),
+    /** Sessions kept at once, connected or waiting for their client; a new client id past it is refused. */
+    maxSessions: z.number().int().positive().default(100_000),
+    maxRetainedMessages: z.number().int().nonnegative().default(100_000),
+    maxRetainedBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(256 * 1024 * 1024),
+    topicAliasMaximum: z.number().int().min(0).max(65535).default(32),
+    maxKeepAliveSec: z.number().int().min(1).max(65535).default(65535),
+    /** Upper bound for v5 session expiry, and the expiry of v3 persistent sessions. */
+    maxSessionExpirySec: z
+      .number()
+      .int()
+      .nonnegative()
+      // Session timers are Node timers, which hold at most 2^31 - 1 ms (24.8 days).
+      .max(2_000_000)
+      .default(7 * 24 * 3600),
+    /** $SYS/broker/... statistics period; 0 is off. */
+    sysIntervalSec: z.number().int().nonnegative().default(10),
+    /** Topic rules beside a token's mqtt: scopes: in order, the first that applies decides; none: noMatch. */
+    acl: z
+      .object({
+        rules: z.array(aclRule).max(10_000).default([]),
+        noMatch: z.enum(['allow', 'deny']).default('allow'),
+      })
+      .strict()
+      .default({ rules: [], noMatch: 'allow' }),
+  })
+  .strict();
