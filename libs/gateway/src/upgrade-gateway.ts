@@ -4,20 +4,24 @@ import { type Socket } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  type Accept,
   decideHandshake,
   type HandshakeContext,
   type HandshakeDecision,
-  type HandshakeRequest,
   type Reject,
 } from '#broker/handshake';
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
 import { ConnectionRegistry } from './connection-registry.js';
-import { clientCertificateOf } from './client-certificate.js';
-import { clip, DecisionLog } from './decision-log.js';
+import { DecisionLog } from './decision-log.js';
 import { EndpointRegistry } from './endpoint-registry.js';
 import { ForwardedHeaders } from './forwarded.js';
+import {
+  acceptOrReject,
+  attemptOf,
+  decisionFields,
+  extendedConnectAttempt,
+  type Attempt,
+} from './handshake-attempt.js';
 import { handshakeHooks } from './handshake-hooks.js';
 import {
   parserRejection,
@@ -28,22 +32,12 @@ import {
   writeRejection,
 } from './handshake-responses.js';
 import { type BridgedPeer } from './http2-bridge.js';
-import { extendedConnectRequest } from './http2-front.js';
 import { GatewayMetrics } from './metrics.js';
-import { redactSubprotocols, redactUrl } from './redact.js';
 import { SocketOrder } from './socket-order.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
 import { destroySocket, WsHandoff } from './ws-handoff.js';
-
-/** One handshake attempt, as read off the request before anything rewrites it. */
-interface Attempt {
-  readonly started: number;
-  readonly request: HandshakeRequest;
-  /** The client's Sec-WebSocket-Protocol, as sent (Node joins repeated lines with ", "). */
-  readonly offered: string | undefined;
-}
 
 /**
  * The adapter between Node's HTTP server and the sans-IO handshake core: copies the request into
@@ -97,7 +91,7 @@ export class UpgradeGateway {
   readonly handleRequest = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     const socket = req.socket;
     this.order.run(socket, async () => {
-      const attempt = this.begin(req);
+      const attempt = attemptOf(req, this.forwarded.resolve(req));
       const decision = await this.decide(attempt);
       if (decision === null || decision.kind === 'pass' || decision.kind === 'accept') {
         // An 'accept' cannot happen here: Node emits 'upgrade' whenever both headers are present.
@@ -153,7 +147,7 @@ export class UpgradeGateway {
   }
 
   private async onUpgrade(server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const attempt = this.begin(req);
+    const attempt = attemptOf(req, this.forwarded.resolve(req));
     let decision: HandshakeDecision | null;
     try {
       decision = await this.decide(attempt);
@@ -195,12 +189,7 @@ export class UpgradeGateway {
     peer: BridgedPeer,
   ): void => {
     const client = this.forwarded.resolveFor(peer, headers);
-    const offered = headers['sec-websocket-protocol'];
-    const attempt: Attempt = {
-      started: performance.now(),
-      offered: Array.isArray(offered) ? offered.join(', ') : offered,
-      request: extendedConnectRequest(headers, client, clientCertificateOf(stream.session?.socket)),
-    };
+    const attempt = extendedConnectAttempt(stream, headers, client);
     this.decide(attempt)
       .catch((err: Error) => {
         this.logger.error({ err: err.message }, 'handshake decision failed');
@@ -227,25 +216,6 @@ export class UpgradeGateway {
       .catch((err: Error) => this.failed(err, stream));
   };
 
-  /** Reads what the decision and the log line need off the request, once (remoteAddress is a syscall). */
-  private begin(req: IncomingMessage): Attempt {
-    const client = this.forwarded.resolve(req);
-    return {
-      started: performance.now(),
-      offered: req.headers['sec-websocket-protocol'],
-      request: {
-        method: req.method ?? '',
-        httpVersion: req.httpVersion,
-        url: req.url ?? '/',
-        rawHeaders: req.rawHeaders,
-        remoteAddress: client.address,
-        secure: client.secure,
-        forwardedHost: client.host,
-        clientCertificate: clientCertificateOf(req.socket),
-      },
-    };
-  }
-
   private decide(attempt: Attempt): Promise<HandshakeDecision | null> {
     if (this.context === null) return Promise.resolve(null);
     return decideHandshake(attempt.request, this.context);
@@ -268,29 +238,10 @@ export class UpgradeGateway {
     subprotocol: string | null,
     reason: string,
   ): void {
-    this.decisions.write({
-      status,
-      endpoint,
-      subprotocol,
-      reason,
-      path: clip(redactUrl(attempt.request.url)),
-      offered: attempt.offered && clip(redactSubprotocols([attempt.offered], this.credentialPrefixes)),
-      client: attempt.request.remoteAddress,
-      durationMs: Math.round((performance.now() - attempt.started) * 1000) / 1000,
-    });
+    this.decisions.write(
+      decisionFields(attempt, { status, endpoint, subprotocol, reason }, this.credentialPrefixes),
+    );
   }
-}
-
-/** A decision to act on: one that could not be made (or makes no sense for an upgrade) is a 500. */
-function acceptOrReject(decision: HandshakeDecision | null): Accept | Reject {
-  if (decision !== null && (decision.kind === 'accept' || decision.kind === 'reject')) return decision;
-  return {
-    kind: 'reject',
-    status: 500,
-    headers: {},
-    endpoint: null,
-    problem: { title: 'Internal error', detail: 'The handshake could not be decided.' },
-  };
 }
 
 /**
