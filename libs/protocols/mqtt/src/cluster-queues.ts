@@ -17,7 +17,8 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
-import { type MqttBroker, deliveryFor } from './broker.js';
+import { type MqttBroker } from './broker.js';
+import { deliveryFor } from './delivery.js';
 import { decodeMessage, encodeMessage } from './message-codec.js';
 import { type MqttMessage } from './message.js';
 import { type MessageQueues } from './message-queues.js';

@@ -1,5 +1,6 @@
 import { type BusMessage, type BusSubscription, type TopicBus } from '#broker/bus';
-import { type MqttBroker, deliveryFor } from './broker.js';
+import { type MqttBroker } from './broker.js';
+import { deliveryFor } from './delivery.js';
 import { fromBus } from './bus-bridge.js';
 
 /** A shared group on one filter that has a member connected here, and its place in the bus queue. */

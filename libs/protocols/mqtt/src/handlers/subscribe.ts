@@ -1,6 +1,6 @@
 import { type ISubscribePacket, type ISubscription } from 'mqtt-packet';
 import { CLOSE } from '../client-context.js';
-import { deliveryFor } from '../broker.js';
+import { deliveryFor } from '../delivery.js';
 import { type MqttClient } from '../mqtt-client.js';
 import { MqttProtocolError, RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
