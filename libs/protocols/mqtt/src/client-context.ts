@@ -1,4 +1,5 @@
 import { type Principal } from '#broker/handshake';
+import { RC } from './reason-codes.js';
 
 /** The network connection under an MQTT client: a WebSocket or a TCP socket. */
 export interface MqttTransport {
@@ -31,3 +32,13 @@ export const CLOSE = {
   tooBig: 1009,
   internalError: 1011,
 } as const;
+
+/** The WebSocket close code that goes with a server-side DISCONNECT reason code. */
+export function closeCodeFor(reasonCode: number): number {
+  if (reasonCode === RC.packetTooLarge) return CLOSE.tooBig;
+  if (reasonCode === RC.notAuthorized) return CLOSE.policy;
+  if (reasonCode < 0x80 || reasonCode === RC.sessionTakenOver || reasonCode === RC.keepAliveTimeout) {
+    return CLOSE.normal;
+  }
+  return CLOSE.protocolError;
+}

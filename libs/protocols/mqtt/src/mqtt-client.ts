@@ -2,7 +2,7 @@ import { type PasswordCheck } from '#broker/auth';
 import { type Principal } from '#broker/handshake';
 import { type Packet } from 'mqtt-packet';
 import { type MqttBroker } from './broker.js';
-import { CLOSE, type ClientContext, type MqttTransport } from './client-context.js';
+import { CLOSE, closeCodeFor, type ClientContext, type MqttTransport } from './client-context.js';
 import { dispatch } from './handlers/dispatch.js';
 import { type TimerHandle } from '#broker/gateway';
 import { type MqttMessage } from './message.js';
@@ -294,14 +294,4 @@ export class MqttClient implements SessionOwner, PacketHandler {
           },
     );
   }
-}
-
-/** The WebSocket close code that goes with a server-side DISCONNECT reason code. */
-function closeCodeFor(reasonCode: number): number {
-  if (reasonCode === RC.packetTooLarge) return CLOSE.tooBig;
-  if (reasonCode === RC.notAuthorized) return CLOSE.policy;
-  if (reasonCode < 0x80 || reasonCode === RC.sessionTakenOver || reasonCode === RC.keepAliveTimeout) {
-    return CLOSE.normal;
-  }
-  return CLOSE.protocolError;
 }
