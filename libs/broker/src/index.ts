@@ -13,11 +13,14 @@ export {
   GatewayClient,
   GatewayServer,
   HealthChecks,
+  ManualClock,
   startBroker,
   Subprotocol,
   SubprotocolRegistry,
+  systemClock,
 } from '#broker/gateway';
 export type {
+  Clock,
   Connection,
   ConnectionContext,
   GatewayMessage,
@@ -28,6 +31,7 @@ export type {
   SubprotocolGatewayOptions,
   SubprotocolHandler,
   SubprotocolOptions,
+  TimerHandle,
 } from '#broker/gateway';
 export { TOPIC_BUS } from '#broker/bus';
 export type { BusMessage, BusSubscription, TopicBus } from '#broker/bus';

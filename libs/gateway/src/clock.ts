@@ -8,8 +8,10 @@ export interface TimerHandle {
  * spec drives it with a ManualClock instead of patching the process's timers.
  */
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch (wall-clock time, for what is stored or sent). */
   now(): number;
+  /** Milliseconds on a clock that never jumps (performance.now), for measuring how long a wait took. */
+  monotonic(): number;
   /** Calls `fn(arg)` once after `ms` (an argument instead of a closure: one timer per idle connection). */
   after<A>(ms: number, fn: (arg: A) => void, arg: A): TimerHandle;
   after(ms: number, fn: () => void): TimerHandle;
@@ -19,6 +21,7 @@ export interface Clock {
 /** Node's timers, unref'd (a pending timer never keeps the process alive), and the system time. */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   after<A>(ms: number, fn: (arg: A) => void, arg?: A): TimerHandle {
     const timer = setTimeout(fn, ms, arg as A);
     timer.unref();

@@ -5,7 +5,7 @@ import { closeFrameReceived, receiverOf } from './ws-internals.js';
 /** The WebSocket an accepted socket carries, for closeAfterCloseHandshake. */
 const WEBSOCKET = Symbol('websocket');
 
-/** Two private fields of ws are read here (ws-internals.ts); either missing only loses the shortcut, never a close. */
+/** Two private fields of ws are read here (ws-internals.ts); either missing only loses the shortcut. */
 type WatchedSocket = Duplex & { [WEBSOCKET]?: WebSocket };
 
 /**

@@ -30,4 +30,21 @@ describe('ManualClock', () => {
     clock.advance(4);
     assert.deepEqual(ran, [18, 18]);
   });
+
+  it('a timer refreshed from its own run fires again, as in Node; a cancelled one is not armed by a refresh', () => {
+    const clock = new ManualClock(0);
+    let ticks = 0;
+    const every = clock.after(100, () => {
+      ticks++;
+      every.refresh();
+    });
+    clock.advance(350);
+    assert.equal(ticks, 3);
+    clock.cancel(every);
+    every.refresh();
+    clock.advance(1000);
+    assert.equal(ticks, 3);
+    assert.equal(clock.pending, 0);
+    assert.equal(clock.monotonic(), clock.now());
+  });
 });

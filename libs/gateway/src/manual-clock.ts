@@ -2,6 +2,8 @@ import { type Clock, type TimerHandle } from './clock.js';
 
 class ManualTimer implements TimerHandle {
   active = true;
+  /** Cancelled: a refresh no longer arms it (as Node's refresh after clearTimeout). */
+  cancelled = false;
 
   constructor(
     private readonly clock: ManualClock,
@@ -13,7 +15,7 @@ class ManualTimer implements TimerHandle {
   /** Pushes the timer back to its full delay from now; a timer that ran is armed again (as Node's). */
   refresh(): this {
     this.due = this.clock.now() + this.ms;
-    if (!this.active) {
+    if (!this.active && !this.cancelled) {
       this.active = true;
       this.clock.rearm(this);
     }
@@ -34,6 +36,11 @@ export class ManualClock implements Clock {
     return this.current;
   }
 
+  /** The same time: a ManualClock never jumps. */
+  monotonic(): number {
+    return this.current;
+  }
+
   after<A>(ms: number, fn: (arg: A) => void, arg?: A): TimerHandle {
     const timer = new ManualTimer(this, ms, () => fn(arg as A), this.current + ms);
     this.timers.push(timer);
@@ -41,7 +48,9 @@ export class ManualClock implements Clock {
   }
 
   cancel(timer: TimerHandle): void {
-    if (timer instanceof ManualTimer) timer.active = false;
+    if (!(timer instanceof ManualTimer)) return;
+    timer.active = false;
+    timer.cancelled = true;
   }
 
   /** A timer that ran, armed again by its refresh. */

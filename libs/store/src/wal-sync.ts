@@ -7,8 +7,8 @@ const fsync: SyncFile = (file) => file.sync();
 
 /**
  * Syncs an SQLite database's WAL file on libuv's thread pool. With `synchronous = FULL`, SQLite
- * fsyncs the WAL inside every COMMIT, on the event loop's thread, which then waits for the disk. With `synchronous = NORMAL` a COMMIT only writes
- * the WAL (SQLite still syncs it around each checkpoint), and the caller that needs the commit on
+ * fsyncs the WAL inside every COMMIT, on the event loop's thread, which then waits for the disk.
+ * With `synchronous = NORMAL` a COMMIT only writes the WAL (SQLite still syncs it around each checkpoint), and the caller that needs the commit on
  * disk waits for sync() instead: an fsync of the WAL that started after the commit is what FULL
  * guarantees. Commits made while an fsync runs share the next one.
  *

@@ -38,7 +38,7 @@ export class LegacyGraphqlSession {
   private state: State = 'awaiting-init';
   private session: GraphqlSession | null = null;
   private readonly operations = new Map<string, Operation>();
-  private readonly refused = new RefusedOperations();
+  private readonly refused: RefusedOperations;
   /** Starts received while connection_init is being checked, in arrival order. */
   private readonly queued = new Map<string, OperationRequest>();
   private readonly timers: TimerHandle[] = [];
@@ -50,6 +50,7 @@ export class LegacyGraphqlSession {
     /** Time for the init timeout and the keep-alive (a ManualClock in the specs). */
     private readonly clock: Clock,
   ) {
+    this.refused = new RefusedOperations(() => clock.now());
     this.timers.push(
       clock.after(engine.limits.initTimeoutMs, () => {
         if (this.state === 'awaiting-init')

@@ -5,8 +5,9 @@ import { type Packet } from 'mqtt-packet';
  * The two packets that make up most of a QoS 0 or QoS 1 flow, read and written by hand; everything
  * else, and any variant of these that is not the plainest, goes to mqtt-packet. Measured: for a
  * four-byte PUBACK, mqtt-packet's parser makes a dozen calls to its disabled `debug` logger (each an
- * argument array and an `enabled` getter) and walks its state machine, and its generator makes an event emitter and a buffer list for each packet. The
- * packets and bytes here are the ones mqtt-packet makes (the specs compare them).
+ * argument array and an `enabled` getter) and walks its state machine, and its generator makes an
+ * event emitter and a buffer list for each packet. The packets and bytes here are the ones
+ * mqtt-packet makes (the specs compare them).
  */
 
 /** PUBACK: type 4, no flags (MQTT 3.1.1 and 5.0 section 3.4.1). */

@@ -1,4 +1,4 @@
-import { type Clock, type TimerHandle } from '#broker/gateway';
+import { systemClock, type Clock, type TimerHandle } from '#broker/gateway';
 export class CallTimeoutError extends Error {
   override readonly name = 'CallTimeoutError';
 }
@@ -29,8 +29,8 @@ export interface CallTrackerOptions {
   readonly maxQueued: number;
   readonly send: (id: string, action: string, payload: unknown) => void;
   readonly newId: () => string;
-  /** Time for the timeouts (a ManualClock in the specs). */
-  readonly clock: Clock;
+  /** Time for the timeouts: systemClock unless given (a ManualClock in the specs). */
+  readonly clock?: Clock;
 }
 
 /**
@@ -42,7 +42,11 @@ export class CallTracker {
   private readonly queue: Entry[] = [];
   private current: Entry | null = null;
   private closedWith: Error | null = null;
-  constructor(private readonly options: CallTrackerOptions) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly options: CallTrackerOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   get outstanding(): string | null {
     return this.current?.id ?? null;
@@ -66,7 +70,7 @@ export class CallTracker {
         reject,
         timer: null,
       };
-      entry.timer = this.options.clock.after(this.options.timeoutMs, () => this.expire(entry));
+      entry.timer = this.clock.after(this.options.timeoutMs, () => this.expire(entry));
       this.queue.push(entry);
       this.next();
     });
@@ -98,7 +102,7 @@ export class CallTracker {
   }
 
   private cancelTimer(entry: Entry): void {
-    if (entry.timer !== null) this.options.clock.cancel(entry.timer);
+    if (entry.timer !== null) this.clock.cancel(entry.timer);
     entry.timer = null;
   }
 

@@ -11,6 +11,7 @@ import {
   type BadMessageReason,
   type CallDispatcher,
 } from './session.js';
+import { ManualClock } from '#broker/gateway';
 
 const schemas = new OcppSchemas();
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -31,7 +32,10 @@ function dispatcher(
   };
 }
 
-function session(d: CallDispatcher, extra: { ready?: Promise<void>; callTimeoutMs?: number } = {}) {
+function session(
+  d: CallDispatcher,
+  extra: { ready?: Promise<void>; callTimeoutMs?: number; clock?: ManualClock } = {},
+) {
   const sent: unknown[][] = [];
   const bad: BadMessageReason[] = [];
   const internal: string[] = [];
@@ -43,6 +47,7 @@ function session(d: CallDispatcher, extra: { ready?: Promise<void>; callTimeoutM
     maxQueuedCalls: 4,
     observer: { badMessage: (reason) => bad.push(reason), internalError: (action) => internal.push(action) },
     ...(extra.ready ? { ready: extra.ready } : {}),
+    ...(extra.clock ? { clock: extra.clock } : {}),
   });
   return { s, sent, bad, internal };
 }
@@ -114,10 +119,14 @@ describe('OcppSession: inbound CALLs', () => {
 
   it('a handler that does not finish in time: InternalError sent, later CALLs still wait their turn', async () => {
     const { d, finish } = slowAuthorize();
-    const { s, sent, internal } = session(d, { callTimeoutMs: 10 });
+    const clock = new ManualClock();
+    const { s, sent, internal } = session(d, { callTimeoutMs: 10, clock });
     s.receive('[2,"slow","Authorize",{"idTag":"x"}]');
     s.receive('[2,"next","Heartbeat",{}]');
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await tick();
+    clock.advance(9);
+    assert.deepEqual(sent, []);
+    clock.advance(1);
     assert.deepEqual(
       sent.map((f) => [f[1], f[2]]),
       [['slow', 'InternalError']],
@@ -137,18 +146,22 @@ describe('OcppSession: inbound CALLs', () => {
 
   it("each CALL gets its whole time, counted from its own start, not from the timer's", async () => {
     const { d, finish } = slowAuthorize();
-    const { s, sent, internal } = session(d, { callTimeoutMs: 1000 });
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const clock = new ManualClock();
+    const { s, sent, internal } = session(d, { callTimeoutMs: 1000, clock });
     s.receive('[2,"quick","Heartbeat",{}]');
-    await sleep(600);
+    await tick();
+    clock.advance(600);
     s.receive('[2,"slow","Authorize",{"idTag":"x"}]');
-    await sleep(650);
+    await tick();
+    clock.advance(650);
     assert.deepEqual(
       sent.map((f) => [f[0], f[1]]),
       [[3, 'quick']],
       'the timer armed by the first CALL has fired; the second still has time',
     );
-    await sleep(750);
+    clock.advance(349);
+    assert.equal(sent.length, 1, 'the CALL has 1 ms left');
+    clock.advance(1);
     assert.deepEqual(
       sent.map((f) => [f[0], f[1], f[2]]),
       [
@@ -319,8 +332,11 @@ describe('OcppSession: our CALLs', () => {
   });
 
   it('a timeout and a closed connection reject the pending calls', async () => {
-    const { s } = session(dispatcher({}), { callTimeoutMs: 10 });
-    await assert.rejects(s.call('ClearCache', {}), CallTimeoutError);
+    const clock = new ManualClock();
+    const { s } = session(dispatcher({}), { callTimeoutMs: 10, clock });
+    const timedOut = s.call('ClearCache', {});
+    clock.advance(10);
+    await assert.rejects(timedOut, CallTimeoutError);
     const pending = s.call('ClearCache', {});
     s.closed();
     await assert.rejects(pending, ConnectionClosedError);

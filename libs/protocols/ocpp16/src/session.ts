@@ -238,7 +238,7 @@ export class OcppSession {
     this.late = false;
     // A CALL still queued when the charge point left runs to its end; no answer can reach anyone.
     if (this.isClosed) return;
-    this.handlingSince = this.clock.now();
+    this.handlingSince = this.clock.monotonic();
     if (this.deadline === null) this.armDeadline(this.options.callTimeoutMs);
   }
 
@@ -250,7 +250,7 @@ export class OcppSession {
     this.deadline = null;
     const id = this.handlingId;
     if (id === null) return;
-    const left = this.handlingSince + this.options.callTimeoutMs - this.clock.now();
+    const left = this.handlingSince + this.options.callTimeoutMs - this.clock.monotonic();
     // Whole milliseconds: Node keeps a list of timers per duration.
     if (left > 0) return this.armDeadline(Math.ceil(left));
     const action = this.handlingAction;

@@ -34,7 +34,7 @@ export interface DealerOptions {
   readonly maxRegistrationsPerSession: number;
   readonly maxPendingCallsPerSession: number;
   readonly procedures: ReadonlyMap<string, RouterProcedure>;
-  /** Injected so the dealer holds no timers itself. */
+  /** Time for the calls' timeouts, injected (a ManualClock in the specs). */
   readonly clock: Clock;
   /** Cluster mode: registrations held by other nodes. */
   readonly remote?: RemoteDealer;
