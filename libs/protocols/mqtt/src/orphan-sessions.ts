@@ -1,0 +1,185 @@
+import { type ClusterNode } from '#broker/cluster';
+import { type TimerHandle } from '#broker/gateway';
+import { type Logger } from 'pino';
+import { type MqttBroker } from './broker.js';
+import { type SessionBucket } from './session-bucket.js';
+import { type WillRecord } from './session-directory.js';
+import { decodeWill, keyOf, parseRecord, type SessionRecord } from './session-record.js';
+
+/** A dead node's session this node adopted: its will and expiry run here until its client is back. */
+interface Orphan {
+  readonly record: SessionRecord;
+  revision: number;
+  willTimer: TimerHandle | null;
+  expiryTimer: TimerHandle | null;
+}
+
+/** A will of a session that has no connection here goes out, its expiry counted from now. */
+export function publishWill(broker: MqttBroker, will: WillRecord): void {
+  const message =
+    will.expirySec === null
+      ? will.message
+      : { ...will.message, expiresAt: broker.clock.now() + will.expirySec * 1000 };
+  broker.publishWill(message, will.principal);
+}
+
+/**
+ * The sessions of dead nodes (or of an earlier process under this node id) that this node won the race
+ * for: each one's will goes out after its delay, once, and its record ends at its expiry, unless its
+ * client comes back first.
+ */
+export class OrphanSessions {
+  private readonly orphans = new Map<string, Orphan>();
+  private stopped = false;
+
+  constructor(
+    private readonly node: ClusterNode,
+    private readonly broker: MqttBroker,
+    private readonly bucket: SessionBucket,
+    private readonly log: Logger,
+  ) {}
+
+  /** Shutdown: no orphan's timer fires any more (the others adopt them when this node has left). */
+  stop(): void {
+    this.stopped = true;
+    for (const orphan of this.orphans.values()) this.cancel(orphan);
+    this.orphans.clear();
+  }
+
+  /**
+   * At start, once the bus bridge is up (a will goes out to every node): records of nodes that are not
+   * live, and of an earlier process under this node id, are adopted.
+   */
+  async sweep(): Promise<void> {
+    const index = this.bucket.index;
+    if (index === null) return;
+    const nodes = new Set<string>();
+    try {
+      for await (const key of await index.keys()) nodes.add(key.slice(0, key.indexOf('.')));
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'mqtt: session index not listed');
+      return;
+    }
+    for (const node of nodes) {
+      if (node === this.node.nodeId || !this.node.membership.isLive(node)) await this.adoptFrom(node);
+    }
+  }
+
+  /**
+   * Records left by `node` (dead, or restarted as a new process): this node races the others for each;
+   * each one won is adopted. A node only thought dead (this node's view) keeps its records.
+   */
+  async adoptFrom(node: string): Promise<void> {
+    const index = this.bucket.index;
+    const kv = this.bucket.sessions;
+    if (index === null || kv === null) return;
+    const { membership } = this.node;
+    const live = node === this.node.nodeId || membership.isLive(node);
+    if (!live && !(await membership.confirmDead(node))) return;
+    const current = node === this.node.nodeId ? this.node.incarnation : membership.incarnationOf(node);
+    const keys: string[] = [];
+    try {
+      for await (const entry of await index.keys(`${node}.>`)) keys.push(entry.slice(node.length + 1));
+    } catch (err) {
+      this.log.warn({ node, err: (err as Error).message }, 'mqtt: sessions of a dead node not listed');
+      return;
+    }
+    for (const key of keys) {
+      if (this.stopped) return;
+      try {
+        const entry = await kv.get(key);
+        const record = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
+        if (entry === null || record === null || record.node !== node) continue;
+        if (live && record.incarnation === current) continue;
+        const clientId = Buffer.from(key, 'base64url').toString('utf8');
+        if (this.broker.sessions.has(clientId) || this.orphans.has(clientId)) continue;
+        const adopted: SessionRecord = {
+          ...record,
+          node: this.node.nodeId,
+          incarnation: this.node.incarnation,
+        };
+        const revision = await kv.update(key, JSON.stringify(adopted), entry.revision);
+        if (node !== this.node.nodeId) this.bucket.unindex(node, key);
+        await this.bucket.index?.put(`${this.node.nodeId}.${key}`, '');
+        this.adopt(clientId, adopted, revision);
+      } catch {
+        // Another survivor won this one, or its client reconnected first.
+      }
+    }
+  }
+
+  /**
+   * The client of an orphan is back (here or elsewhere): the orphan, if `clientId` is one, is let go (on a
+   * clean start its waiting will goes out now). Its record, or null when `clientId` is no orphan here.
+   */
+  releaseIfOrphan(clientId: string, clean: boolean): SessionRecord | null {
+    const orphan = this.orphans.get(clientId);
+    if (orphan === undefined) return null;
+    this.release(clientId, orphan, clean);
+    return orphan.record;
+  }
+
+  private adopt(clientId: string, record: SessionRecord, revision: number): void {
+    const orphan: Orphan = { record, revision, willTimer: null, expiryTimer: null };
+    this.orphans.set(clientId, orphan);
+    this.log.info({ clientId }, 'mqtt: adopted the session of a node that is gone');
+    const { clock } = this.broker;
+    const will = decodeWill(record.will);
+    if (will !== null) {
+      const delay = Math.min(will.delaySec, record.expirySec);
+      const publish = (): void => {
+        orphan.willTimer = null;
+        publishWill(this.broker, will);
+        this.forgetWill(clientId, orphan);
+      };
+      if (delay === 0) publish();
+      else orphan.willTimer = clock.after(delay * 1000, publish);
+    }
+    if (record.expirySec === 0) return this.expire(clientId, orphan);
+    orphan.expiryTimer = clock.after(record.expirySec * 1000, () => this.expire(clientId, orphan));
+  }
+
+  /** A will that went out leaves the record, so no later adopter publishes it again. */
+  private forgetWill(clientId: string, orphan: Orphan): void {
+    const key = keyOf(clientId);
+    if (key === null) return;
+    this.bucket.enqueue(clientId, async () => {
+      const kv = this.bucket.sessions;
+      if (this.orphans.get(clientId) !== orphan || kv === null) return;
+      const record: SessionRecord = { ...orphan.record, will: null };
+      orphan.revision = await kv.update(key, JSON.stringify(record), orphan.revision);
+    });
+  }
+
+  /** An orphan's expiry: a will still waiting goes out, the record goes. */
+  private expire(clientId: string, orphan: Orphan): void {
+    if (orphan.willTimer !== null) {
+      const will = decodeWill(orphan.record.will);
+      if (will !== null) publishWill(this.broker, will);
+    }
+    this.cancel(orphan);
+    this.orphans.delete(clientId);
+    this.broker.queues?.discard(clientId, orphan.record.subscriptions);
+    const key = keyOf(clientId);
+    if (key === null) return;
+    this.bucket.enqueue(clientId, () => this.bucket.deleteRecord(key, orphan.revision));
+  }
+
+  /** The orphan's client is back (here or elsewhere): on a clean start its waiting will goes out now. */
+  private release(clientId: string, orphan: Orphan, clean: boolean): void {
+    if (clean && orphan.willTimer !== null) {
+      const will = decodeWill(orphan.record.will);
+      if (will !== null) publishWill(this.broker, will);
+    }
+    this.cancel(orphan);
+    this.orphans.delete(clientId);
+  }
+
+  private cancel(orphan: Orphan): void {
+    const { clock } = this.broker;
+    if (orphan.willTimer !== null) clock.cancel(orphan.willTimer);
+    if (orphan.expiryTimer !== null) clock.cancel(orphan.expiryTimer);
+    orphan.willTimer = null;
+    orphan.expiryTimer = null;
+  }
+}

@@ -1,0 +1,87 @@
+import { type ClusterNode } from '#broker/cluster';
+import { type KV } from '@nats-io/kv';
+import { type Logger } from 'pino';
+import { type WillRecord } from './session-directory.js';
+import { encodeWill, MAX_RECORD_BYTES, type SessionRecord } from './session-record.js';
+import { type Subscription } from './subscription.js';
+
+/**
+ * The buckets the session records live in, what this node wrote there last, and the one queue per
+ * client id through which every write of its record goes, in order, each with the revision the
+ * previous one left.
+ */
+export class SessionBucket {
+  sessions: KV | null = null;
+  /** `<node>.<key>` for each record a node holds, so the survivors find a dead node's records. */
+  index: KV | null = null;
+  /** The revision of each record this node wrote last. */
+  readonly revisions = new Map<string, number>();
+  /** The claim nonce of each record this node holds. */
+  readonly claims = new Map<string, string>();
+  /** Per client id, the tail of its record writes. */
+  private readonly queues = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly node: ClusterNode,
+    private readonly log: Logger,
+  ) {}
+
+  async open(): Promise<void> {
+    this.sessions = await this.node.bucket('mqtt-sessions', { history: 1 });
+    this.index = await this.node.bucket('mqtt-session-nodes', { history: 1 });
+  }
+
+  /** This node's record of a session, as it is written. */
+  recordOf(
+    claim: string,
+    expirySec: number,
+    subscriptions: readonly Subscription[],
+    will: WillRecord | null,
+  ): string {
+    const record: SessionRecord = {
+      node: this.node.nodeId,
+      incarnation: this.node.incarnation,
+      claim,
+      expirySec,
+      subscriptions,
+      will: encodeWill(will),
+    };
+    const json = JSON.stringify(record);
+    if (Buffer.byteLength(json) <= MAX_RECORD_BYTES) return json;
+    // The will stays with this node's connection; only a failover loses it.
+    this.log.warn(
+      { bytes: Buffer.byteLength(json) },
+      'mqtt: session record too large, kept without its will',
+    );
+    return JSON.stringify({ ...record, will: null });
+  }
+
+  enqueue(clientId: string, op: () => Promise<void>): void {
+    const tail = (this.queues.get(clientId) ?? Promise.resolve()).then(op).catch((err: unknown) => {
+      this.log.warn({ clientId, err: (err as Error).message }, 'mqtt: session record write failed');
+    });
+    this.queues.set(clientId, tail);
+    void tail.then(() => {
+      if (this.queues.get(clientId) === tail) this.queues.delete(clientId);
+    });
+  }
+
+  /** The tail of `clientId`'s record writes, if any are under way. */
+  tail(clientId: string): Promise<void> | undefined {
+    return this.queues.get(clientId);
+  }
+
+  /** Deletes this node's record if it is still the one written at `revision`; its index entry only then. */
+  async deleteRecord(key: string, revision: number): Promise<void> {
+    try {
+      await this.sessions?.delete(key, { previousSeq: revision });
+    } catch {
+      return;
+    }
+    this.unindex(this.node.nodeId, key);
+  }
+
+  unindex(node: string, key: string): void {
+    this.index?.delete(`${node}.${key}`).catch(() => undefined);
+  }
+}

@@ -1,0 +1,108 @@
+import { decodeMessage, encodeMessage } from './message-codec.js';
+import { type SessionState, type WillRecord } from './session-directory.js';
+import { type Subscription } from './subscription.js';
+import { parseFilter } from './topic-filter.js';
+
+/** A client id longer than this in base64url is not a KV key: such a session stays on its node. */
+const MAX_KEY_LENGTH = 2048;
+/** A record past this (a huge will, mostly) is written without its will: NATS refuses payloads past 1 MiB. */
+export const MAX_RECORD_BYTES = 512 * 1024;
+
+/** A session's record in the bucket: who holds it, and what another node needs to carry it on. */
+export interface SessionRecord {
+  readonly node: string;
+  /** The process of that node that wrote it: a record of an earlier process under the id is an orphan. */
+  readonly incarnation: string;
+  /** Set by the CONNECT that claimed the id; later writes of that connection keep it. */
+  readonly claim: string;
+  readonly expirySec: number;
+  readonly subscriptions: readonly Subscription[];
+  readonly will: EncodedWill | null;
+}
+
+export interface EncodedWill {
+  /** The message (message-codec), base64. */
+  readonly message: string;
+  readonly delaySec: number;
+  readonly expirySec: number | null;
+  readonly principal: string | null;
+}
+
+export function keyOf(clientId: string): string | null {
+  const key = Buffer.from(clientId, 'utf8').toString('base64url');
+  return key.length <= MAX_KEY_LENGTH ? key : null;
+}
+
+export function encodeWill(will: WillRecord | null): EncodedWill | null {
+  if (will === null) return null;
+  return {
+    message: encodeMessage(will.message).toString('base64'),
+    delaySec: will.delaySec,
+    expirySec: will.expirySec,
+    principal: will.principal,
+  };
+}
+
+export function decodeWill(will: EncodedWill | null): WillRecord | null {
+  if (will === null || typeof will?.message !== 'string') return null;
+  const message = decodeMessage(Buffer.from(will.message, 'base64'));
+  if (message === null) return null;
+  const delaySec = Number(will.delaySec);
+  return {
+    message,
+    delaySec: Number.isInteger(delaySec) && delaySec >= 0 ? delaySec : 0,
+    expirySec: typeof will.expirySec === 'number' ? will.expirySec : null,
+    principal: typeof will.principal === 'string' ? will.principal : null,
+  };
+}
+
+/** A subscription from NATS, checked as a SUBSCRIBE would be; null for anything else. */
+export function subscriptionOf(raw: unknown): Subscription | null {
+  const s = raw as Subscription;
+  if (typeof s?.raw !== 'string' || ![0, 1, 2].includes(s.qos)) return null;
+  let parsed;
+  try {
+    parsed = parseFilter(s.raw);
+  } catch {
+    return null;
+  }
+  const retainHandling = [0, 1, 2].includes(s.retainHandling) ? s.retainHandling : 0;
+  const id = s.subscriptionId;
+  return {
+    raw: s.raw,
+    filter: parsed.filter,
+    group: parsed.group,
+    qos: s.qos,
+    noLocal: s.noLocal === true,
+    retainAsPublished: s.retainAsPublished === true,
+    retainHandling,
+    subscriptionId: Number.isInteger(id) && (id as number) > 0 && (id as number) < 268_435_456 ? id : null,
+  };
+}
+
+export function parseRecord(value: Uint8Array): SessionRecord | null {
+  try {
+    const record = JSON.parse(Buffer.from(value).toString('utf8')) as SessionRecord;
+    if (typeof record?.node !== 'string' || !Array.isArray(record.subscriptions)) return null;
+    const expirySec = Number(record.expirySec);
+    return {
+      node: record.node,
+      incarnation: typeof record.incarnation === 'string' ? record.incarnation : '',
+      claim: typeof record.claim === 'string' ? record.claim : '',
+      expirySec: Number.isInteger(expirySec) && expirySec >= 0 ? expirySec : 0,
+      subscriptions: record.subscriptions.map(subscriptionOf).filter((s): s is Subscription => s !== null),
+      will: record.will ?? null,
+    };
+  } catch {
+    return null;
+  }
+}
+
+export function stateOf(record: SessionRecord): SessionState {
+  return { expirySec: record.expirySec, subscriptions: record.subscriptions };
+}
+
+/** JetStream's "wrong last sequence": someone else wrote the record since it was read. */
+export function isConflict(err: unknown): boolean {
+  return (err as { code?: number }).code === 10071 || /wrong last sequence/i.test((err as Error).message);
+}

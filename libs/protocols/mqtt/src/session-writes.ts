@@ -1,0 +1,112 @@
+import { type ClusterNode } from '#broker/cluster';
+import { type Logger } from 'pino';
+import { type MqttBroker } from './broker.js';
+import { type Session } from './session.js';
+import { type SessionBucket } from './session-bucket.js';
+import { isConflict, keyOf, parseRecord } from './session-record.js';
+
+/**
+ * A held session's record kept in step with its session: one write per session per turn, the record
+ * gone when the session ends here; a write that finds another node's claim lets the connection go.
+ */
+export class SessionWrites {
+  private readonly dirty = new Set<Session>();
+  private flushScheduled = false;
+
+  constructor(
+    private readonly node: ClusterNode,
+    private readonly broker: MqttBroker,
+    private readonly bucket: SessionBucket,
+    /** Client ids being handed to another node (ClusterSessions' own set). */
+    private readonly handingOver: Set<string>,
+    private readonly log: Logger,
+  ) {}
+
+  changed(session: Session): void {
+    if (!this.bucket.revisions.has(session.clientId)) return;
+    this.dirty.add(session);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // One write per session per turn, however many SUBSCRIBEs that turn handled.
+    setImmediate(() => this.flush());
+  }
+
+  async persisted(session: Session): Promise<void> {
+    // The flush already scheduled runs first (setImmediate keeps its order), then its write is the tail.
+    if (this.flushScheduled) await new Promise((resolve) => setImmediate(resolve));
+    await this.bucket.tail(session.clientId);
+  }
+
+  ended(session: Session): void {
+    this.dirty.delete(session);
+    const clientId = session.clientId;
+    if (this.handingOver.has(clientId)) return;
+    // A takeover on this node ends the old session and attaches the new one in the same turn: the
+    // record, which the new connection claimed, stays then.
+    setImmediate(() => {
+      if (this.broker.sessions.has(clientId)) return;
+      this.bucket.enqueue(clientId, async () => {
+        if (this.broker.sessions.has(clientId)) return;
+        const revision = this.bucket.revisions.get(clientId);
+        const key = keyOf(clientId);
+        this.bucket.revisions.delete(clientId);
+        this.bucket.claims.delete(clientId);
+        if (revision === undefined || key === null) return;
+        await this.bucket.deleteRecord(key, revision);
+      });
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const sessions = [...this.dirty];
+    this.dirty.clear();
+    for (const session of sessions) this.bucket.enqueue(session.clientId, () => this.write(session));
+  }
+
+  private async write(session: Session): Promise<void> {
+    const kv = this.bucket.sessions;
+    const clientId = session.clientId;
+    const key = keyOf(clientId);
+    const revision = this.bucket.revisions.get(clientId);
+    if (
+      kv === null ||
+      key === null ||
+      revision === undefined ||
+      this.broker.sessions.get(clientId) !== session
+    ) {
+      return;
+    }
+    const nonce = this.bucket.claims.get(clientId) ?? '';
+    const record = this.bucket.recordOf(
+      nonce,
+      session.expirySec,
+      [...session.subscriptions.values()],
+      session.will,
+    );
+    try {
+      this.bucket.revisions.set(clientId, await kv.update(key, record, revision));
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      // A newer claim of this node's own moved the revision on: nothing lost, the next write uses it.
+      if (this.bucket.revisions.get(clientId) !== revision) return;
+      const now = await kv.get(key).catch(() => null);
+      const holder = now?.operation === 'PUT' ? parseRecord(now.value) : null;
+      if (holder !== null && holder.claim === nonce && holder.node === this.node.nodeId) return;
+      // Another node took the id (its CONNECT won): the connection here lets go too.
+      this.log.info({ clientId }, 'mqtt: session taken by another node, letting go here');
+      this.bucket.revisions.delete(clientId);
+      this.bucket.claims.delete(clientId);
+      this.handingOver.add(clientId);
+      try {
+        session.owner?.takeOver();
+        if (this.broker.sessions.get(clientId) === session) {
+          session.clearTimers(this.broker.clock);
+          this.broker.endSession(session, true);
+        }
+      } finally {
+        this.handingOver.delete(clientId);
+      }
+    }
+  }
+}
