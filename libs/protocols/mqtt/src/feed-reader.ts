@@ -1,0 +1,198 @@
+import { topicMatches } from '#broker/bus';
+import { filterToSubjects } from '#broker/cluster';
+import {
+  AckPolicy,
+  type ConsumerMessages,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/nats-core';
+import { type Logger } from 'pino';
+import { type MqttBroker } from './broker.js';
+import { deliveryFor } from './delivery.js';
+import { type Feed, target } from './feed.js';
+import { decodeMessage } from './message-codec.js';
+import { type Delivery } from './session.js';
+import { type StreamInterest } from './stream-interest.js';
+
+/**
+ * How long a feed waits before it makes or reads its consumers again: after a failure (JetStream
+ * electing leaders, a server catching up), or after its consumer was deleted behind the broker's back.
+ */
+const RETRY_MS = 500;
+
+/**
+ * How long one pull request waits on the server. A pull lost in a NATS cluster's failover (a server
+ * restarting, its routes forming again) shows only as missed heartbeats, at half of this, after which
+ * the client pulls again: the library's 30 s left a subscriber without its messages that long.
+ */
+const PULL_EXPIRES_MS = 5000;
+
+/**
+ * The JetStream side of the feeds on this node: each feed's consumers made (or found), read within its
+ * client's window while a client it serves is here, and made or read again after a failure or a loss.
+ */
+export class FeedReader {
+  js: JetStreamClient | null = null;
+  jsm: JetStreamManager | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly broker: MqttBroker,
+    private readonly log: Logger,
+    private readonly interest: StreamInterest,
+    /** ClusterQueues' feeds by key: a feed no longer there is no longer in use. */
+    private readonly feeds: ReadonlyMap<string, Feed>,
+    private readonly stream: string,
+    private readonly prefix: string,
+    private readonly ackWaitMs: number,
+  ) {}
+
+  /** Shutdown: no feed is tried again. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** The feed's consumers made again, and read from again if a client it serves is here. */
+  reopen(feed: Feed): void {
+    this.stopFeed(feed);
+    feed.opened = this.open(feed);
+  }
+
+  /**
+   * A consumer deleted behind the broker's back (an operator, a tool) is made again at once: what was
+   * published while it was gone had no reader and is not there for it, the rest goes on.
+   */
+  private async watch(feed: Feed, messages: ConsumerMessages): Promise<void> {
+    for await (const status of messages.status()) {
+      if (status.type !== 'consumer_deleted' && status.type !== 'consumer_not_found') continue;
+      if (!feed.consuming.includes(messages) || this.feeds.get(feed.key) !== feed) return;
+      this.log.warn({ feed: feed.key, why: status.type }, 'mqtt: stream consumer gone, made again');
+      // After a moment: a server still removing the consumer's files fails the deletion otherwise.
+      this.stopFeed(feed);
+      return this.later(feed, () => (feed.opened = this.open(feed)));
+    }
+  }
+
+  /** Creates the subscription's consumers (or finds them, made by another node), then consumes if its client is here. */
+  async open(feed: Feed): Promise<void> {
+    const jsm = this.jsm;
+    if (jsm === null) return;
+    const subjects = filterToSubjects(feed.filter).map((subject) => this.prefix + subject);
+    const expiryMs = this.broker.config.maxSessionExpirySec * 1000;
+    try {
+      let revision = 0;
+      for (const [i, durable] of feed.durables.entries()) {
+        // Stored from now on, on every node once its watch has it (`everywhere` below waits for that).
+        revision = await this.interest.add(durable, feed.filter);
+        await jsm.consumers.add(this.stream, {
+          durable_name: durable,
+          filter_subject: subjects[i] as string,
+          ack_policy: AckPolicy.Explicit,
+          ack_wait: nanos(this.ackWaitMs),
+          max_ack_pending: this.broker.config.maxInflight,
+          deliver_policy: DeliverPolicy.New,
+          // A group's consumer outlives any one node's members: JetStream removes it once nobody reads it.
+          ...(feed.group !== null && expiryMs > 0 ? { inactive_threshold: nanos(expiryMs) } : {}),
+        });
+      }
+      // The SUBACK this feeds waits until no node would acknowledge unstored what these consumers read.
+      await this.interest.everywhere(revision);
+    } catch (err) {
+      this.failed(feed, err, 'mqtt: stream consumer not made yet; its QoS 1/2 messages stay on their node');
+      return this.later(feed, () => (feed.opened = this.open(feed)));
+    }
+    if (this.feeds.get(feed.key) !== feed) return;
+    feed.ready = true;
+    await this.consume(feed);
+  }
+
+  /** Runs `step` in a moment if the feed is still in use then. */
+  private later(feed: Feed, step: () => Promise<void>): void {
+    this.broker.clock.after(RETRY_MS, () => {
+      if (!this.stopped && this.feeds.get(feed.key) === feed) void step();
+    });
+  }
+
+  /** The first failure of a streak is a warning; those after it, until a success, are debug lines. */
+  private failed(feed: Feed, err: unknown, what: string): void {
+    const fields = { feed: feed.key, err: (err as Error).message, failures: ++feed.failures };
+    if (feed.failures === 1) this.log.warn(fields, what);
+    else this.log.debug(fields, what);
+  }
+
+  async consume(feed: Feed): Promise<void> {
+    const js = this.js;
+    if (js === null || !feed.ready || feed.starting || feed.consuming.length > 0) return;
+    feed.starting = true;
+    try {
+      await this.consumeWith(js, feed);
+    } finally {
+      feed.starting = false;
+    }
+  }
+
+  private async consumeWith(js: JetStreamClient, feed: Feed): Promise<void> {
+    for (const durable of feed.durables) {
+      try {
+        const consumer = await js.consumers.get(this.stream, durable);
+        const member = [...feed.members.values()].find((m) => m.session.owner !== null);
+        if (member === undefined || this.feeds.get(feed.key) !== feed) return;
+        // Within the client's window: what it cannot take now stays in the stream, not in this node's queue.
+        const window =
+          feed.group === null
+            ? (member.session.owner?.sendWindow ?? this.broker.config.maxInflight)
+            : this.broker.config.maxInflight;
+        const messages = await consumer.consume({
+          max_messages: Math.max(1, Math.min(window, this.broker.config.maxInflight)),
+          expires: PULL_EXPIRES_MS,
+          callback: (msg) => this.deliver(feed, msg),
+        });
+        feed.consuming.push(messages);
+        void this.watch(feed, messages);
+      } catch (err) {
+        // All of them or none: what was started stops, and the whole feed is read again in a moment.
+        this.stopFeed(feed);
+        this.failed(feed, err, 'mqtt: stream consumer not read yet');
+        return this.later(feed, () => this.consume(feed));
+      }
+    }
+    feed.failures = 0;
+  }
+
+  private deliver(feed: Feed, msg: JsMsg): void {
+    const member = this.feeds.get(feed.key) === feed ? target(feed) : null;
+    if (member === null) return msg.nak();
+    const { session, subscription } = member;
+    const message = decodeMessage(msg.data);
+    if (message === null) {
+      this.log.warn({ subject: msg.subject }, 'mqtt: a stream message that is not one dropped');
+      return msg.term();
+    }
+    if (subscription.noLocal && message.publisherId === session.clientId) return msg.ack();
+    // NATS wildcards match '$'-topics too, which MQTT keeps out of leading wildcards (4.7.2).
+    if (!topicMatches(feed.filter, message.topic)) return msg.ack();
+    // The session's queue limit across the cluster: past the newest `maxQueuedMessages` waiting behind
+    // it, a message is one of the oldest, dropped as a full queue drops them.
+    if (!msg.redelivered && msg.info.pending >= Math.max(1, this.broker.config.maxQueuedMessages)) {
+      this.broker.stats.publishDropped++;
+      this.broker.hooks.dropped?.('session queue full', session.clientId, message.topic);
+      return msg.ack();
+    }
+    const delivery: Delivery = {
+      ...deliveryFor(message, [subscription], false),
+      settle: (done) => (done ? msg.ack() : msg.nak()),
+      redelivered: msg.redelivered,
+    };
+    this.broker.deliver(session, delivery);
+    // A member subscribed at QoS 0 gets it at most once: sent (or not), it is done.
+    if (delivery.qos === 0) msg.ack();
+  }
+
+  stopFeed(feed: Feed): void {
+    for (const messages of feed.consuming) messages.stop();
+    feed.consuming = [];
+  }
+}
