@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ClusterNode, NoHolderError, NodeTimeoutError, RemoteError } from './cluster-node.js';
+import { NodeTimeoutError, NoHolderError, RemoteError } from './cluster-errors.js';
+import { ClusterNode } from './cluster-node.js';
 import { capturedLogger, eventually, removeClusterState, testClusterConfig } from './cluster.spec-support.js';
 
 describe('ClusterNode', () => {

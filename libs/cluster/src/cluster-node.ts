@@ -1,58 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { type ClusterConfig } from '#broker/config';
 import { StorageType } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvOptions } from '@nats-io/kv';
-import {
-  type Msg,
-  type NatsConnection,
-  RequestError,
-  type Subscription,
-  TimeoutError,
-} from '@nats-io/nats-core';
-import { connect } from '@nats-io/transport-node';
+import { type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
+import { NoHolderError } from './cluster-errors.js';
+import { answer, ask, parseJson, type RequestHandler, runLocal } from './cluster-requests.js';
+import { ConnectionStatus } from './connection-status.js';
 import { Membership } from './membership.js';
+import { connectNode } from './nats-connect.js';
+import { openBucket } from './open-bucket.js';
 import { MAX_SUBJECT_BYTES, topicToSubject } from './subjects.js';
-
-/** A request to another node got no answer in time (the node is busy, partitioned or just died). */
-export class NodeTimeoutError extends Error {
-  override readonly name = 'NodeTimeoutError';
-}
-
-/** Nobody serves the subject: the node is gone, or (for a keyed request) nobody holds the key. */
-export class NoHolderError extends Error {
-  override readonly name = 'NoHolderError';
-}
-
-/** The serving node answered with an error; `code` is the error's name there. */
-export class RemoteError extends Error {
-  override readonly name = 'RemoteError';
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export type RequestHandler = (body: unknown) => unknown;
-
-type Reply = { ok: true; value: unknown } | { ok: false; code: string; message: string };
 
 export interface ScatterResult<T> {
   /** Each answering node's value, by node id. */
   readonly answers: Map<string, T>;
   /** Live nodes that did not answer in time, or failed. */
   readonly missing: string[];
-}
-
-/** The default node id: host name and port, or the process id when the port is chosen by the system. */
-export function defaultNodeId(port: number): string {
-  const host = hostname()
-    .replace(/[^A-Za-z0-9_-]/g, '-')
-    .slice(0, 40);
-  return port === 0 ? `${host}-pid${process.pid}` : `${host}-${port}`;
 }
 
 /**
@@ -62,12 +26,11 @@ export function defaultNodeId(port: number): string {
  */
 export class ClusterNode {
   private readonly handlers = new Map<string, RequestHandler>();
-  private readonly connectionListeners = new Set<(connected: boolean) => void>();
   /** The buckets this node uses, with their options, to make again if the server lost them. */
   private readonly buckets = new Map<string, Partial<KvOptions>>();
   /** Keyed handlers of this node, by subject. */
   private readonly keyed = new Map<string, RequestHandler>();
-  private connected = true;
+  private readonly status: ConnectionStatus;
 
   readonly name: string;
   readonly membership: Membership;
@@ -85,6 +48,7 @@ export class ClusterNode {
     private readonly logger: Logger,
   ) {
     this.name = config.name;
+    this.status = new ConnectionStatus(logger);
     this.membership = new Membership(nodes, {
       nodeId,
       incarnation: this.incarnation,
@@ -100,35 +64,7 @@ export class ClusterNode {
    * half-starts.
    */
   static async join(config: ClusterConfig, nodeId: string, logger: Logger): Promise<ClusterNode> {
-    const servers = config.natsUrl ?? [];
-    const options = {
-      servers,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      // A node cut off from NATS notices within about nodeTimeoutMs, as the others notice it.
-      pingInterval: Math.min(10_000, Math.max(500, Math.floor(config.nodeTimeoutMs / 2))),
-      maxPingOut: 2,
-      timeout: config.requestTimeoutMs,
-    };
-    let nc: NatsConnection;
-    let queues: NatsConnection;
-    try {
-      // A node never receives its own bus messages back: local delivery already happened in process.
-      nc = await connect({ ...options, name: `${config.name}/${nodeId}`, noEcho: true });
-    } catch (err) {
-      throw new Error(`cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-    try {
-      // Queue subscriptions hear this node's own messages too: NATS picks the member, this node's or not.
-      queues = await connect({ ...options, name: `${config.name}/${nodeId}/queues` });
-    } catch (err) {
-      await nc.close().catch(() => undefined);
-      throw new Error(`cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
+    const { nc, queues } = await connectNode(config, nodeId);
     try {
       const kvm = new Kvm(nc);
       // Heartbeats need no disk: in memory, a full file store (a stream that filled it) cannot stop them.
@@ -160,7 +96,7 @@ export class ClusterNode {
   }
 
   get isConnected(): boolean {
-    return this.connected && !this.nc.isClosed();
+    return this.status.connected && !this.nc.isClosed();
   }
 
   /** A subject under this cluster's name. */
@@ -215,7 +151,7 @@ export class ClusterNode {
     if (node === this.nodeId) {
       const handler = this.handlers.get(service);
       if (handler === undefined) throw new NoHolderError(`this node does not serve ${service}`);
-      return this.runLocal<T>(handler, body);
+      return runLocal<T>(handler, body);
     }
     return this.ask<T>(this.subject('node', node, service), body, timeoutMs);
   }
@@ -225,23 +161,13 @@ export class ClusterNode {
     const subject = this.keySubject(service, key);
     if (subject === null) throw new NoHolderError(`a key of ${service} is too long to be held`);
     const local = this.keyed.get(subject);
-    if (local !== undefined) return this.runLocal<T>(local, body);
+    if (local !== undefined) return runLocal<T>(local, body);
     return this.ask<T>(subject, body, timeoutMs);
   }
 
   private keySubject(service: string, key: string): string | null {
     const subject = this.subject('key', service, topicToSubject(key));
     return Buffer.byteLength(subject) <= MAX_SUBJECT_BYTES ? subject : null;
-  }
-
-  /** A handler of this node's, its failure shaped as a remote one's. */
-  private async runLocal<T>(handler: RequestHandler, body: unknown): Promise<T> {
-    try {
-      return (await handler(body)) as T;
-    } catch (err) {
-      const error = err instanceof Error ? err : new Error(String(err));
-      throw new RemoteError(error.name, error.message);
-    }
   }
 
   /** The same request to every live node, this one included, each within the time limit. */
@@ -311,18 +237,7 @@ export class ClusterNode {
 
   /** Called when the NATS connection goes (false) and comes back (true); returns the unsubscribe. */
   onConnection(listener: (connected: boolean) => void): () => void {
-    this.connectionListeners.add(listener);
-    return () => this.connectionListeners.delete(listener);
-  }
-
-  private emitConnection(connected: boolean): void {
-    for (const listener of this.connectionListeners) {
-      try {
-        listener(connected);
-      } catch (err) {
-        this.logger.error({ err: (err as Error).message }, 'cluster connection listener failed');
-      }
-    }
+    return this.status.onConnection(listener);
   }
 
   /** Leaves the cluster: deletes the heartbeat, then drains (pending replies go out) and closes. */
@@ -335,96 +250,19 @@ export class ClusterNode {
   private respond(subject: string, handler: RequestHandler): Subscription {
     return this.nc.subscribe(subject, {
       callback: (err, msg) => {
-        if (err === null) void this.answer(msg, handler);
+        if (err === null) void answer(this.nc, this.logger, msg, handler);
       },
     });
   }
 
-  private async answer(msg: Msg, handler: RequestHandler): Promise<void> {
-    let reply: Reply;
-    const body = parseJson(msg.data);
-    if (body === undefined) {
-      this.logger.warn({ subject: msg.subject }, 'cluster request that is not JSON dropped');
-      reply = { ok: false, code: 'BadRequest', message: 'the request is not JSON' };
-    } else {
-      try {
-        reply = { ok: true, value: await handler(body) };
-      } catch (err) {
-        const error = err instanceof Error ? err : new Error(String(err));
-        reply = { ok: false, code: error.name, message: error.message };
-      }
-    }
-    if (msg.reply === undefined || msg.reply === '' || this.nc.isClosed()) return;
-    try {
-      msg.respond(JSON.stringify(reply));
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message, subject: msg.subject }, 'cluster reply not sent');
-    }
-  }
-
-  private async ask<T>(subject: string, body: unknown, timeoutMs?: number): Promise<T> {
-    let msg: Msg;
-    try {
-      msg = await this.nc.request(subject, JSON.stringify(body), {
-        timeout: timeoutMs ?? this.config.requestTimeoutMs,
-      });
-    } catch (err) {
-      if (err instanceof RequestError && err.isNoResponders())
-        throw new NoHolderError(`nobody serves ${subject}`);
-      if (err instanceof TimeoutError || (err as Error).cause instanceof TimeoutError) {
-        throw new NodeTimeoutError(`no answer from ${subject} in time`);
-      }
-      throw err;
-    }
-    const reply = parseJson(msg.data) as Reply | undefined;
-    if (reply === undefined || typeof reply !== 'object' || reply === null || typeof reply.ok !== 'boolean') {
-      throw new RemoteError('BadReply', `the answer from ${subject} is not a reply`);
-    }
-    if (!reply.ok) throw new RemoteError(String(reply.code), String(reply.message));
-    return reply.value as T;
+  private ask<T>(subject: string, body: unknown, timeoutMs?: number): Promise<T> {
+    return ask<T>(this.nc, subject, body, timeoutMs ?? this.config.requestTimeoutMs);
   }
 
   private watchStatus(): void {
-    void (async () => {
-      for await (const status of this.nc.status()) {
-        if (status.type === 'disconnect' && this.connected) {
-          this.connected = false;
-          this.logger.error('NATS connection lost: new connections get 503 until it is back');
-          this.emitConnection(false);
-        } else if (status.type === 'reconnect' && !this.connected) {
-          this.connected = true;
-          this.logger.info('NATS connection restored');
-          this.recreateBuckets();
-          this.membership.reconnected();
-          this.emitConnection(true);
-        }
-      }
-    })();
-  }
-}
-
-async function openBucket(kvm: Kvm, name: string, options: Partial<KvOptions>): Promise<KV> {
-  try {
-    return await kvm.create(name, options);
-  } catch (err) {
-    // Created earlier with other limits (by another version of a node): use it as it is. If it is not
-    // there either, the reason it could not be created is the one worth reading.
-    try {
-      return await kvm.open(name);
-    } catch {
-      throw new Error(`JetStream bucket ${name} cannot be created: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-  }
-}
-
-const utf8 = new TextDecoder();
-
-function parseJson(data: Uint8Array): unknown {
-  try {
-    return JSON.parse(utf8.decode(data)) as unknown;
-  } catch {
-    return undefined;
+    this.status.watch(this.nc, () => {
+      this.recreateBuckets();
+      this.membership.reconnected();
+    });
   }
 }

@@ -11,7 +11,8 @@ import { type BrokerConfig } from '#broker/config';
 import { BROKER_CONFIG, BROKER_LOGGER, GatewayMetrics, HealthChecks } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { registerClusterMetrics } from './cluster-metrics.js';
-import { ClusterNode, defaultNodeId } from './cluster-node.js';
+import { ClusterNode } from './cluster-node.js';
+import { defaultNodeId } from './node-id.js';
 import { NatsTopicBus } from './nats-topic-bus.js';
 import { StoreNotices } from './store-notices.js';
 

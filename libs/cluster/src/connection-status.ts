@@ -1,0 +1,51 @@
+import { type NatsConnection } from '@nats-io/nats-core';
+import { type Logger } from 'pino';
+
+/**
+ * Whether this node's NATS connection is up, as its status events tell, and who hears when that
+ * changes (listeners are told after the node has done its own part of a reconnect).
+ */
+export class ConnectionStatus {
+  private readonly listeners = new Set<(connected: boolean) => void>();
+  private up = true;
+
+  constructor(private readonly logger: Logger) {}
+
+  get connected(): boolean {
+    return this.up;
+  }
+
+  /** Called when the NATS connection goes (false) and comes back (true); returns the unsubscribe. */
+  onConnection(listener: (connected: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Follows `nc`'s status; `restored` runs on a reconnect, before the listeners hear of it. */
+  watch(nc: NatsConnection, restored: () => void): void {
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'disconnect' && this.up) {
+          this.up = false;
+          this.logger.error('NATS connection lost: new connections get 503 until it is back');
+          this.emit(false);
+        } else if (status.type === 'reconnect' && !this.up) {
+          this.up = true;
+          this.logger.info('NATS connection restored');
+          restored();
+          this.emit(true);
+        }
+      }
+    })();
+  }
+
+  private emit(connected: boolean): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(connected);
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, 'cluster connection listener failed');
+      }
+    }
+  }
+}
