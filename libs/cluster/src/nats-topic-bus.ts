@@ -8,12 +8,13 @@ import {
   topicMatches,
   type TopicBus,
 } from '#broker/bus';
-import { createHash, randomInt } from 'node:crypto';
 import { type Msg, type Subscription } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
-import { decodeEnvelope, type Envelope, encodeEnvelope, encodeMeta } from './bus-envelope.js';
+import { BusCodec } from './bus-codec.js';
+import { decodeEnvelope, type Envelope } from './bus-envelope.js';
 import { type ClusterNode } from './cluster-node.js';
-import { filterToSubjects, MAX_SUBJECT_BYTES, subjectToTopic, topicToSubject } from './subjects.js';
+import { RecentMessages } from './recent-messages.js';
+import { SharedQueues } from './shared-queues.js';
 
 export interface NatsTopicBusOptions {
   readonly logger: Logger;
@@ -35,27 +36,6 @@ interface Attracted {
   count: number;
   readonly subscriptions: Subscription[];
 }
-
-/** A queue of `share` on this node: its handlers take turns at what NATS gives this node. */
-interface Shared {
-  readonly handlers: BusHandler[];
-  cursor: number;
-  readonly subscriptions: Subscription[];
-}
-
-/** Per publishing process, the sequence numbers seen lately: an attracted message matching two filters comes twice. */
-interface Recent {
-  readonly seen: Set<number>;
-  readonly order: number[];
-}
-
-/** NATS writes the copies of one message for one connection back to back; a short window catches them. */
-const RECENT_WINDOW = 1024;
-
-/** Publishers whose recent sequence numbers are kept (the oldest forgotten past it). */
-const MAX_PUBLISHERS = 256;
-/** Encoded publisher metadata and topic subjects kept for reuse (the maps are cleared when full). */
-const MAX_CACHED = 1024;
 
 /** Malformed messages on our subjects are logged at most this often (they are counted in between). */
 const DROP_LOG_INTERVAL_MS = 10_000;
@@ -82,15 +62,9 @@ export class NatsTopicBus implements TopicBus {
   private readonly nodeReach: InMemoryTopicBus;
   private readonly filters = new Map<string, RemoteFilter>();
   private readonly attracted = new Map<string, Attracted>();
-  private readonly recent = new Map<string, Recent>();
-  private readonly shares = new Map<string, Shared>();
-  /** This process's messages are told apart from an earlier process's under the same node id. */
-  private readonly boot = randomInt(2 ** 32);
-  private seq = 0;
-  private readonly metas = new Map<string, Buffer>();
-  private readonly subjects = new Map<string, string | null>();
-  private readonly prefix: string;
-  private readonly overflowSubject: string;
+  private readonly recent = new RecentMessages();
+  private readonly shares: SharedQueues;
+  private readonly codec: BusCodec;
   private readonly overflow: Subscription;
   private lastDropLog = -Infinity;
   /** Messages sent to NATS, taken from it (delivered or not), and dropped as malformed; for metrics. */
@@ -103,14 +77,17 @@ export class NatsTopicBus implements TopicBus {
     const errors = options.onHandlerError ? { onHandlerError: options.onHandlerError } : {};
     this.local = new InMemoryTopicBus(errors);
     this.nodeReach = new InMemoryTopicBus(errors);
-    this.prefix = node.subject('bus', '');
-    this.overflowSubject = node.subject('bus-long');
+    this.codec = new BusCodec(node.subject('bus', ''), node.subject('bus-long'), node.nodeId);
+    this.shares = new SharedQueues(
+      node.queues,
+      (filter) => [...this.codec.subjectsOf(filter), this.codec.overflowSubject],
+      (filter, msg) => this.receiveShared(filter, msg),
+      (handler, message) => this.invoke(handler, message),
+    );
     node.membership.onChange((change) => {
-      if (change.up) return;
-      for (const key of this.recent.keys())
-        if (key.startsWith(`${change.node}\u0000`)) this.recent.delete(key);
+      if (!change.up) this.recent.forgetNode(change.node);
     });
-    this.overflow = node.nc.subscribe(this.overflowSubject, {
+    this.overflow = node.nc.subscribe(this.codec.overflowSubject, {
       callback: (err, msg) => {
         if (err === null) this.receiveOverflow(msg);
       },
@@ -145,7 +122,7 @@ export class NatsTopicBus implements TopicBus {
       remote = { handlers: new Set(), subscriptions: [] };
       const target = remote;
       // A filter too long for a subject only matches topics too long for one: those come on bus-long.
-      for (const subject of this.subjectsOf(filter)) {
+      for (const subject of this.codec.subjectsOf(filter)) {
         target.subscriptions.push(
           this.node.nc.subscribe(subject, {
             callback: (err, msg) => {
@@ -174,7 +151,7 @@ export class NatsTopicBus implements TopicBus {
     let attracted = this.attracted.get(filter);
     if (attracted === undefined) {
       attracted = { count: 0, subscriptions: [] };
-      for (const subject of this.subjectsOf(filter)) {
+      for (const subject of this.codec.subjectsOf(filter)) {
         attracted.subscriptions.push(
           this.node.nc.subscribe(subject, {
             callback: (err, msg) => {
@@ -207,130 +184,56 @@ export class NatsTopicBus implements TopicBus {
    */
   share(queue: string, filter: string, handler: BusHandler): BusSubscription {
     assertTopicFilter(filter);
-    const key = `${queue}\u0000${filter}`;
-    let shared = this.shares.get(key);
-    if (shared === undefined) {
-      const target: Shared = { handlers: [], cursor: 0, subscriptions: [] };
-      const name = `q_${createHash('sha256').update(key).digest('base64url').slice(0, 32)}`;
-      for (const subject of [...this.subjectsOf(filter), this.overflowSubject]) {
-        target.subscriptions.push(
-          this.node.queues.subscribe(subject, {
-            queue: name,
-            callback: (err, msg) => {
-              if (err === null) this.receiveShared(filter, target, msg);
-            },
-          }),
-        );
-      }
-      this.shares.set(key, (shared = target));
-    }
-    const owner = shared;
-    const member: BusHandler = (message) => handler(message);
-    owner.handlers.push(member);
-    return {
-      unsubscribe: () => {
-        const at = owner.handlers.indexOf(member);
-        if (at === -1) return;
-        owner.handlers.splice(at, 1);
-        if (owner.handlers.length > 0) return;
-        for (const subscription of owner.subscriptions) subscription.unsubscribe();
-        this.shares.delete(key);
-      },
-    };
+    return this.shares.share(queue, filter, handler);
   }
 
   /** Stops listening on NATS; local subscriptions keep working. */
   close(): void {
     this.overflow.unsubscribe();
-    for (const remote of [...this.filters.values(), ...this.attracted.values(), ...this.shares.values()]) {
+    for (const remote of [...this.filters.values(), ...this.attracted.values()]) {
       for (const subscription of remote.subscriptions) subscription.unsubscribe();
     }
     this.filters.clear();
     this.attracted.clear();
-    this.shares.clear();
+    this.shares.close();
   }
 
   private forward(message: BusMessage): void {
     try {
-      const subject = this.subjectOf(message.topic);
-      const data = encodeEnvelope(
-        this.boot,
-        ++this.seq,
-        this.metaOf(message),
-        subject === null ? message.topic : '',
-        message.payload,
-        message.qos,
-        message.stored === true,
-      );
+      const { subject, data } = this.codec.encode(message);
       this.stats.sent++;
-      this.node.nc.publish(subject ?? this.overflowSubject, data);
+      this.node.nc.publish(subject, data);
     } catch (err) {
       // Closed, or a payload past the server's limit: local delivery stands, the other nodes miss it.
       this.drop(`not sent to other nodes: ${(err as Error).message}`, message.topic);
     }
   }
 
-  /** The subjects a filter listens on, without those too long to be a subject. */
-  private subjectsOf(filter: string): string[] {
-    return filterToSubjects(filter)
-      .map((subject) => this.prefix + subject)
-      .filter((subject) => Buffer.byteLength(subject) <= MAX_SUBJECT_BYTES);
-  }
-
-  /** The subject of a topic, or null when it is too long for one (the message goes on bus-long). */
-  private subjectOf(topic: string): string | null {
-    let subject = this.subjects.get(topic);
-    if (subject !== undefined) return subject;
-    const full = this.prefix + topicToSubject(topic);
-    subject = Buffer.byteLength(full) <= MAX_SUBJECT_BYTES ? full : null;
-    if (this.subjects.size >= MAX_CACHED) this.subjects.clear();
-    this.subjects.set(topic, subject);
-    return subject;
-  }
-
-  private metaOf(message: BusMessage): Buffer {
-    const principal = message.principal ?? null;
-    const key = `${message.origin}\u0000${message.contentType ?? '\u0001'}\u0000${principal ?? '\u0001'}`;
-    let meta = this.metas.get(key);
-    if (meta === undefined) {
-      meta = encodeMeta({
-        origin: message.origin,
-        node: this.node.nodeId,
-        contentType: message.contentType,
-        principal,
-      });
-      if (this.metas.size >= MAX_CACHED) this.metas.clear();
-      this.metas.set(key, meta);
-    }
-    return meta;
-  }
-
   private receive(filter: string, remote: RemoteFilter, msg: Msg): void {
     this.stats.received++;
-    const topic = subjectToTopic(msg.subject.slice(this.prefix.length));
+    const topic = this.codec.topicOf(msg.subject);
     if (topic === null) return this.drop('subject is not a topic', msg.subject);
     // NATS wildcards also match '$'-topics, which MQTT keeps out of leading wildcards.
     if (!topicMatches(filter, topic)) return;
     const envelope = this.open(msg);
     if (envelope === null) return;
-    const message = this.messageOf(topic, envelope);
+    const message = this.codec.messageOf(topic, envelope);
     for (const entry of remote.handlers) this.invoke(entry.handler, message);
   }
 
-  private receiveShared(filter: string, shared: Shared, msg: Msg): void {
+  private receiveShared(filter: string, msg: Msg): BusMessage | null {
     this.stats.received++;
     const envelope = this.open(msg);
-    if (envelope === null) return;
+    if (envelope === null) return null;
     const topic =
-      msg.subject === this.overflowSubject
-        ? envelope.topic
-        : subjectToTopic(msg.subject.slice(this.prefix.length));
-    if (topic === null || topic === '') return this.drop('subject is not a topic', msg.subject);
+      msg.subject === this.codec.overflowSubject ? envelope.topic : this.codec.topicOf(msg.subject);
+    if (topic === null || topic === '') {
+      this.drop('subject is not a topic', msg.subject);
+      return null;
+    }
     // NATS wildcards also match '$'-topics; and a long topic on bus-long may match another filter.
-    if (!topicMatches(filter, topic)) return;
-    const handler = shared.handlers[shared.cursor++ % shared.handlers.length];
-    if (handler === undefined) return;
-    this.invoke(handler, this.messageOf(topic, envelope));
+    if (!topicMatches(filter, topic)) return null;
+    return this.codec.messageOf(topic, envelope);
   }
 
   /** A handler's failure, thrown or rejected, is reported and stops nothing else. */
@@ -347,29 +250,14 @@ export class NatsTopicBus implements TopicBus {
   private receiveAttracted(msg: Msg): void {
     this.stats.received++;
     const envelope = this.open(msg);
-    if (envelope === null || this.isRepeat(envelope)) return;
-    const topic = subjectToTopic(msg.subject.slice(this.prefix.length));
+    if (envelope === null || this.recent.isRepeat(envelope)) return;
+    const topic = this.codec.topicOf(msg.subject);
     if (topic === null) return this.drop('subject is not a topic', msg.subject);
     try {
-      this.nodeReach.publish(this.messageOf(topic, envelope));
+      this.nodeReach.publish(this.codec.messageOf(topic, envelope));
     } catch (err) {
       this.drop(`attracted message refused: ${(err as Error).message}`, msg.subject);
     }
-  }
-
-  /** Whether this copy of a message already came through another attracted filter. */
-  private isRepeat(envelope: Envelope): boolean {
-    const publisher = `${envelope.node}\u0000${envelope.boot}`;
-    let recent = this.recent.get(publisher);
-    if (recent === undefined) {
-      if (this.recent.size >= MAX_PUBLISHERS) this.recent.delete(this.recent.keys().next().value as string);
-      this.recent.set(publisher, (recent = { seen: new Set(), order: [] }));
-    }
-    if (recent.seen.has(envelope.seq)) return true;
-    recent.seen.add(envelope.seq);
-    recent.order.push(envelope.seq);
-    if (recent.order.length > RECENT_WINDOW) recent.seen.delete(recent.order.shift() as number);
-    return false;
   }
 
   private receiveOverflow(msg: Msg): void {
@@ -378,7 +266,7 @@ export class NatsTopicBus implements TopicBus {
     if (envelope === null) return;
     if (envelope.topic === '') return this.drop('long-topic message without its topic', msg.subject);
     try {
-      this.local.publish(this.messageOf(envelope.topic, envelope));
+      this.local.publish(this.codec.messageOf(envelope.topic, envelope));
     } catch (err) {
       this.drop(`long-topic message refused: ${(err as Error).message}`, msg.subject);
     }
@@ -388,19 +276,6 @@ export class NatsTopicBus implements TopicBus {
     const envelope = decodeEnvelope(msg.data);
     if (envelope === null) this.drop('not a bus envelope', msg.subject);
     return envelope;
-  }
-
-  private messageOf(topic: string, envelope: Envelope): BusMessage {
-    return {
-      topic,
-      payload: envelope.payload,
-      origin: envelope.origin,
-      node: envelope.node,
-      principal: envelope.principal,
-      ...(envelope.contentType === undefined ? {} : { contentType: envelope.contentType }),
-      ...(envelope.qos === undefined ? {} : { qos: envelope.qos }),
-      ...(envelope.stored ? { stored: true } : {}),
-    };
   }
 
   private drop(why: string, subject: string): void {
