@@ -1,141 +1,16 @@
-import { createHash } from 'node:crypto';
-import { type BucketWatch, type ClusterNode, watchBucket } from '#broker/cluster';
-import { type KV, type KvWatchEntry } from '@nats-io/kv';
+import { type ClusterNode } from '#broker/cluster';
 import { type Logger } from 'pino';
+import { ClusterRegistrations, type Known } from './cluster-registrations.js';
+import { ForwardedCaller, NodeStandIn } from './cluster-sessions.js';
+import { type Wire } from './cluster-wire.js';
 import { E } from './errors.js';
-import { type Args, CALL, type Dict, ERROR, INTERRUPT, INVOCATION, type Kwargs, RESULT } from './messages.js';
-import { Permissions } from './permissions.js';
+import { type Args, CALL, type Dict, ERROR, INVOCATION, type Kwargs, RESULT } from './messages.js';
 import { type Precedence, type RemoteDealer } from './remote.js';
 import { type Router } from './router.js';
-import { type PendingCall, Session } from './session.js';
-import { UriIndex } from './uri-index.js';
-import { type MatchPolicy } from './uri.js';
+import { type PendingCall, type Session } from './session.js';
 
 /** The node-addressed service every node listens on for WAMP calls, cancels and answers. */
 const SERVICE = 'wamp';
-
-/** A registration as the cluster records it: which node takes its calls, and how its callees share it. */
-interface RegistrationRecord {
-  readonly node: string;
-  /** The process of that node that wrote it: a record of an earlier process under the id is stale. */
-  readonly incarnation: string;
-  readonly invoke: string;
-  readonly realm: string;
-  readonly match: MatchPolicy;
-  readonly uri: string;
-}
-
-interface Known extends RegistrationRecord {
-  readonly key: string;
-  readonly revision: number;
-}
-
-interface CallerInfo {
-  readonly session: number;
-  readonly authid: string;
-  readonly authrole: string;
-}
-
-type Wire =
-  | {
-      readonly k: 'call';
-      readonly from: string;
-      readonly realm: string;
-      readonly id: number;
-      readonly uri: string;
-      readonly options: Dict;
-      readonly args?: Args;
-      readonly kwargs?: Kwargs;
-      readonly caller: CallerInfo;
-    }
-  | {
-      readonly k: 'cancel';
-      readonly from: string;
-      readonly realm: string;
-      readonly id: number;
-      readonly mode: string;
-    }
-  | {
-      readonly k: 'answer';
-      readonly from: string;
-      readonly realm: string;
-      readonly id: number;
-      readonly message: unknown[];
-    };
-
-/** Callers on other nodes passed their own realm's permission check there; here they may call anything. */
-const ANY = new Permissions([
-  { uri: '', match: 'prefix', allow: ['call', 'register', 'publish', 'subscribe'] },
-]);
-const ADVANCED = {
-  caller: { features: { call_canceling: true, progressive_call_results: true } },
-  callee: { features: { call_canceling: true, progressive_call_results: true } },
-};
-const NOBODY = { send: () => undefined };
-
-/** KV keys hold [-/_=.a-zA-Z0-9] and must stay short: a hash of the realm, the match policy and the URI. */
-function keyOf(realm: string, match: MatchPolicy, uri: string): string {
-  return createHash('sha256').update(`${realm}\u0000${match}\u0000${uri}`).digest('base64url');
-}
-
-function isRecord(value: unknown): value is RegistrationRecord {
-  const r = value as RegistrationRecord;
-  return (
-    typeof r?.node === 'string' &&
-    typeof r.incarnation === 'string' &&
-    typeof r.invoke === 'string' &&
-    typeof r.realm === 'string' &&
-    typeof r.uri === 'string' &&
-    (r.match === 'exact' || r.match === 'prefix' || r.match === 'wildcard')
-  );
-}
-
-/** Another node, as the callee of the calls this node sends it in one realm. */
-class NodeStandIn extends Session {
-  constructor(
-    realm: string,
-    readonly node: string,
-    private readonly cancel: (id: number, mode: string) => void,
-  ) {
-    super(
-      0,
-      realm,
-      { authid: node, authrole: 'node', authmethod: 'cluster', authprovider: 'cluster' },
-      ANY,
-      ADVANCED,
-      NOBODY,
-    );
-  }
-
-  /** The dealer only INTERRUPTs a stand-in (cancel, timeout, caller gone): the node cancels on its side. */
-  override send(message: readonly unknown[]): void {
-    if (message[0] !== INTERRUPT) return;
-    const options = (message[2] ?? {}) as Dict;
-    this.cancel(message[1] as number, typeof options['mode'] === 'string' ? options['mode'] : 'killnowait');
-  }
-}
-
-/** A caller on another node, as the caller of one call here; what the dealer sends it goes back there. */
-class ForwardedCaller extends Session {
-  constructor(
-    realm: string,
-    caller: CallerInfo,
-    private readonly answer: (message: readonly unknown[]) => void,
-  ) {
-    super(
-      caller.session,
-      realm,
-      { authid: caller.authid, authrole: caller.authrole, authmethod: 'cluster', authprovider: 'cluster' },
-      ANY,
-      ADVANCED,
-      NOBODY,
-    );
-  }
-
-  override send(message: readonly unknown[]): void {
-    this.answer(message);
-  }
-}
 
 /**
  * WAMP RPC across the nodes of a cluster. Registrations are recorded in a KV bucket (exclusive ones by
@@ -147,64 +22,35 @@ class ForwardedCaller extends Session {
  * cancelled at their callees, and its records are deleted.
  */
 export class WampCluster {
-  private kv: KV | null = null;
-  private readonly records = new Map<string, Known>();
-  private readonly indexes = new Map<string, UriIndex<Known>>();
+  private readonly registrations: ClusterRegistrations;
   private readonly standIns = new Map<string, NodeStandIn>();
   private readonly forwarded = new Map<string, ForwardedCaller>();
   private router: Router | null = null;
-  private watch: BucketWatch | null = null;
   /** Set while a call from another node runs here: it is never sent on to a third node. */
   private inbound = false;
 
   constructor(
     private readonly node: ClusterNode,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.registrations = new ClusterRegistrations(node, log, (gone) => this.reclaim(gone));
+  }
 
   async start(router: Router): Promise<void> {
     this.router = router;
-    const kv = await this.node.bucket('wamp-registrations', { history: 1 });
-    this.kv = kv;
-    this.watch = await watchBucket(kv, (entry) => this.changed(entry), {
-      log: this.log,
-      what: 'wamp registrations',
-      retryMs: 1000,
-      loadTimeoutMs: 5000,
-    });
-    await this.watch.loaded;
-    this.sweep();
+    await this.registrations.start();
     this.node.listen(SERVICE, (body) => this.receive(body as Wire));
     this.node.membership.onChange((change) => {
       if (!change.up) void this.nodeGone(change.node);
     });
     this.node.onConnection((connected) => {
       if (!connected) this.connectionLost();
-      else this.watch?.restart();
+      else this.registrations.restartWatch();
     });
   }
 
-  /**
-   * At start: records of an earlier process under this node id, or of a node not live, or of a live
-   * node's earlier incarnation, hold URIs nobody serves; they go.
-   */
-  private sweep(): void {
-    const { membership } = this.node;
-    for (const known of [...this.records.values()]) {
-      const live =
-        known.node !== this.node.nodeId &&
-        membership.isLive(known.node) &&
-        membership.incarnationOf(known.node) === known.incarnation;
-      if (!live) this.deleteRecord(known);
-    }
-  }
-
-  private deleteRecord(known: Known): void {
-    this.kv?.delete(known.key, { previousSeq: known.revision }).catch(() => undefined);
-  }
-
   stop(): void {
-    this.watch?.stop();
+    this.registrations.stop();
   }
 
   /** The realm's port for its dealer. */
@@ -212,15 +58,14 @@ export class WampCluster {
     return {
       route: (uri, local) => this.route(realm, uri, local),
       forward: (call, uri, options, args, kwargs) => this.forward(realm, call, uri, options, args, kwargs),
-      claim: (match, uri, invoke) => this.claim(realm, match, uri, invoke),
-      release: (match, uri) => this.release(realm, match, uri),
+      claim: (match, uri, invoke) => this.registrations.claim(realm, match, uri, invoke),
+      release: (match, uri) => this.registrations.release(realm, match, uri),
     };
   }
 
   private route(realm: string, uri: string, local: Precedence | undefined): Session | undefined {
-    const index = this.indexes.get(realm);
-    if (index === undefined || this.inbound) return undefined;
-    for (const known of index.matching(uri)) {
+    if (this.inbound) return undefined;
+    for (const known of this.registrations.matching(realm, uri)) {
       if (known.node === this.node.nodeId || !this.node.membership.isLive(known.node)) continue;
       if (local !== undefined && !outranks(known, local)) return undefined;
       return this.standIn(realm, known.node);
@@ -284,129 +129,16 @@ export class WampCluster {
     }
   }
 
-  private async claim(realm: string, match: MatchPolicy, uri: string, invoke: string): Promise<boolean> {
-    const kv = this.kv;
-    if (kv === null) return true;
-    const key = keyOf(realm, match, uri);
-    const mine: RegistrationRecord = {
-      node: this.node.nodeId,
-      incarnation: this.node.incarnation,
-      invoke,
-      realm,
-      match,
-      uri,
-    };
-    const record = JSON.stringify(mine);
-    try {
-      this.remember(key, mine, await kv.create(key, record));
-      return true;
-    } catch {
-      // Held already: by us, by a dead node (taken over), shared alike, or exclusively by another node.
-    }
-    let entry;
-    try {
-      entry = await kv.get(key);
-    } catch {
-      return false;
-    }
-    if (entry === null || entry.operation !== 'PUT') return this.claimAgain(kv, key, mine);
-    let held: unknown;
-    try {
-      held = entry.json<unknown>();
-    } catch {
-      held = null;
-    }
-    if (!isRecord(held)) return this.replace(kv, key, mine, entry.revision);
-    if (held.node === this.node.nodeId && held.incarnation === this.node.incarnation) return true;
-    const { membership } = this.node;
-    // An earlier process of ours, or a node the bucket confirms gone: its record holds a URI nobody serves.
-    const stale =
-      held.node === this.node.nodeId ||
-      ((!membership.isLive(held.node) || membership.incarnationOf(held.node) !== held.incarnation) &&
-        (await membership.confirmDead(held.node, held.incarnation)));
-    if (stale) return this.replace(kv, key, mine, entry.revision);
-    return invoke !== 'single' && held.invoke === invoke;
-  }
-
-  /** A record nobody serves (a dead node's, an earlier process's, not ours at all): overwritten by CAS. */
-  private async replace(kv: KV, key: string, mine: RegistrationRecord, revision: number): Promise<boolean> {
-    try {
-      this.remember(key, mine, await kv.update(key, JSON.stringify(mine), revision));
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  /** The record went away between the create and the read: one more create decides. */
-  private async claimAgain(kv: KV, key: string, mine: RegistrationRecord): Promise<boolean> {
-    try {
-      this.remember(key, mine, await kv.create(key, JSON.stringify(mine)));
-      return true;
-    } catch {
-      this.log.debug(
-        { realm: mine.realm, match: mine.match, uri: mine.uri },
-        'wamp: registration contested across nodes',
-      );
-      return false;
-    }
-  }
-
-  private release(realm: string, match: MatchPolicy, uri: string): void {
-    const key = keyOf(realm, match, uri);
-    const known = this.records.get(key);
-    if (known === undefined || known.node !== this.node.nodeId || this.kv === null) return;
-    this.kv.delete(key, { previousSeq: known.revision }).catch(() => undefined);
-  }
-
-  private remember(key: string, record: RegistrationRecord, revision: number): void {
-    const known: Known = { ...record, key, revision };
-    this.records.set(key, known);
-    let index = this.indexes.get(record.realm);
-    if (index === undefined) this.indexes.set(record.realm, (index = new UriIndex()));
-    index.set(record.match, record.uri, known);
-  }
-
-  private forget(key: string): Known | undefined {
-    const known = this.records.get(key);
-    if (known === undefined) return undefined;
-    this.records.delete(key);
-    const index = this.indexes.get(known.realm);
-    // Only if the index still holds this record (a newer one for the same URI replaced it otherwise).
-    if (index?.get(known.match, known.uri) === known) index.delete(known.match, known.uri);
-    return known;
-  }
-
-  private changed(entry: KvWatchEntry): void {
-    if (entry.operation === 'PUT') {
-      let record: unknown;
-      try {
-        record = entry.json<unknown>();
-      } catch {
-        record = null;
-      }
-      if (!isRecord(record)) {
-        this.log.warn({ key: entry.key }, 'wamp: registration record that is not one ignored');
-        return;
-      }
-      // A watch restarted replays entries this node may have moved past already.
-      const known = this.records.get(entry.key);
-      if (known !== undefined && known.revision > entry.revision) return;
-      this.remember(entry.key, record, entry.revision);
-      return;
-    }
-    const gone = this.forget(entry.key);
-    if (gone !== undefined) this.reclaim(gone);
-  }
-
   /** A record went (its node left, or unregistered): if callees here share it, this node takes it. */
   private reclaim(gone: Known): void {
     const realm = this.router?.existingRealm(gone.realm);
     const registration = realm?.dealer.registrations.find(gone.match, gone.uri);
     if (registration === undefined) return;
-    this.claim(gone.realm, gone.match, gone.uri, registration.invoke).catch((err: unknown) =>
-      this.log.warn({ err: (err as Error).message, uri: gone.uri }, 'wamp: registration not claimed again'),
-    );
+    this.registrations
+      .claim(gone.realm, gone.match, gone.uri, registration.invoke)
+      .catch((err: unknown) =>
+        this.log.warn({ err: (err as Error).message, uri: gone.uri }, 'wamp: registration not claimed again'),
+      );
   }
 
   private receive(wire: Wire): void {
@@ -505,9 +237,7 @@ export class WampCluster {
     }
     // Freeing its URIs is for a node that is dead by the bucket too, not only by this node's view.
     if (!(await this.node.membership.confirmDead(node))) return;
-    for (const known of [...this.records.values()]) {
-      if (known.node === node) this.deleteRecord(known);
-    }
+    this.registrations.deleteNode(node);
   }
 
   /**
