@@ -1,4 +1,5 @@
 import { type Principal } from '#broker/handshake';
+import { CLOSE } from './close-codes.js';
 
 export interface FirstMessageLimits {
   readonly timeoutMs: number;
@@ -36,7 +37,7 @@ export class FirstMessageAuth {
     if (this.state === 'done') return;
     this.heldBytes += data.byteLength;
     if (this.heldBytes > this.limits.maxBytes) {
-      this.finish(1008, 'too much data before authentication');
+      this.finish(CLOSE.policyViolation, 'too much data before authentication');
       return;
     }
     if (this.state === 'waiting' && !isBinary) {
@@ -55,7 +56,7 @@ export class FirstMessageAuth {
       }
     }
     if (this.held.length >= this.limits.maxQueued) {
-      this.finish(1008, 'too many messages before authentication');
+      this.finish(CLOSE.policyViolation, 'too many messages before authentication');
       return;
     }
     this.held.push([data, isBinary]);

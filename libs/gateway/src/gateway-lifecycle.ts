@@ -23,6 +23,7 @@ import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { UpgradeGateway } from './upgrade-gateway.js';
 import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
+import { CLOSE } from './close-codes.js';
 
 /**
  * Boot and shutdown in one explicit order. Boot: discover modules, compile endpoints against them,
@@ -96,7 +97,7 @@ export class GatewayLifecycle
       } catch (err) {
         this.logger.error({ module: module.options.name, err: (err as Error).message }, 'goodbye failed');
       }
-      connection.close(1001, 'server shutting down');
+      connection.close(CLOSE.goingAway, 'server shutting down');
     }
     const deadline = Date.now() + this.config.shutdown.drainTimeoutMs;
     while (this.connections.open() > 0 && Date.now() < deadline) {

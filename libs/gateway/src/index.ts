@@ -20,3 +20,4 @@ export * from './manual-clock.js';
 export * from './broker-ws-adapter.js';
 export * from './gateway-client.js';
 export * from './json-depth.js';
+export * from './close-codes.js';

@@ -14,6 +14,7 @@ import { type RegisteredSubprotocol } from './subprotocol-registry.js';
 import { type ConnectionContext } from './subprotocol.types.js';
 import { type TokenVerifier } from './token-verifier.js';
 import { type ConnectionObserver, WsConnection } from './ws-connection.js';
+import { CLOSE } from './close-codes.js';
 
 /** The gateway services every open connection uses: one object, shared. */
 export interface OpenConnectionServices {
@@ -170,7 +171,7 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     const path = this.endpoint.path;
     if (opensEndpoint(principal, path)) return true;
     this.log().info({ subject: principal.subject }, `${source} credential does not open this endpoint`);
-    this.connection.close(1008, `this credential does not open ${path}`);
+    this.connection.close(CLOSE.policyViolation, `this credential does not open ${path}`);
     return false;
   }
 
@@ -182,9 +183,10 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
 
   private deliver(data: Buffer, isBinary: boolean): void {
     const policy = this.module.options.messages ?? 'any';
-    if (policy === 'text' && isBinary) return this.connection.close(1003, 'binary messages are not accepted');
+    if (policy === 'text' && isBinary)
+      return this.connection.close(CLOSE.unsupportedData, 'binary messages are not accepted');
     if (policy === 'binary' && !isBinary)
-      return this.connection.close(1003, 'text messages are not accepted');
+      return this.connection.close(CLOSE.unsupportedData, 'text messages are not accepted');
     this.connection.deliver(data, isBinary);
   }
 
@@ -203,14 +205,14 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
 
   private openFailed(err: unknown): void {
     this.log().error({ err: (err as Error).message }, 'module failed to open the connection');
-    this.connection.close(1011, 'internal error');
+    this.connection.close(CLOSE.internalError, 'internal error');
   }
 
   private watchExpiry(principal: Principal | null): void {
     this.stopExpiry?.();
     this.stopExpiry = onCredentialExpiry(principal, () => {
       this.log().info({ subject: principal?.subject }, 'credential expired, closing 1008');
-      this.connection.close(1008, 'credential expired');
+      this.connection.close(CLOSE.policyViolation, 'credential expired');
     });
   }
 

@@ -2,6 +2,7 @@ import { type WebSocket } from 'ws';
 import { closeReason } from './close-reason.js';
 import { type Connection } from './subprotocol.types.js';
 import { uncorkAfterIo } from './uncork-after-io.js';
+import { CLOSE } from './close-codes.js';
 
 type MessageHandler = (data: Buffer, isBinary: boolean) => void;
 type CloseHandler = (code: number, reason: string) => void;
@@ -170,7 +171,7 @@ export class WsConnection implements Connection {
     const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
     if (this.ws.bufferedAmount + size > this.outboundCap) {
       this.observer.overflowed(this.ws.bufferedAmount);
-      this.close(1008, 'outbound buffer limit exceeded: the client is not reading');
+      this.close(CLOSE.policyViolation, 'outbound buffer limit exceeded: the client is not reading');
       setTimeout(() => this.ws.terminate(), TERMINATE_AFTER_MS).unref();
       return;
     }
@@ -211,7 +212,7 @@ export class WsConnection implements Connection {
       this.pingWindowStart = now;
       this.pings = 0;
     }
-    if (++this.pings > MAX_PINGS) return this.close(1008, 'Too many pings');
+    if (++this.pings > MAX_PINGS) return this.close(CLOSE.policyViolation, 'Too many pings');
     if (this.ws.readyState === this.ws.OPEN) this.ws.pong(data);
   }
 
@@ -264,6 +265,6 @@ export class WsConnection implements Connection {
 
   private fail(err: unknown, closeOnFailure: boolean): void {
     this.observer.failed(err instanceof Error ? err : new Error(String(err)));
-    if (closeOnFailure) this.close(1011, 'internal error');
+    if (closeOnFailure) this.close(CLOSE.internalError, 'internal error');
   }
 }

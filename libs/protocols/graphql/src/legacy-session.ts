@@ -1,5 +1,5 @@
 import { type GraphQLError, type ExecutionResult } from 'graphql';
-import { type Clock, type TimerHandle } from '#broker/gateway';
+import { CLOSE, type Clock, type TimerHandle } from '#broker/gateway';
 import { type InitAuthContext } from './connection-auth.js';
 import { type GraphqlEngine, type OperationRequest } from './graphql-engine.js';
 import { type GraphqlSession } from './graphql.options.js';
@@ -18,7 +18,7 @@ export interface LegacyPort {
 
 export const LEGACY_CLOSE = {
   /** The reference server closes 1011 after connection_error on a refused connection_init. */
-  refused: 1011,
+  refused: CLOSE.internalError,
   initTimeout: 4408,
   tooManyOperations: 4429,
 } as const;
@@ -75,7 +75,7 @@ export class LegacyGraphqlSession {
       case 'connection_init':
         return this.init(message.payload);
       case 'connection_terminate':
-        return this.close(1000, 'connection_terminate');
+        return this.close(CLOSE.normal, 'connection_terminate');
       case 'start':
         return this.start(message.id, message.payload);
       case 'stop':

@@ -1,3 +1,4 @@
+import { CLOSE } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { RC } from './reason-codes.js';
 
@@ -24,19 +25,10 @@ export interface ClientContext {
   identify?(principal: Principal): void;
 }
 
-/** WebSocket close codes the broker uses when it ends an MQTT connection. */
-export const CLOSE = {
-  normal: 1000,
-  protocolError: 1002,
-  policy: 1008,
-  tooBig: 1009,
-  internalError: 1011,
-} as const;
-
 /** The WebSocket close code that goes with a server-side DISCONNECT reason code. */
 export function closeCodeFor(reasonCode: number): number {
   if (reasonCode === RC.packetTooLarge) return CLOSE.tooBig;
-  if (reasonCode === RC.notAuthorized) return CLOSE.policy;
+  if (reasonCode === RC.notAuthorized) return CLOSE.policyViolation;
   if (reasonCode < 0x80 || reasonCode === RC.sessionTakenOver || reasonCode === RC.keepAliveTimeout) {
     return CLOSE.normal;
   }

@@ -2,7 +2,8 @@ import { type PasswordCheck } from '#broker/auth';
 import { type Principal } from '#broker/handshake';
 import { type Packet } from 'mqtt-packet';
 import { type MqttBroker } from './broker.js';
-import { CLOSE, closeCodeFor, type ClientContext, type MqttTransport } from './client-context.js';
+import { CLOSE } from '#broker/gateway';
+import { closeCodeFor, type ClientContext, type MqttTransport } from './client-context.js';
 import { dispatch } from './handlers/dispatch.js';
 import { type TimerHandle } from '#broker/gateway';
 import { type MqttMessage } from './message.js';
@@ -42,7 +43,7 @@ function keepAliveExpired(client: MqttClient): void {
 }
 
 function connectExpired(client: MqttClient): void {
-  client.close(CLOSE.policy, 'no CONNECT in time', false);
+  client.close(CLOSE.policyViolation, 'no CONNECT in time', false);
 }
 
 /**
@@ -110,7 +111,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
     this.keepAliveTimer?.refresh();
     if (this.state === 'authenticating') {
       if (this.held.length >= MAX_HELD_PACKETS) {
-        return this.close(CLOSE.policy, 'too many packets before CONNACK', false);
+        return this.close(CLOSE.policyViolation, 'too many packets before CONNACK', false);
       }
       this.held.push(packet);
       return;

@@ -4,6 +4,7 @@ import { type BrokerConfig } from '#broker/config';
 import {
   BROKER_CONFIG,
   BROKER_LOGGER,
+  CLOSE,
   Subprotocol,
   type Connection,
   type ConnectionContext,
@@ -86,13 +87,16 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   open(connection: Connection, context: ConnectionContext): void {
     if (context.protocol === null) {
       // OCPP-J 1.6 section 3: complete the handshake without the header, then close at once.
-      connection.close(1002, 'this endpoint speaks OCPP 1.6 only: offer the subprotocol ocpp1.6');
+      connection.close(
+        CLOSE.protocolError,
+        'this endpoint speaks OCPP 1.6 only: offer the subprotocol ocpp1.6',
+      );
       return;
     }
     const identity = identityOf(context.params);
     if (identity === null) {
       // checkHandshake already refused this with 400; the guard keeps the type honest.
-      connection.close(1008, 'not a valid charge point identity');
+      connection.close(CLOSE.policyViolation, 'not a valid charge point identity');
       return;
     }
     // The charge point's identity (Basic-auth checked at the handshake where a key is stored) is who this is.

@@ -1,4 +1,4 @@
-import { type TimerHandle } from '#broker/gateway';
+import { CLOSE, type TimerHandle } from '#broker/gateway';
 import { type AuthStep, type Credentials, startAuthentication } from './authenticate.js';
 import { E, ProtocolViolation } from './errors.js';
 import { randomId } from './ids.js';
@@ -48,9 +48,6 @@ export const ROUTER_ROLES = {
   },
 } as const;
 
-const CLOSE_PROTOCOL_ERROR = 1002;
-const CLOSE_UNSUPPORTED_DATA = 1003;
-const CLOSE_NORMAL = 1000;
 const DENY_ALL = new Permissions([]);
 
 type State = 'hello' | 'challenge' | 'verifying' | 'open' | 'closed';
@@ -92,7 +89,7 @@ export class SessionProtocol {
   }
 
   receiveBinary(): void {
-    this.violation('binary messages are not used by wamp.2.json: send JSON text', CLOSE_UNSUPPORTED_DATA);
+    this.violation('binary messages are not used by wamp.2.json: send JSON text', CLOSE.unsupportedData);
   }
 
   /** The transport closed: the session leaves its realm. */
@@ -110,7 +107,7 @@ export class SessionProtocol {
     if (m.type === M.ABORT) {
       // ABORT is never answered.
       this.end();
-      return this.transport.close(CLOSE_NORMAL, 'aborted by the client');
+      return this.transport.close(CLOSE.normal, 'aborted by the client');
     }
     switch (this.state) {
       case 'hello':
@@ -257,7 +254,7 @@ export class SessionProtocol {
     );
   }
 
-  private violation(message: string, code = CLOSE_PROTOCOL_ERROR): void {
+  private violation(message: string, code: number = CLOSE.protocolError): void {
     if (this.state === 'closed') return;
     this.transport.send(JSON.stringify([M.ABORT, { message }, E.protocolViolation]));
     this.events.aborted?.(E.protocolViolation, message);
@@ -270,7 +267,7 @@ export class SessionProtocol {
     this.transport.send(JSON.stringify([M.ABORT, { message }, reason]));
     this.events.aborted?.(reason, message);
     this.end();
-    this.transport.close(CLOSE_NORMAL, 'session aborted');
+    this.transport.close(CLOSE.normal, 'session aborted');
   }
 
   private leave(): void {

@@ -2,7 +2,7 @@ import { flatUuid } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type IConnackPacket, type IConnectPacket } from 'mqtt-packet';
 import { authenticate } from '../authenticate.js';
-import { CLOSE } from '../client-context.js';
+import { CLOSE } from '#broker/gateway';
 import { type MqttClient } from '../mqtt-client.js';
 import { Permissions } from '../permissions.js';
 import { type SessionState, type WillRecord } from '../session-directory.js';
@@ -220,7 +220,9 @@ function refuse(client: MqttClient, reasonCode: number, why: string): void {
       : { cmd: 'connack', sessionPresent: false, returnCode: v3ConnackCode(reasonCode) },
   );
   client.close(
-    reasonCode === RC.notAuthorized || reasonCode === RC.badUserNameOrPassword ? CLOSE.policy : CLOSE.normal,
+    reasonCode === RC.notAuthorized || reasonCode === RC.badUserNameOrPassword
+      ? CLOSE.policyViolation
+      : CLOSE.normal,
     why,
     false,
   );
