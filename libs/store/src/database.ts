@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type StoreConfig } from '#broker/config';
 import { migrationProvider } from './migrations.js';
+import { OwnSchemaPostgresDialect } from './own-schema-dialect.js';
 import { DurableSqliteDialect } from './durable-sqlite-dialect.js';
 import { type Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -73,7 +74,10 @@ async function configureSqlite(sqlite: SqliteDatabase.Database): Promise<OpenDat
 
 function openPostgres(url: string): OpenDatabase {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), backend: 'postgres' };
+  return {
+    db: new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) }),
+    backend: 'postgres',
+  };
 }
 
 /**
