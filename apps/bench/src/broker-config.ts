@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, killChildrenOnExit, startBrokerServer, type ServerProcess } from './child-servers.js';
 
 /** The broker as benchmarked: origin and JWT checks on, limits out of the way, no heartbeats. */
 export function brokerBenchConfig(port: number, secret: string, origin: string): object {
@@ -31,7 +32,7 @@ export function brokerBaseConfig(port: number): { host: string; port: number; li
 }
 
 /** One broker process with every module on the default paths (the worst-message, slow-consumer and soak modes). */
-export function everyModuleConfig(port: number): object {
+function everyModuleConfig(port: number): object {
   return {
     ...brokerBaseConfig(port),
     endpoints: [
@@ -55,4 +56,14 @@ export async function writeBrokerConfig(config: object): Promise<string> {
   const file = join(dir, 'broker.json');
   await writeFile(file, JSON.stringify({ store: { sqlitePath: join(dir, 'broker.db') }, ...config }));
   return file;
+}
+
+/**
+ * One broker process with every module on the default paths, on a free port, killed with the
+ * benchmark (the worst-message, slow-consumer and soak modes).
+ */
+export async function startEveryModuleBroker(): Promise<ServerProcess> {
+  killChildrenOnExit();
+  const port = await freePort();
+  return startBrokerServer(await writeBrokerConfig(everyModuleConfig(port)), port, {}, 'broker');
 }

@@ -148,3 +148,38 @@ function accepts(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
   });
 }
+
+/**
+ * A load process's next IPC message; rejects when it exits first, or (with a finite `timeoutMs`) says
+ * nothing in time. `name` and `what` word the errors: "<name> exited (1) before <what>".
+ */
+export function nextMessage<T>(
+  child: ChildProcess,
+  name: string,
+  what: string,
+  timeoutMs: number,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const onMessage = (message: unknown): void => {
+      done();
+      resolve(message as T);
+    };
+    const onExit = (code: number | null): void => {
+      done();
+      reject(new Error(`${name} exited (${String(code)}) before ${what}`));
+    };
+    const timer = Number.isFinite(timeoutMs)
+      ? setTimeout(() => {
+          done();
+          reject(new Error(`${name}: nothing ${what} within ${timeoutMs} ms`));
+        }, timeoutMs)
+      : undefined;
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}

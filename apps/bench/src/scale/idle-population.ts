@@ -1,5 +1,5 @@
 import { type ChildProcess } from 'node:child_process';
-import { forkLoadProcess } from '../child-servers.js';
+import { forkLoadProcess, nextMessage } from '../child-servers.js';
 import { ErrorCounts } from '../load/error-counts.js';
 import { type GeneratorCommand, type GeneratorJob, type GeneratorReport } from './generator-ipc.js';
 import { generatorShares, type Mix } from './scale-options.js';
@@ -38,7 +38,11 @@ export class IdlePopulation {
       return forkLoadProcess(new URL('./idle-generator.js', import.meta.url), [JSON.stringify(job)]);
     });
     // Opening 15000 connections on a loaded machine takes a while: no answer timeout here.
-    const reports = await Promise.all(children.map((child) => nextReport(child, Infinity)));
+    const reports = await Promise.all(
+      children.map((child) =>
+        nextMessage<GeneratorReport>(child, 'generator process', 'answering', Infinity),
+      ),
+    );
     const population = new IdlePopulation(children);
     return { population, openMs: Math.max(...reports.map((r) => r.openMs)), counts: sum(reports) };
   }
@@ -56,7 +60,12 @@ export class IdlePopulation {
   private ask(type: GeneratorCommand['type']): Promise<GeneratorReport[]> {
     return Promise.all(
       this.children.map((child) => {
-        const answer = nextReport(child, ANSWER_TIMEOUT_MS);
+        const answer = nextMessage<GeneratorReport>(
+          child,
+          'generator process',
+          'answering',
+          ANSWER_TIMEOUT_MS,
+        );
         child.send({ type } satisfies GeneratorCommand);
         return answer;
       }),
@@ -72,31 +81,4 @@ function sum(reports: readonly GeneratorReport[]): PopulationCounts {
     for (const [label, count] of r.errors) errors.add(label, count);
   }
   return { open, errors };
-}
-
-/** The child's next report; rejects when it exits first or says nothing in time. */
-function nextReport(child: ChildProcess, timeoutMs: number): Promise<GeneratorReport> {
-  return new Promise((resolve, reject) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-    };
-    const onMessage = (message: unknown): void => {
-      done();
-      resolve(message as GeneratorReport);
-    };
-    const onExit = (code: number | null): void => {
-      done();
-      reject(new Error(`generator process exited (${String(code)}) before answering`));
-    };
-    const timer = Number.isFinite(timeoutMs)
-      ? setTimeout(() => {
-          done();
-          reject(new Error(`generator process: no answer within ${timeoutMs} ms`));
-        }, timeoutMs)
-      : undefined;
-    child.on('message', onMessage);
-    child.on('exit', onExit);
-  });
 }

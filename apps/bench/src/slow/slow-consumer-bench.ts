@@ -1,8 +1,8 @@
 import { type Socket } from 'node:net';
 import WebSocket from 'ws';
 import { Bystander } from '../bystander.js';
-import { everyModuleConfig, writeBrokerConfig } from '../broker-config.js';
-import { freePort, killChildrenOnExit, startBrokerServer, type ServerProcess } from '../child-servers.js';
+import { startEveryModuleBroker } from '../broker-config.js';
+import { type ServerProcess } from '../child-servers.js';
 import { integer, parseFlags } from '../cli-options.js';
 import { processRssKiB } from '../protocol-bench/process-memory.js';
 import { summarizeLatencies, type LatencySummary } from '../stats.js';
@@ -49,14 +49,7 @@ export async function runSlowConsumerBench(argv: readonly string[]): Promise<voi
     rate: integer('--rate', values.rate, 10, 100_000),
     payload: integer('--payload', values.payload, 1, 60_000),
   };
-  killChildrenOnExit();
-  const port = await freePort();
-  const server = await startBrokerServer(
-    await writeBrokerConfig(everyModuleConfig(port)),
-    port,
-    {},
-    'broker',
-  );
+  const server = await startEveryModuleBroker();
   try {
     const idle = await Bystander.open(server.port);
     const idleRtts = await idle.measure(performance.now() + settings.seconds * 1000, 10);

@@ -1,7 +1,6 @@
 import type WebSocket from 'ws';
 import { Bystander } from '../bystander.js';
-import { everyModuleConfig, writeBrokerConfig } from '../broker-config.js';
-import { freePort, killChildrenOnExit, startBrokerServer } from '../child-servers.js';
+import { startEveryModuleBroker } from '../broker-config.js';
 import { integer, parseFlags } from '../cli-options.js';
 import { openClient } from '../load/ws-client.js';
 import { callFrame } from '../ocpp/ocpp-frames.js';
@@ -43,14 +42,7 @@ export async function runSoakBench(argv: readonly string[]): Promise<void> {
   }
   const minutes = integer('--minutes', values.minutes, 2, 120);
   const window = integer('--window', values.window, 1, 90);
-  killChildrenOnExit();
-  const port = await freePort();
-  const server = await startBrokerServer(
-    await writeBrokerConfig(everyModuleConfig(port)),
-    port,
-    {},
-    'broker',
-  );
+  const server = await startEveryModuleBroker();
   let sampling: NodeJS.Timeout | undefined;
   try {
     const started = performance.now();

@@ -1,6 +1,6 @@
 import { type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { forkLoadProcess } from '../child-servers.js';
+import { forkLoadProcess, nextMessage } from '../child-servers.js';
 
 /** From the parent to the callee process. */
 export interface CalleeCommand {
@@ -25,45 +25,20 @@ export async function startCallee(port: number, procedure: string, timeoutMs: nu
     String(timeoutMs),
     procedure,
   ]);
-  const first = await reportOf(child, timeoutMs, 'to register');
+  const first = await nextMessage<CalleeReport>(child, 'callee process', 'to register', timeoutMs);
   if (first.type !== 'ready') {
     child.kill('SIGKILL');
     throw new Error(`callee: ${first.type === 'failed' ? first.message : first.type}`);
   }
   return {
     stop: async () => {
-      const answer = reportOf(child, timeoutMs, 'to stop');
+      const answer = nextMessage<CalleeReport>(child, 'callee process', 'to stop', timeoutMs);
       child.send({ type: 'stop' } satisfies CalleeCommand);
       const report = await answer.finally(() => exited(child, timeoutMs));
       if (report.type !== 'stopped') throw new Error(`callee answered stop with ${report.type}`);
       return new Map(report.errors);
     },
   };
-}
-
-/** The child's next report; rejects when it exits first or says nothing in time. */
-function reportOf(child: ChildProcess, timeoutMs: number, what: string): Promise<CalleeReport> {
-  return new Promise((resolve, reject) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-    };
-    const onMessage = (message: unknown): void => {
-      done();
-      resolve(message as CalleeReport);
-    };
-    const onExit = (code: number | null): void => {
-      done();
-      reject(new Error(`callee process exited (${String(code)}) before ${what}`));
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error(`callee process: nothing ${what} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.on('message', onMessage);
-    child.on('exit', onExit);
-  });
 }
 
 /** Lets the child exit by itself, which closes its WebSocket cleanly; kills it if it does not. */

@@ -1,12 +1,6 @@
 import { setPriority } from 'node:os';
-import { everyModuleConfig, writeBrokerConfig } from '../broker-config.js';
-import {
-  forkLoadProcess,
-  freePort,
-  killChildrenOnExit,
-  startBrokerServer,
-  type ServerProcess,
-} from '../child-servers.js';
+import { startEveryModuleBroker } from '../broker-config.js';
+import { forkLoadProcess, nextMessage, type ServerProcess } from '../child-servers.js';
 import { integer, parseFlags } from '../cli-options.js';
 import { pinToCpu } from '../cpu-pinning.js';
 import { processCpuMs } from '../process-cpu.js';
@@ -58,14 +52,7 @@ export async function runWorstBench(argv: readonly string[]): Promise<void> {
   const seconds = integer('--seconds', values.seconds, 1, 600);
   const intervalMs = integer('--interval', values.interval, 1, 1000);
   const rounds = integer('--rounds', values.rounds, 1, 20);
-  killChildrenOnExit();
-  const port = await freePort();
-  const server = await startBrokerServer(
-    await writeBrokerConfig(everyModuleConfig(port)),
-    port,
-    {},
-    'broker',
-  );
+  const server = await startEveryModuleBroker();
   // The broker on a core of its own, the load side on the other: the bystander's round trip is then
   // the broker's event loop, not the two processes taking turns on one core.
   const pinned = pinToCpu(server.pid, 0) && pinToCpu(process.pid, 1);
@@ -129,22 +116,14 @@ async function attacker(
   ]);
   // Beside the bystander, below it: its turns must not stand in the bystander's way.
   if (child.pid !== undefined && pinToCpu(child.pid, 1)) setPriority(child.pid, ATTACKER_NICE);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => {
-        child.kill('SIGKILL');
-        reject(new Error('attacker: no report in time'));
-      },
-      seconds * 1000 + TIMEOUT_MS,
-    );
-    child.once('message', (report) => {
-      clearTimeout(timer);
-      resolve(report as { answered: number; reconnects: number });
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`attacker exited (${String(code)}) without a report`));
-    });
+  return nextMessage<{ answered: number; reconnects: number }>(
+    child,
+    'attacker',
+    'its report',
+    seconds * 1000 + TIMEOUT_MS,
+  ).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
   });
 }
 
