@@ -99,6 +99,8 @@ describe('ClusterNode', () => {
     try {
       x.serve('count', () => 1);
       y.serve('count', () => 2);
+      // The subscriptions reach the server before the scatter (the heartbeats that make y live may not wait for them).
+      await Promise.all([x.nc.flush(), y.nc.flush()]);
       // z serves nothing: it is live but does not answer.
       await eventually('x sees all', () => x.membership.live().length === 3);
       const result = await x.scatter<number>('count', {}, 300);
