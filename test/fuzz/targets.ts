@@ -92,6 +92,7 @@ const handshakeContext: HandshakeContext = {
     forEndpoint: () => 0,
     forAddress: () => 0,
     reserve: () => () => undefined,
+    takeHandshake: () => 0,
   },
   hooks: {
     verifyToken: (token, carrier) =>

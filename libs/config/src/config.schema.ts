@@ -48,6 +48,22 @@ const endpointDeflate = z.union([
     .strict(),
 ]);
 
+/**
+ * The share of the event loop each connection's own messages may take (see the gateway's
+ * InputBudget): past `burstMs` of work ahead of `share` of a core, its reads pause until it is paid
+ * back. Off by default, as in Mosquitto and EMQX: a publisher's fan-out is charged to it, so a
+ * trusted publisher to many subscribers would be slowed; `{}` turns it on with the values below.
+ */
+const inputBudget = z.union([
+  z.literal(false),
+  z
+    .object({
+      share: z.number().gt(0).max(1).default(0.25),
+      burstMs: z.number().positive().max(10_000).default(100),
+    })
+    .strict(),
+]);
+
 const endpoint = z
   .object({
     path: z.string().startsWith('/', 'must start with /'),
@@ -72,6 +88,7 @@ const endpoint = z
      * outboundBufferCap, which its other messages (answers, results) still count towards.
      */
     slowConsumerDropBytes: z.number().int().positive().optional(),
+    inputBudget: inputBudget.default(false),
   })
   .strict()
   .refine((e) => e.defaultModule === undefined || e.subprotocols.includes(e.defaultModule), {
@@ -190,10 +207,19 @@ export const brokerConfigSchema = z
       .object({
         maxConnections: z.number().int().positive().default(10_000),
         maxConnectionsPerAddress: z.number().int().positive().default(256),
+        /** Handshakes a second one address may start on average (0: no limit), and at once. */
+        handshakesPerSecondPerAddress: z.number().nonnegative().default(50),
+        handshakeBurstPerAddress: z.number().int().positive().default(256),
         retryAfterSec: z.number().int().positive().default(5),
       })
       .strict()
-      .default({ maxConnections: 10_000, maxConnectionsPerAddress: 256, retryAfterSec: 5 }),
+      .default({
+        maxConnections: 10_000,
+        maxConnectionsPerAddress: 256,
+        handshakesPerSecondPerAddress: 50,
+        handshakeBurstPerAddress: 256,
+        retryAfterSec: 5,
+      }),
     shutdown: z
       .object({ drainTimeoutMs: timerMsOrOff.default(10_000) })
       .strict()

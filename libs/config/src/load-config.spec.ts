@@ -42,6 +42,8 @@ describe('loadConfig defaults', () => {
     assert.deepEqual(config.limits, {
       maxConnections: 10_000,
       maxConnectionsPerAddress: 256,
+      handshakesPerSecondPerAddress: 50,
+      handshakeBurstPerAddress: 256,
       retryAfterSec: 5,
     });
     assert.deepEqual(config.shutdown, { drainTimeoutMs: 10_000 });
@@ -56,6 +58,7 @@ describe('loadConfig defaults', () => {
     assert.equal(endpoint.requireOrigin, false);
     assert.equal(endpoint.pingIntervalMs, 30_000);
     assert.equal(endpoint.outboundBufferCap, 4 * 1024 * 1024);
+    assert.equal(endpoint.inputBudget, false);
     assert.equal(endpoint.maxConnections, undefined);
     assert.deepEqual(endpoint.auth, {
       mode: 'none',
@@ -280,7 +283,13 @@ describe('loadConfig from a CONFIG file', () => {
       }),
     );
     assert.equal(config.port, 4000);
-    assert.deepEqual(config.limits, { maxConnections: 7, maxConnectionsPerAddress: 256, retryAfterSec: 5 });
+    assert.deepEqual(config.limits, {
+      maxConnections: 7,
+      maxConnectionsPerAddress: 256,
+      handshakesPerSecondPerAddress: 50,
+      handshakeBurstPerAddress: 256,
+      retryAfterSec: 5,
+    });
     assert.equal(config.endpoints[0]?.path, '/x');
   });
 

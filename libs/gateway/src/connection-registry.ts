@@ -1,7 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { type BrokerConfig } from '#broker/config';
 import { type ConnectionCounts, type EndpointSpec, type Principal } from '#broker/handshake';
 import { type WebSocket } from 'ws';
+import { systemClock } from './clock.js';
+import { HandshakeRate } from './handshake-rate.js';
 import { HealthChecks } from './health-checks.js';
+import { BROKER_CONFIG } from './tokens.js';
 import { type WsConnection } from './ws-connection.js';
 import { type RegisteredSubprotocol } from './subprotocol-registry.js';
 
@@ -30,8 +34,15 @@ export class ConnectionRegistry implements ConnectionCounts {
   private readonly perAddress = new Map<string, number>();
   /** Handshakes past the limit check and not yet counted as connections. */
   private reserved = 0;
+  private readonly handshakeRate: HandshakeRate;
 
-  constructor(private readonly health: HealthChecks) {}
+  constructor(
+    private readonly health: HealthChecks,
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+  ) {
+    const { handshakesPerSecondPerAddress: perSecond, handshakeBurstPerAddress: burst } = config.limits;
+    this.handshakeRate = new HandshakeRate({ perSecond, burst }, systemClock);
+  }
 
   /** Why new connections are refused with 503 (a service they need is down), or null. */
   get unavailable(): string | null {
@@ -66,6 +77,10 @@ export class ConnectionRegistry implements ConnectionCounts {
       bump(this.perEndpoint, endpoint, -1);
       bump(this.perAddress, address, -1);
     };
+  }
+
+  takeHandshake(address: string): number {
+    return this.handshakeRate.take(address);
   }
 
   total(): number {

@@ -9,6 +9,8 @@ export interface Traffic {
   bytesOut: number;
   /** Events dropped for a client that was not reading (Connection.sendEvent). */
   messagesDropped: number;
+  /** Times a connection's reads paused for spending more than its share of the loop (InputBudget). */
+  inputPauses: number;
 }
 
 /**
@@ -86,19 +88,20 @@ export class GatewayMetrics {
     collect: () => this.flush(this.bytes, 'bytesIn', 'bytesOut'),
   });
 
-  readonly dropped = new Counter({
+  readonly dropped: Counter<'endpoint' | 'subprotocol'> = new Counter({
     name: 'broker_messages_dropped_total',
     help: 'Events dropped for a client with more than slowConsumerDropBytes unsent (it is not reading)',
     labelNames: ['endpoint', 'subprotocol'] as const,
     registers: [this.registry],
-    collect: () => {
-      for (const { labels, connection, reported } of this.traffic) {
-        const delta = connection.traffic.messagesDropped - reported.messagesDropped;
-        if (delta === 0) continue;
-        this.dropped.inc(labels, delta);
-        reported.messagesDropped = connection.traffic.messagesDropped;
-      }
-    },
+    collect: () => this.flushCount(this.dropped, 'messagesDropped'),
+  });
+
+  readonly inputPauses: Counter<'endpoint' | 'subprotocol'> = new Counter({
+    name: 'broker_input_pauses_total',
+    help: "Times a connection's reads paused: its messages took more than the endpoint's inputBudget share",
+    labelNames: ['endpoint', 'subprotocol'] as const,
+    registers: [this.registry],
+    collect: () => this.flushCount(this.inputPauses, 'inputPauses'),
   });
 
   private readonly perConnection = new Map<string, ConnectionMetrics>();
@@ -132,6 +135,16 @@ export class GatewayMetrics {
     }
   }
 
+  /** A counter labelled by endpoint and subprotocol, brought up to one field of the connections' traffic. */
+  private flushCount(counter: Counter<'endpoint' | 'subprotocol'>, field: keyof Traffic): void {
+    for (const { labels, connection, reported } of this.traffic) {
+      const delta = connection.traffic[field] - reported[field];
+      if (delta === 0) continue;
+      counter.inc(labels, delta);
+      reported[field] = connection.traffic[field];
+    }
+  }
+
   private flush(
     counter: Counter<'direction' | 'endpoint' | 'subprotocol'>,
     inbound: keyof Traffic,
@@ -152,5 +165,5 @@ export class GatewayMetrics {
 }
 
 function zero(): Traffic {
-  return { messagesIn: 0, bytesIn: 0, messagesOut: 0, bytesOut: 0, messagesDropped: 0 };
+  return { messagesIn: 0, bytesIn: 0, messagesOut: 0, bytesOut: 0, messagesDropped: 0, inputPauses: 0 };
 }

@@ -69,6 +69,7 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
       config.outboundBufferCap,
       this,
       config.slowConsumerDropBytes,
+      config.inputBudget === false ? null : config.inputBudget,
     );
   }
 
@@ -133,6 +134,11 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
 
   dropped(): void {
     this.metrics.traffic.messagesDropped++;
+  }
+
+  throttled(ms: number): void {
+    this.metrics.traffic.inputPauses++;
+    this.log().debug({ pauseMs: Math.round(ms) }, 'input over its share of the loop, reads paused');
   }
 
   overflowed(buffered: number): void {

@@ -49,6 +49,7 @@ function connection() {
     overflowed: () => undefined,
     dropped: () => calls.push('dropped'),
     failed: (err: Error) => calls.push(`failed ${err.message}`),
+    throttled: () => calls.push('throttled'),
   };
   const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer, 100);
   return { conn, ws, socket, calls };

@@ -3,6 +3,8 @@ import { closeReason } from './close-reason.js';
 import { type Connection } from './subprotocol.types.js';
 import { uncorkAfterIo } from './uncork-after-io.js';
 import { CLOSE } from './close-codes.js';
+import { systemClock } from './clock.js';
+import { InputBudget, type InputBudgetLimits } from './input-budget.js';
 
 type MessageHandler = (data: Buffer, isBinary: boolean) => void;
 type CloseHandler = (code: number, reason: string) => void;
@@ -22,6 +24,8 @@ export interface ConnectionObserver {
   dropped(): void;
   /** A module's message handler threw. */
   failed(err: Error): void;
+  /** The connection's messages took more than its share of the loop: its reads pause for `ms`. */
+  throttled(ms: number): void;
 }
 
 /** What a connection needs of the TCP (or TLS) socket under its WebSocket. */
@@ -93,6 +97,8 @@ export class WsConnection implements Connection {
   /** Pings in the current window (see pinged). */
   private pings = 0;
   private pingWindowStart = 0;
+  /** Made at the first message: a connection that never sends costs nothing for it. */
+  private budget: InputBudget | null = null;
 
   constructor(
     readonly id: string,
@@ -103,6 +109,8 @@ export class WsConnection implements Connection {
     readonly observer: ConnectionObserver,
     /** Above this many unsent bytes, events are dropped (see sendEvent). */
     private readonly dropEventsAbove: number = outboundCap,
+    /** The share of the loop this connection's messages may take (see deliver); null: unbounded. */
+    private readonly inputLimits: InputBudgetLimits | null = null,
   ) {
     (ws as OwnedWebSocket)[kConnection] = this;
     (socket as OwnedSocket)[kConnection] = this;
@@ -125,6 +133,7 @@ export class WsConnection implements Connection {
   closedBy(code: number, reason: string): void {
     // Each close handler runs even if an earlier one fails; the failure is reported, never thrown.
     for (const handler of this.closeHandlers) this.contain(handler, code, reason, false);
+    this.budget?.stop();
     this.observer.closed(code);
     (this.ws as OwnedWebSocket)[kConnection] = undefined;
     (this.socket as OwnedSocket)[kConnection] = undefined;
@@ -235,15 +244,28 @@ export class WsConnection implements Connection {
    * Sends caused by other connections' reads still wait for the turn, and leave in one write. The
    * write is scheduled by the first such send, not by every message: a module that answers later (an
    * OCPP handler awaits the store) would only uncork an empty socket on that tick.
+   *
+   * The time the handlers take is charged to the connection's InputBudget (the outermost delivery's
+   * only: a nested one is inside it), which pauses its reads when it takes more than its share.
    */
   deliver(data: Buffer, isBinary: boolean): void {
     // Restored, not cleared: a delivery nested in a handler leaves the outer one's sends scheduled.
     const outer = this.delivering;
     this.delivering = true;
+    const start = this.inputLimits === null || outer ? -1 : systemClock.monotonic();
     for (const handler of this.messageHandlers) {
       if (!this.contain(handler, data, isBinary, true)) break;
     }
     this.delivering = outer;
+    if (start >= 0) this.charge(systemClock.monotonic() - start);
+  }
+
+  private charge(ms: number): void {
+    if (this.budget === null) {
+      const limits = this.inputLimits as InputBudgetLimits;
+      this.budget = new InputBudget(limits, systemClock, this.ws, this.observer);
+    }
+    this.budget.charge(ms);
   }
 
   /**

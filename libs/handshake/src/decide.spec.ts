@@ -7,6 +7,7 @@ import {
   type Accept,
   type AuthPolicy,
   type ConnectionCounts,
+  type CredentialCarrier,
   type EndpointSpec,
   type HandshakeContext,
   type HandshakeDecision,
@@ -86,6 +87,7 @@ function counts(
     total: number;
     endpoint: number;
     address: number;
+    wait: number;
   }> = {},
 ) {
   const c: ConnectionCounts = {
@@ -95,6 +97,7 @@ function counts(
     forEndpoint: () => overrides.endpoint ?? 0,
     forAddress: () => overrides.address ?? 0,
     reserve: () => () => undefined,
+    takeHandshake: () => overrides.wait ?? 0,
   };
   return c;
 }
@@ -446,6 +449,26 @@ describe('decideHandshake: the contract, row by row', () => {
     await rejected({ url: '/capped' }, 503, context(counts({ endpoint: 1 })));
     const perAddress = await rejected({}, 429, context(counts({ address: 10 })));
     assert.equal(perAddress.headers['Retry-After'], '7');
+  });
+
+  it('too many handshakes from one address -> 429, Retry-After the seconds its rate asks for', async () => {
+    const d = await rejected({}, 429, context(counts({ wait: 3 })));
+    assert.equal(d.headers['Retry-After'], '3');
+    assert.match(d.problem.detail, /Too many handshakes/);
+  });
+
+  it('the handshake rate is taken before any credential is checked', async () => {
+    let verified = 0;
+    const c = context(counts({ wait: 1 }));
+    const hooks = {
+      ...c.hooks,
+      verifyToken: (token: string, carrier: CredentialCarrier) => {
+        verified++;
+        return c.hooks.verifyToken(token, carrier);
+      },
+    };
+    await rejected({ url: '/auth?token=forged' }, 429, { ...c, hooks });
+    assert.equal(verified, 0);
   });
 
   it('a slot is held from the limit check: released on a later refusal, handed over on accept', async () => {

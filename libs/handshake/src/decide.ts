@@ -88,6 +88,13 @@ export async function decideHandshake(
   if (counts.forAddress(raw.remoteAddress) >= limits.maxConnectionsPerAddress) {
     return reject(429, 'Too many connections', 'Too many connections from your address.', endpoint, retry);
   }
+  // Before any credential is checked: a reconnect loop costs a table lookup per attempt.
+  const wait = counts.takeHandshake(raw.remoteAddress);
+  if (wait > 0) {
+    return reject(429, 'Too many handshakes', 'Too many handshakes from your address; slow down.', endpoint, {
+      'Retry-After': String(wait),
+    });
+  }
   // The slot is held from here, so concurrent handshakes waiting on a signature or a module check
   // cannot overshoot the limits; it is released on any refusal, or by the gateway once the
   // connection is counted (or the socket dies first).

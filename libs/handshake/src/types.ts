@@ -137,6 +137,8 @@ export interface ConnectionCounts {
   forAddress(address: string): number;
   /** Holds a slot for a handshake in progress; the returned function frees it (once). */
   reserve(endpoint: EndpointSpec, address: string): () => void;
+  /** Counts a handshake from `address` against its rate: 0 when it may go on, else the seconds to wait. */
+  takeHandshake(address: string): number;
 }
 
 export interface HandshakeLimits {

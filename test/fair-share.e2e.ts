@@ -1,0 +1,94 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { MqttModule } from '#broker/protocols/mqtt';
+import { connectAsync } from 'mqtt';
+import { MQTT_ENDPOINT } from './support/mqtt-helpers.js';
+import { rawExchange, upgradeRequest } from './support/raw-http.js';
+import { startTestBroker, type TestBroker } from './support/test-broker.js';
+import { closed, opened } from './support/ws-helpers.js';
+
+/** broker_input_pauses_total of one endpoint, as /metrics reports it. */
+async function inputPauses(broker: TestBroker, endpoint: string): Promise<number> {
+  const text = await (await fetch(`${broker.url.replace(/^ws/, 'http')}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('broker_input_pauses_total{') && l.includes(`endpoint="${endpoint}"`))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
+
+/** 200 distinct wildcard filters (the session's limit is 256): the worst-message benchmark's costliest shape. */
+function wildcardFilters(prefix: string): Record<string, { qos: 0 }> {
+  const filters: Record<string, { qos: 0 }> = {};
+  for (let i = 0; i < 200; i++) filters[`${prefix}/${i}/+/x/#`] = { qos: 0 };
+  return filters;
+}
+
+describe('fair share: handshakes per address, and each connection held to its share of the loop', () => {
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await startTestBroker(
+      {
+        mqtt: { sysIntervalSec: 0 },
+        endpoints: [
+          // A share so small that a few costly SUBSCRIBEs overrun it.
+          { ...MQTT_ENDPOINT, inputBudget: { share: 0.01, burstMs: 0.01 } },
+          { ...MQTT_ENDPOINT, path: '/mqtt-unbounded', inputBudget: false },
+          { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
+        ],
+        // One handshake per 100 s after a burst of three: the fourth is refused however slow the run.
+        limits: { handshakesPerSecondPerAddress: 0.01, handshakeBurstPerAddress: 3 },
+      },
+      [MqttModule],
+    );
+  });
+  after(() => broker.close());
+
+  it('past its burst an address gets 429 with Retry-After, before any credential is read; other addresses go on', async () => {
+    const first = Array.from({ length: 3 }, () => new WebSocket(`${broker.url}/chat`, 'chat.v1'));
+    await Promise.all(first.map(opened));
+    const refused = await rawExchange(
+      broker.port,
+      upgradeRequest('/chat', {
+        'Sec-WebSocket-Protocol': 'chat.v1',
+        Authorization: 'Bearer not-even-a-jwt',
+      }),
+    );
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers['retry-after']) >= 1, refused.raw);
+    assert.match(refused.body, /Too many handshakes from your address/);
+    assert.equal(refused.closed, true);
+    const elsewhere = new WebSocket(`${broker.url}/chat`, 'chat.v1', { localAddress: '127.0.0.2' });
+    await opened(elsewhere);
+    for (const ws of [...first, elsewhere]) {
+      ws.close();
+      await closed(ws);
+    }
+  });
+
+  it("a client over its share is paused, not cut: every SUBACK arrives; an unbounded endpoint's client is never paused", async () => {
+    const clients = await Promise.all(
+      ['/mqtt', '/mqtt-unbounded'].map((path) =>
+        // From an address of their own: 127.0.0.1 spent its handshakes above.
+        connectAsync(`${broker.url}${path}`, {
+          reconnectPeriod: 0,
+          protocolVersion: 5,
+          wsOptions: { localAddress: '127.0.0.3' },
+        }),
+      ),
+    );
+    for (const client of clients) {
+      const subacks = await Promise.all(
+        // The same filters again and again, as the worst-message benchmark's attacker does.
+        Array.from({ length: 20 }, () => client.subscribeAsync(wildcardFilters('t'))),
+      );
+      assert.equal(subacks.flat().length, 20 * 200);
+      assert.ok(subacks.flat().every((grant) => grant.qos === 0));
+      assert.equal(client.connected, true);
+    }
+    assert.ok((await inputPauses(broker, '/mqtt')) >= 1, 'the budgeted client was paused');
+    assert.equal(await inputPauses(broker, '/mqtt-unbounded'), 0);
+    await Promise.all(clients.map((c) => c.endAsync()));
+  });
+});
