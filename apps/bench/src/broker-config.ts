@@ -22,26 +22,39 @@ export function brokerBenchConfig(port: number, secret: string, origin: string):
   };
 }
 
-/** Loopback, and connection limits high enough for thousands of load connections from one address. */
+/** Connection limits high enough for thousands of load connections from one address. */
+const CONNECTION_LIMITS = { maxConnections: 100_000, maxConnectionsPerAddress: 100_000 };
+
+/** Loopback, and limits out of the way: thousands of load connections, and handshakes, from one address. */
 export function brokerBaseConfig(port: number): { host: string; port: number; limits: object } {
   return {
     host: '127.0.0.1',
     port,
-    limits: { maxConnections: 100_000, maxConnectionsPerAddress: 100_000 },
+    limits: { ...CONNECTION_LIMITS, handshakesPerSecondPerAddress: 0 },
   };
 }
 
+/**
+ * How the broker meets one costly client: `hardened`, each connection held to its share of the loop
+ * (the endpoints' inputBudget) and the default handshake rate per address; `defaults`, the settings
+ * a broker has unless told otherwise (the handshake rate, no input budget); `none`, limits out of
+ * the way as in the throughput benchmarks.
+ */
+export type Hardening = 'hardened' | 'defaults' | 'none';
+
 /** One broker process with every module on the default paths (the worst-message, slow-consumer and soak modes). */
-function everyModuleConfig(port: number): object {
+function everyModuleConfig(port: number, hardening: Hardening): object {
+  const budget = hardening === 'hardened' ? { inputBudget: {} } : {};
   return {
     ...brokerBaseConfig(port),
+    ...(hardening !== 'none' ? { limits: CONNECTION_LIMITS } : {}),
     endpoints: [
       { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
       { path: '/mqtt', subprotocols: ['mqtt'], defaultModule: 'mqtt' },
       { path: '/graphql', subprotocols: ['graphql-transport-ws'], defaultModule: 'graphql-transport-ws' },
       { path: '/ws', subprotocols: ['wamp.2.json'], defaultModule: 'wamp.2.json' },
       { path: '/ocpp/:chargePointId', subprotocols: ['ocpp1.6'], defaultModule: 'ocpp1.6' },
-    ],
+    ].map((endpoint) => ({ ...endpoint, ...budget })),
   };
 }
 
@@ -62,8 +75,8 @@ export async function writeBrokerConfig(config: object): Promise<string> {
  * One broker process with every module on the default paths, on a free port, killed with the
  * benchmark (the worst-message, slow-consumer and soak modes).
  */
-export async function startEveryModuleBroker(): Promise<ServerProcess> {
+export async function startEveryModuleBroker(hardening: Hardening = 'none'): Promise<ServerProcess> {
   killChildrenOnExit();
   const port = await freePort();
-  return startBrokerServer(await writeBrokerConfig(everyModuleConfig(port)), port, {}, 'broker');
+  return startBrokerServer(await writeBrokerConfig(everyModuleConfig(port, hardening)), port, {}, 'broker');
 }

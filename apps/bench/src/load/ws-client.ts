@@ -9,6 +9,8 @@ export interface ClientTarget {
   readonly batcher?: WriteBatcher;
   /** Offer permessage-deflate (off unless set: its cost on the load side would load the shared machine). */
   readonly deflate?: boolean;
+  /** The loopback address to connect from (default: the system's choice, 127.0.0.1). */
+  readonly localAddress?: string;
 }
 
 /**
@@ -20,6 +22,7 @@ export function openClient(target: ClientTarget, timeoutMs: number): Promise<Web
     const ws = new WebSocket(`ws://127.0.0.1:${target.port}${target.path}`, target.subprotocol, {
       perMessageDeflate: target.deflate === true,
       handshakeTimeout: timeoutMs,
+      ...(target.localAddress !== undefined && { localAddress: target.localAddress }),
       ...(target.batcher && { createConnection: target.batcher.createConnection }),
     });
     const fail = (why: string): void => {

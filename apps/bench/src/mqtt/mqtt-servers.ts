@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brokerBaseConfig } from '../broker-config.js';
 import {
   freePort,
   spawnServer,
@@ -45,9 +46,7 @@ export async function startMqttServer(kind: MqttServerKind, dir: string): Promis
  */
 export function brokerMqttConfig(port: number, sqlitePath: string): object {
   return {
-    host: '127.0.0.1',
-    port,
-    limits: { maxConnections: 100_000, maxConnectionsPerAddress: 100_000 },
+    ...brokerBaseConfig(port),
     store: { sqlitePath },
     endpoints: [{ path: '/mqtt', subprotocols: ['mqtt'], defaultModule: 'mqtt', pingIntervalMs: 0 }],
   };

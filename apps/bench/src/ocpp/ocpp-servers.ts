@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startBrokerServer, startNodeServer, type ServerProcess } from '../child-servers.js';
+import { brokerBaseConfig } from '../broker-config.js';
 
 /** `ocpp-rpc+sqlite`: ocpp-rpc answering MeterValues once stored durably, as the broker does. */
 export type OcppServerKind = 'broker' | 'ocpp-rpc' | 'ocpp-rpc+sqlite';
@@ -34,9 +35,7 @@ export async function startOcppServer(kind: OcppServerKind, dir: string): Promis
  */
 export function brokerOcppConfig(port: number, sqlitePath: string): object {
   return {
-    host: '127.0.0.1',
-    port,
-    limits: { maxConnections: 100_000, maxConnectionsPerAddress: 100_000 },
+    ...brokerBaseConfig(port),
     store: { sqlitePath },
     endpoints: [{ path: '/ocpp/:chargePointId', subprotocols: ['ocpp1.6'], defaultModule: 'ocpp1.6' }],
   };

@@ -19,7 +19,7 @@ export function scaleBrokerConfig(port: number, connections: number): object {
   return {
     host,
     port,
-    limits: { maxConnections: limit, maxConnectionsPerAddress: limit },
+    limits: { maxConnections: limit, maxConnectionsPerAddress: limit, handshakesPerSecondPerAddress: 0 },
     endpoints: [
       ...endpoints,
       { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1', pingIntervalMs: 0 },

@@ -1,15 +1,18 @@
 import WebSocket from 'ws';
 import { openClient } from '../load/ws-client.js';
-import { ATTACKS, type Attack } from './attacks.js';
+import { ATTACKS, type Attack, type AttackerReport } from './attacks.js';
 
 /**
  * One attacker, in a process of its own: in the bystander's process, its thousands of client
  * handshakes a second would delay the bystander's own timers, and the measure would be of the load
  * generator. Argv: port, the attack's index in ATTACKS, seconds. Sends the attack message, waits for
- * its one answer (a message or the close), and again, until the time is up; then reports
- * `{ answered, reconnects }` to its parent and exits.
+ * its one answer (a message or the close), and again, until the time is up; a refused handshake (429
+ * past the handshake rate) is tried again at once, as a flooding client would. Then it reports
+ * `{ answered, reconnects, refused }` to its parent and exits.
  */
 const TIMEOUT_MS = 10_000;
+/** The attacker's own address: the bystander's (127.0.0.1) does not share its handshake rate. */
+const ATTACKER_ADDRESS = '127.0.0.2';
 
 const [port, index, seconds] = process.argv.slice(2).map(Number);
 process.on('disconnect', () => process.exit(0));
@@ -20,16 +23,19 @@ if (attack === undefined || port === undefined || seconds === undefined) {
 const result = await attackLoop(port, attack, performance.now() + seconds * 1000);
 process.send?.(result, () => process.exit(0));
 
-async function attackLoop(
-  port: number,
-  attack: Attack,
-  until: number,
-): Promise<{ answered: number; reconnects: number }> {
+async function attackLoop(port: number, attack: Attack, until: number): Promise<AttackerReport> {
   let answered = 0;
   let reconnects = -1;
+  let refused = 0;
   let seq = 0;
+  const target = { port, path: attack.path, subprotocol: attack.subprotocol, localAddress: ATTACKER_ADDRESS };
   while (performance.now() < until) {
-    const ws = await openClient({ port, path: attack.path, subprotocol: attack.subprotocol }, TIMEOUT_MS);
+    const ws = await openClient(target, TIMEOUT_MS).catch((err: unknown) => {
+      if (!(err instanceof Error && err.message === 'HTTP 429')) throw err;
+      refused++;
+      return null;
+    });
+    if (ws === null) continue;
     reconnects++;
     for (const step of attack.setup) {
       ws.send(step);
@@ -41,7 +47,7 @@ async function attackLoop(
     }
     ws.terminate();
   }
-  return { answered, reconnects: Math.max(0, reconnects) };
+  return { answered, reconnects: Math.max(0, reconnects), refused };
 }
 
 /** The next message or the close: true once either arrives, false on a timeout. */

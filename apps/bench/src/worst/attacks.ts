@@ -19,6 +19,16 @@ export interface Attack {
   readonly control?: true;
 }
 
+/** What an attacker process tells its parent at the end of its window. */
+export interface AttackerReport {
+  /** Attack messages the broker answered (a message or the close). */
+  readonly answered: number;
+  /** Connections opened again after the broker closed one. */
+  readonly reconnects: number;
+  /** Handshakes refused 429 (the handshake rate per address). */
+  readonly refused: number;
+}
+
 /** One aliased field, 830 times: 21 KB that graphql-js's OverlappingFieldsCanBeMerged found quadratic. */
 const ALIASES = `subscription { ${'a: status { connections } '.repeat(830)}}`;
 /** 5,000 nested arrays: 10 KB that overflowed the stack of a recursive walk. */

@@ -6,7 +6,8 @@ import { pinToCpu } from '../cpu-pinning.js';
 import { processCpuMs } from '../process-cpu.js';
 import { median, summarizeLatencies, type LatencySummary } from '../stats.js';
 import { Bystander } from '../bystander.js';
-import { ATTACKS } from './attacks.js';
+import { ATTACKS, type AttackerReport } from './attacks.js';
+import { type Hardening } from '../broker-config.js';
 
 export const WORST_USAGE = `Usage: node dist/apps/bench/src/main.js worst [options]
 
@@ -20,6 +21,9 @@ and the bystander's p99 against its p99 in the idle window just before, as the m
   --seconds <n>   length of each window (default 10)
   --interval <ms> the bystander's pace (default 10)
   --rounds <n>    rounds (default 3)
+  --hardening <h> hardened (default): each endpoint's inputBudget on (a connection held to a
+                  quarter of a core) and the default handshake rate per address; defaults: the
+                  settings a broker has unless told otherwise (that rate, no input budget)
   --help          this text`;
 
 const TIMEOUT_MS = 10_000;
@@ -28,9 +32,7 @@ const ATTACKER_NICE = 10;
 /** The target: the bystander's p99 under attack stays within this multiple of its idle p99. */
 const TARGET_RATIO = 2;
 
-interface Window {
-  readonly answered: number;
-  readonly reconnects: number;
+interface Window extends AttackerReport {
   readonly cpuMs: number;
   readonly wallMs: number;
   readonly bystander: LatencySummary;
@@ -44,7 +46,7 @@ interface Pair {
 }
 
 export async function runWorstBench(argv: readonly string[]): Promise<void> {
-  const values = parseFlags(argv, { seconds: '10', interval: '10', rounds: '3' });
+  const values = parseFlags(argv, { seconds: '10', interval: '10', rounds: '3', hardening: 'hardened' });
   if (values === null) {
     console.log(WORST_USAGE);
     return;
@@ -52,7 +54,11 @@ export async function runWorstBench(argv: readonly string[]): Promise<void> {
   const seconds = integer('--seconds', values.seconds, 1, 600);
   const intervalMs = integer('--interval', values.interval, 1, 1000);
   const rounds = integer('--rounds', values.rounds, 1, 20);
-  const server = await startEveryModuleBroker();
+  const hardening = values.hardening;
+  if (hardening !== 'hardened' && hardening !== 'defaults') {
+    throw new Error(`--hardening: hardened or defaults, not ${hardening}`);
+  }
+  const server = await startEveryModuleBroker(hardening);
   // The broker on a core of its own, the load side on the other: the bystander's round trip is then
   // the broker's event loop, not the two processes taking turns on one core.
   const pinned = pinToCpu(server.pid, 0) && pinToCpu(process.pid, 1);
@@ -67,7 +73,7 @@ export async function runWorstBench(argv: readonly string[]): Promise<void> {
         console.error(`round ${round} ${attack.name}: bystander p99 ${ratio.toFixed(2)}x idle`);
       }
     }
-    console.log(report(pairs, seconds, intervalMs, rounds, pinned));
+    console.log(report(pairs, { seconds, intervalMs, rounds, pinned, hardening }));
     if (pairs.flat().some((p) => p.attacked.bystanderErrors + p.idle.bystanderErrors > 0))
       process.exitCode = 1;
   } finally {
@@ -88,7 +94,7 @@ async function measure(
   const [rtts, attacked] = await Promise.all([
     bystander.measure(started + seconds * 1000, intervalMs),
     attack === null
-      ? Promise.resolve({ answered: 0, reconnects: 0 })
+      ? Promise.resolve({ answered: 0, reconnects: 0, refused: 0 })
       : attacker(server.port, attack, seconds),
   ]);
   const wallMs = performance.now() - started;
@@ -104,11 +110,7 @@ async function measure(
 }
 
 /** Runs attacker-process.js for `seconds` and returns what it reports. */
-async function attacker(
-  port: number,
-  attack: number,
-  seconds: number,
-): Promise<{ answered: number; reconnects: number }> {
+async function attacker(port: number, attack: number, seconds: number): Promise<AttackerReport> {
   const child = forkLoadProcess(new URL('./attacker-process.js', import.meta.url), [
     String(port),
     String(attack),
@@ -116,33 +118,36 @@ async function attacker(
   ]);
   // Beside the bystander, below it: its turns must not stand in the bystander's way.
   if (child.pid !== undefined && pinToCpu(child.pid, 1)) setPriority(child.pid, ATTACKER_NICE);
-  return nextMessage<{ answered: number; reconnects: number }>(
-    child,
-    'attacker',
-    'its report',
-    seconds * 1000 + TIMEOUT_MS,
-  ).catch((err: unknown) => {
-    child.kill('SIGKILL');
-    throw err;
-  });
+  return nextMessage<AttackerReport>(child, 'attacker', 'its report', seconds * 1000 + TIMEOUT_MS).catch(
+    (err: unknown) => {
+      child.kill('SIGKILL');
+      throw err;
+    },
+  );
 }
 
-function report(
-  pairs: readonly Pair[][],
-  seconds: number,
-  intervalMs: number,
-  rounds: number,
-  pinned: boolean,
-): string {
+interface RunSettings {
+  readonly seconds: number;
+  readonly intervalMs: number;
+  readonly rounds: number;
+  readonly pinned: boolean;
+  readonly hardening: Hardening;
+}
+
+function report(pairs: readonly Pair[][], run: RunSettings): string {
+  const { seconds, intervalMs, rounds, pinned, hardening } = run;
   const lines = [
     `Worst message per protocol: ${rounds} rounds of ${seconds} s idle then ${seconds} s attacked per attack, ` +
       `bystander chat round trip every ${intervalMs} ms; medians of the rounds. ` +
       (pinned
-        ? `The broker on CPU 0; the bystander and the attacker (nice ${ATTACKER_NICE}) on CPU 1.`
-        : 'Processes not pinned to CPUs (fewer than 2, or no taskset): the figures include scheduling.'),
+        ? `The broker on CPU 0; the bystander and the attacker (nice ${ATTACKER_NICE}) on CPU 1. `
+        : 'Processes not pinned to CPUs (fewer than 2, or no taskset): the figures include scheduling. ') +
+      (hardening === 'hardened'
+        ? 'Hardened: inputBudget on every endpoint (a quarter of a core each), the default handshake rate.'
+        : 'Default settings: no input budget, the default handshake rate.'),
     '',
-    '| attack | message bytes | answered per round | reconnects per round | broker CPU | CPU per message | CPU per KB | idle p99 | attacked p50 | attacked p99 | p99 / idle p99 (rounds) | p99 / control p99 | verdict |',
-    '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
+    '| attack | message bytes | answered per round | reconnects per round | refused handshakes per round | broker CPU | CPU per message | CPU per KB | idle p99 | attacked p50 | attacked p99 | p99 / idle p99 (rounds) | p99 / control p99 | verdict |',
+    '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
   ];
   const controlIndex = ATTACKS.findIndex((a) => a.control === true);
   const controlP99 = median((pairs[controlIndex] ?? []).map((p) => p.attacked.bystander.p99));
@@ -167,7 +172,7 @@ function report(
             : 'not met';
     lines.push(
       `| ${attack.name} | ${bytes} | ${of((p) => p.attacked.answered).toFixed(0)} | ` +
-        `${of((p) => p.attacked.reconnects).toFixed(0)} | ` +
+        `${of((p) => p.attacked.reconnects).toFixed(0)} | ${of((p) => p.attacked.refused).toFixed(0)} | ` +
         `${of((p) => (100 * p.attacked.cpuMs) / p.attacked.wallMs).toFixed(0)} % | ${perMessage.toFixed(3)} ms | ` +
         `${((perMessage * 1024) / bytes).toFixed(3)} ms | ${of((p) => p.idle.bystander.p99).toFixed(2)} ms | ` +
         `${of((p) => p.attacked.bystander.p50).toFixed(2)} ms | ${attackedP99.toFixed(2)} ms | ` +
