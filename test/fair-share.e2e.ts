@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { MqttModule } from '#broker/protocols/mqtt';
-import { connectAsync } from 'mqtt';
+import { connectAsync, type MqttClient } from 'mqtt';
 import { MQTT_ENDPOINT } from './support/mqtt-helpers.js';
 import { rawExchange, upgradeRequest } from './support/raw-http.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
@@ -30,7 +30,12 @@ describe('fair share: handshakes per address, and each connection held to its sh
   before(async () => {
     broker = await startTestBroker(
       {
-        mqtt: { sysIntervalSec: 0 },
+        mqtt: {
+          sysIntervalSec: 0,
+          tcpPort: 0,
+          tcpHost: '127.0.0.1',
+          tcpInputBudget: { share: 0.01, burstMs: 0.01 },
+        },
         endpoints: [
           // A share so small that a few costly SUBSCRIBEs overrun it.
           { ...MQTT_ENDPOINT, inputBudget: { share: 0.01, burstMs: 0.01 } },
@@ -44,6 +49,17 @@ describe('fair share: handshakes per address, and each connection held to its sh
     );
   });
   after(() => broker.close());
+
+  /** 20 SUBSCRIBEs of 200 wildcard filters at once: each answered in full, the client still connected. */
+  async function subscribeHard(client: MqttClient): Promise<void> {
+    // The same filters again and again, as the worst-message benchmark's attacker does.
+    const subacks = await Promise.all(
+      Array.from({ length: 20 }, () => client.subscribeAsync(wildcardFilters('t'))),
+    );
+    assert.equal(subacks.flat().length, 20 * 200);
+    assert.ok(subacks.flat().every((grant) => grant.qos === 0));
+    assert.equal(client.connected, true);
+  }
 
   it('past its burst an address gets 429 with Retry-After, before any credential is read; other addresses go on', async () => {
     const first = Array.from({ length: 3 }, () => new WebSocket(`${broker.url}/chat`, 'chat.v1'));
@@ -78,17 +94,20 @@ describe('fair share: handshakes per address, and each connection held to its sh
         }),
       ),
     );
-    for (const client of clients) {
-      const subacks = await Promise.all(
-        // The same filters again and again, as the worst-message benchmark's attacker does.
-        Array.from({ length: 20 }, () => client.subscribeAsync(wildcardFilters('t'))),
-      );
-      assert.equal(subacks.flat().length, 20 * 200);
-      assert.ok(subacks.flat().every((grant) => grant.qos === 0));
-      assert.equal(client.connected, true);
-    }
+    for (const client of clients) await subscribeHard(client);
     assert.ok((await inputPauses(broker, '/mqtt')) >= 1, 'the budgeted client was paused');
     assert.equal(await inputPauses(broker, '/mqtt-unbounded'), 0);
     await Promise.all(clients.map((c) => c.endAsync()));
+  });
+
+  it('a TCP client is held to mqtt.tcpInputBudget the same way', async () => {
+    const line = broker.logLines().find((l) => l['msg'] === 'mqtt tcp listener started');
+    const client = await connectAsync(`mqtt://127.0.0.1:${line?.['port'] as number}`, {
+      reconnectPeriod: 0,
+      protocolVersion: 5,
+    });
+    await subscribeHard(client);
+    assert.ok((await inputPauses(broker, 'tcp')) >= 1, 'the TCP client was paused');
+    await client.endAsync();
   });
 });

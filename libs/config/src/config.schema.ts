@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { cluster } from './cluster.schema.js';
 import { mqtt } from './mqtt.schema.js';
 import { ocpp, usesProfile3 } from './ocpp.schema.js';
-import { proxyEntry, timerMs, timerMsOrOff } from './schema-units.js';
+import { inputBudget, proxyEntry, timerMs, timerMsOrOff } from './schema-units.js';
 import { wampConfigSchema } from './wamp.schema.js';
 
 export { MAX_TIMER_MS } from './schema-units.js';
@@ -44,22 +44,6 @@ const endpointDeflate = z.union([
       memLevel: z.number().int().min(1).max(9).default(8),
       /** Messages shorter than this (bytes) are sent uncompressed. */
       threshold: z.number().int().nonnegative().default(1024),
-    })
-    .strict(),
-]);
-
-/**
- * The share of the event loop each connection's own messages may take (see the gateway's
- * InputBudget): past `burstMs` of work ahead of `share` of a core, its reads pause until it is paid
- * back. Off by default, as in Mosquitto and EMQX: a publisher's fan-out is charged to it, so a
- * trusted publisher to many subscribers would be slowed; `{}` turns it on with the values below.
- */
-const inputBudget = z.union([
-  z.literal(false),
-  z
-    .object({
-      share: z.number().gt(0).max(1).default(0.25),
-      burstMs: z.number().positive().max(10_000).default(100),
     })
     .strict(),
 ]);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timerMs } from './schema-units.js';
+import { inputBudget, timerMs } from './schema-units.js';
 
 // The `mqtt` section: the TCP listener, limits, sessions, topic rules.
 
@@ -26,6 +26,8 @@ export const mqtt = z
     tcpHost: z.string().default('0.0.0.0'),
     /** TCP has no handshake: when true, CONNECT must carry a credential. */
     tcpAuthRequired: z.boolean().default(false),
+    /** A TCP client's share of the event loop, as an endpoint's inputBudget is for WebSocket clients. */
+    tcpInputBudget: inputBudget.default(false),
     connectTimeoutMs: timerMs.default(10_000),
     maxPacketSize: z
       .number()

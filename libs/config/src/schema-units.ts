@@ -24,3 +24,19 @@ export const proxyEntry = z.string().refine(
 
 /** The same, where 0 turns the timer off. */
 export const timerMsOrOff = z.number().int().nonnegative().max(MAX_TIMER_MS);
+
+/**
+ * The share of the event loop each connection's own messages may take (see the gateway's
+ * InputBudget): past `burstMs` of work ahead of `share` of a core, its reads pause until it is paid
+ * back. Off by default, as in Mosquitto and EMQX: a publisher's fan-out is charged to it, so a
+ * trusted publisher to many subscribers would be slowed; `{}` turns it on with the values below.
+ */
+export const inputBudget = z.union([
+  z.literal(false),
+  z
+    .object({
+      share: z.number().gt(0).max(1).default(0.25),
+      burstMs: z.number().positive().max(10_000).default(100),
+    })
+    .strict(),
+]);

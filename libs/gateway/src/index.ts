@@ -16,6 +16,7 @@ export * from './endpoint-scope-error.js';
 export * from './health-checks.js';
 export * from './ops-routes.js';
 export * from './clock.js';
+export * from './input-budget.js';
 export * from './manual-clock.js';
 export * from './broker-ws-adapter.js';
 export * from './gateway-client.js';

@@ -10,6 +10,7 @@ const config: MqttConfig = {
   tcpPort: null,
   tcpHost: '127.0.0.1',
   tcpAuthRequired: false,
+  tcpInputBudget: false,
   connectTimeoutMs: 10_000,
   maxPacketSize: 64 * 1024,
   maxInflight: 8,

@@ -1,6 +1,12 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { Injectable, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
-import { TokenVerifier } from '#broker/gateway';
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type OnApplicationBootstrap,
+  type BeforeApplicationShutdown,
+} from '@nestjs/common';
+import { GatewayMetrics, InputBudget, systemClock, TokenVerifier } from '#broker/gateway';
 import { type MqttClient } from './mqtt-client.js';
 import { MqttServer } from './mqtt-server.js';
 
@@ -19,6 +25,7 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
   constructor(
     private readonly mqtt: MqttServer,
     private readonly verifier: TokenVerifier,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -42,6 +49,15 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
     if (server === null) return;
     for (const client of this.clients.values()) client.goodbye(true);
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** A TCP client's reads paused for taking more than its share of the loop (mqtt.tcpInputBudget). */
+  throttled(ms: number): void {
+    this.metrics?.inputPauses.inc({ endpoint: 'tcp', subprotocol: 'mqtt' });
+    this.mqtt.logger.debug(
+      { pauseMs: Math.round(ms) },
+      'mqtt tcp client over its share of the loop, reads paused',
+    );
   }
 
   private accept(socket: Socket): void {
@@ -75,9 +91,13 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
       },
     );
     this.clients.set(socket, client);
+    const limits = this.mqtt.config.mqtt.tcpInputBudget;
+    const budget = limits === false ? null : new InputBudget(limits, systemClock, socket, this);
     socket.on('data', (data) => {
+      const start = budget === null ? 0 : systemClock.monotonic();
       try {
         client.receive(data);
+        budget?.charge(systemClock.monotonic() - start);
       } catch (err) {
         // The WebSocket side gets this from the gateway (close 1011): one client's failure never ends the process.
         this.mqtt.logger.error({ err: (err as Error).message }, 'mqtt tcp client failed, closed');
@@ -86,6 +106,7 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
     });
     socket.on('error', () => socket.destroy());
     socket.once('close', () => {
+      budget?.stop();
       this.clients.delete(socket);
       client.transportClosed();
     });
