@@ -28,6 +28,9 @@ const authPolicy = z
   })
   .strict();
 
+/** An endpoint's auth settings when it sets none; MQTT over TCP, which has no endpoint, holds to these. */
+export const DEFAULT_AUTH_POLICY = authPolicy.parse({});
+
 /**
  * permessage-deflate for an endpoint's modules, overriding each module's own choice: false forbids
  * it; an object enables it with these RFC 7692 parameters and zlib settings.
@@ -56,7 +59,7 @@ const endpoint = z
     defaultModule: z.string().min(1).optional(),
     origins: z.array(z.string()).default([]),
     requireOrigin: z.boolean().default(false),
-    auth: authPolicy.default(authPolicy.parse({})),
+    auth: authPolicy.default(DEFAULT_AUTH_POLICY),
     maxConnections: z.number().int().positive().optional(),
     pingIntervalMs: timerMsOrOff.default(30_000),
     perMessageDeflate: endpointDeflate.optional(),

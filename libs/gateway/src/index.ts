@@ -13,6 +13,8 @@ export * from './token-verifier.js';
 export * from './metrics.js';
 export * from './flat-uuid.js';
 export * from './endpoint-scope-error.js';
+export * from './first-message-policy.js';
+export * from './held-input.js';
 export * from './health-checks.js';
 export * from './ops-routes.js';
 export * from './clock.js';

@@ -1,0 +1,45 @@
+/**
+ * Limits on what a connection may send before it is authenticated: its endpoint's
+ * `auth.firstMessageMaxQueued` and `auth.firstMessageMaxBytes`.
+ */
+export interface HoldLimits {
+  /** Messages (or a protocol's packets) held. */
+  readonly maxQueued: number;
+  /** Bytes held. */
+  readonly maxBytes: number;
+}
+
+/**
+ * The one "hold input until authenticated" buffer: what a client sends while its credential is being
+ * checked waits here, in order, and is taken back once the credential is accepted. Past a limit
+ * `push` answers the reason to close with; the caller closes with its protocol's code.
+ */
+export class HeldInput<T> {
+  private items: T[] = [];
+  private bytes = 0;
+
+  constructor(private readonly limits: HoldLimits) {}
+
+  /** Counts bytes that arrived before authentication without holding them (the gateway's auth message). */
+  charge(bytes: number): string | null {
+    this.bytes += bytes;
+    return this.bytes > this.limits.maxBytes ? 'too much data before authentication' : null;
+  }
+
+  /** Holds `item`; null when it fits, else why the connection must close. */
+  push(item: T, bytes: number): string | null {
+    const tooMuch = this.charge(bytes);
+    if (tooMuch !== null) return tooMuch;
+    if (this.items.length >= this.limits.maxQueued) return 'too many messages before authentication';
+    this.items.push(item);
+    return null;
+  }
+
+  /** What was held, in arrival order; the buffer is empty afterwards. */
+  take(): T[] {
+    const items = this.items;
+    this.items = [];
+    this.bytes = 0;
+    return items;
+  }
+}
