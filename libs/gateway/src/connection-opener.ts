@@ -1,5 +1,6 @@
 import { type Duplex } from 'node:stream';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
 import { type Accept } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { type WebSocket } from 'ws';
@@ -27,8 +28,11 @@ export class ConnectionOpener {
     private readonly metrics: GatewayMetrics,
     verifier: TokenVerifier,
     @Inject(BROKER_LOGGER) logger: Logger,
+    // Provided by the store; without it no user name and password is accepted.
+    @Optional() @Inject(PASSWORD_CHECK) passwords: PasswordCheck | null = null,
   ) {
-    this.services = { registry: connections, verifier, logger };
+    const checks = { verifyToken: (token: string) => verifier.verify(token, 'first-message'), passwords };
+    this.services = { registry: connections, checks, logger };
   }
 
   open(ws: WebSocket, socket: Duplex, decision: Accept, remoteAddress: string): void {

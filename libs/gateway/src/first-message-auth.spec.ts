@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Principal } from '#broker/handshake';
 import { FirstMessageAuth, type FirstMessageLimits } from './first-message-auth.js';
+import { type FirstMessageOutcome } from './first-message-policy.js';
 
 type Held = readonly (readonly [Buffer, boolean])[];
 type Event =
@@ -35,6 +36,17 @@ function deferred(): Deferred {
  * A gate with a recording outcome. `verify` defaults to accepting any token as its own subject.
  * `settled` resolves with the first outcome.
  */
+/** The policy's outcome for a verifier (the policy itself has its own spec: first-message-policy.spec.ts). */
+function outcomeOf(verify: (token: string) => Promise<Principal>) {
+  return async ({ token }: { readonly token: string }): Promise<FirstMessageOutcome> => {
+    try {
+      return { ok: true, principal: await verify(token) };
+    } catch (err) {
+      return { ok: false, refusal: 'bad-credential', reason: (err as Error).message };
+    }
+  };
+}
+
 function harness(
   limits: Partial<FirstMessageLimits> = {},
   verify: (token: string) => Promise<Principal> = async (token) => principal(token),
@@ -51,10 +63,10 @@ function harness(
   };
   const gate = new FirstMessageAuth(
     { ...LIMITS, ...limits },
-    (token) => {
+    outcomeOf((token) => {
       tokens.push(token);
       return verify(token);
-    },
+    }),
     {
       accepted: (p, held) => record({ kind: 'accepted', principal: p, held: [...held] }),
       refused: (code, reason) => record({ kind: 'refused', code, reason }),
@@ -292,13 +304,17 @@ describe('FirstMessageAuth after an outcome', () => {
   it('ignores pushes after acceptance and does not change what was handed over', async () => {
     let handed: Held | undefined;
     const events: string[] = [];
-    const gate = new FirstMessageAuth(LIMITS, async (t) => principal(t), {
-      accepted: (_p, held) => {
-        handed = held;
-        events.push('accepted');
+    const gate = new FirstMessageAuth(
+      LIMITS,
+      outcomeOf(async (t) => principal(t)),
+      {
+        accepted: (_p, held) => {
+          handed = held;
+          events.push('accepted');
+        },
+        refused: (code) => events.push(`refused ${code}`),
       },
-      refused: (code) => events.push(`refused ${code}`),
-    });
+    );
     gate.push(text('x'), false);
     gate.push(auth('gina'), false);
     await flush();

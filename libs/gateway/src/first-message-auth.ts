@@ -1,65 +1,60 @@
 import { type Principal } from '#broker/handshake';
 import { CLOSE } from './close-codes.js';
+import { type FirstMessageOutcome } from './first-message-policy.js';
+import { HeldInput, type HoldLimits } from './held-input.js';
 
-export interface FirstMessageLimits {
+/** `maxBytes` counts the auth message too. */
+export interface FirstMessageLimits extends HoldLimits {
   readonly timeoutMs: number;
-  /** Bytes held before the credential verifies (the auth message included). */
-  readonly maxBytes: number;
-  /** Messages held before the credential verifies. */
-  readonly maxQueued: number;
 }
 
-export interface FirstMessageOutcome {
+export interface FirstMessageGateOutcome {
   accepted(principal: Principal, held: readonly (readonly [Buffer, boolean])[]): void;
   refused(code: number, reason: string): void;
 }
 
 /**
- * Holds a connection after the 101 until `{"type":"auth","token":"..."}` arrives and verifies.
- * Nothing reaches the module before that; what arrives meanwhile is held, within limits, and
- * handed over in order once the credential is good.
+ * Holds a connection after the 101 until `{"type":"auth","token":"..."}` arrives and the first-message
+ * policy accepts its token. Nothing reaches the module before that; what arrives meanwhile is held
+ * (HeldInput, within the endpoint's limits) and handed over in order once the credential is good.
  */
 export class FirstMessageAuth {
-  private readonly held: (readonly [Buffer, boolean])[] = [];
-  private heldBytes = 0;
+  private readonly held: HeldInput<readonly [Buffer, boolean]>;
   private state: 'waiting' | 'verifying' | 'done' = 'waiting';
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly limits: FirstMessageLimits,
-    private readonly verify: (token: string) => Promise<Principal>,
-    private readonly outcome: FirstMessageOutcome,
+    limits: FirstMessageLimits,
+    private readonly authenticate: (credential: { readonly token: string }) => Promise<FirstMessageOutcome>,
+    private readonly outcome: FirstMessageGateOutcome,
   ) {
+    this.held = new HeldInput(limits);
     this.timer = setTimeout(() => this.finish(4408, 'authentication timeout'), limits.timeoutMs);
   }
 
   push(data: Buffer, isBinary: boolean): void {
     if (this.state === 'done') return;
-    this.heldBytes += data.byteLength;
-    if (this.heldBytes > this.limits.maxBytes) {
-      this.finish(CLOSE.policyViolation, 'too much data before authentication');
-      return;
-    }
     if (this.state === 'waiting' && !isBinary) {
       const token = readAuthMessage(data);
-      if (token === null) {
-        this.finish(4401, 'malformed auth message: "token" must be a non-empty string');
-        return;
-      }
       if (token !== undefined) {
+        const tooMuch = this.held.charge(data.byteLength);
+        if (tooMuch !== null) return this.finish(CLOSE.policyViolation, tooMuch);
+        if (token === null)
+          return this.finish(4401, 'malformed auth message: "token" must be a non-empty string');
         this.state = 'verifying';
-        this.verify(token).then(
-          (principal) => this.succeed(principal),
-          (err: Error) => this.finish(4401, `authentication failed: ${err.message}`),
-        );
+        void this.authenticate({ token }).then((outcome) => {
+          // A token that does not open this endpoint closes as the handshake would refuse it (403 there).
+          if (!outcome.ok && outcome.refusal === 'forbidden')
+            this.finish(CLOSE.policyViolation, outcome.reason);
+          else if (!outcome.ok) this.finish(4401, `authentication failed: ${outcome.reason}`);
+          // With a credential an accepted outcome always has its principal.
+          else if (outcome.principal !== null) this.succeed(outcome.principal);
+        });
         return;
       }
     }
-    if (this.held.length >= this.limits.maxQueued) {
-      this.finish(CLOSE.policyViolation, 'too many messages before authentication');
-      return;
-    }
-    this.held.push([data, isBinary]);
+    const refusal = this.held.push([data, isBinary], data.byteLength);
+    if (refusal !== null) this.finish(CLOSE.policyViolation, refusal);
   }
 
   /** The connection went away first. */
@@ -72,7 +67,7 @@ export class FirstMessageAuth {
     if (this.state === 'done') return;
     this.state = 'done';
     clearTimeout(this.timer);
-    this.outcome.accepted(principal, this.held);
+    this.outcome.accepted(principal, this.held.take());
   }
 
   private finish(code: number, reason: string): void {

@@ -8,18 +8,24 @@ import { nextConnectionId } from './connection-ids.js';
 import { type ConnectionRegistry, type TrackedConnection } from './connection-registry.js';
 import { onCredentialExpiry } from './credential-expiry.js';
 import { EndpointScopeError } from './endpoint-scope-error.js';
-import { FirstMessageAuth, type FirstMessageOutcome } from './first-message-auth.js';
+import { FirstMessageAuth, type FirstMessageGateOutcome } from './first-message-auth.js';
+import {
+  authenticateFirstMessage,
+  type CredentialChecks,
+  type FirstMessageCredential,
+  type FirstMessageOutcome,
+} from './first-message-policy.js';
+import { type HoldLimits } from './held-input.js';
 import { type ConnectionMetrics } from './metrics.js';
 import { type RegisteredSubprotocol } from './subprotocol-registry.js';
 import { type ConnectionContext } from './subprotocol.types.js';
-import { type TokenVerifier } from './token-verifier.js';
 import { type ConnectionObserver, WsConnection } from './ws-connection.js';
 import { CLOSE } from './close-codes.js';
 
 /** The gateway services every open connection uses: one object, shared. */
 export interface OpenConnectionServices {
   readonly registry: ConnectionRegistry;
-  readonly verifier: TokenVerifier;
+  readonly checks: CredentialChecks;
   readonly logger: Logger;
 }
 
@@ -30,7 +36,7 @@ export interface OpenConnectionServices {
  * state: an idle broker holds one of these per connection, and closures and their contexts were a
  * tenth of an idle connection's heap.
  */
-export class OpenConnection implements TrackedConnection, ConnectionObserver, FirstMessageOutcome {
+export class OpenConnection implements TrackedConnection, ConnectionObserver, FirstMessageGateOutcome {
   readonly connection: WsConnection;
   readonly endpoint: EndpointSpec;
   /** Epoch milliseconds (a number: a Date is 96 bytes of heap per connection). */
@@ -87,16 +93,29 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     this.metrics.accepted++;
     this.metrics.open++;
     if (!awaitFirstMessageAuth) return this.start(this.principal);
-    const auth = this.config.auth;
     this.gate = new FirstMessageAuth(
-      {
-        timeoutMs: auth.firstMessageTimeoutMs,
-        maxBytes: auth.firstMessageMaxBytes,
-        maxQueued: auth.firstMessageMaxQueued,
-      },
-      (token) => this.services.verifier.verify(token, 'first-message'),
+      { ...this.holdLimits, timeoutMs: this.config.auth.firstMessageTimeoutMs },
+      (credential) => this.authenticate(credential, null),
       this,
     );
+  }
+
+  get holdLimits(): HoldLimits {
+    const auth = this.config.auth;
+    return { maxQueued: auth.firstMessageMaxQueued, maxBytes: auth.firstMessageMaxBytes };
+  }
+
+  /** The first-message policy (first-message-policy.ts) for this endpoint. */
+  authenticate(
+    credential: FirstMessageCredential | null,
+    handshakePrincipal: Principal | null,
+  ): Promise<FirstMessageOutcome> {
+    const endpoint = {
+      mode: this.config.auth.mode,
+      path: this.endpoint.path,
+      timeoutMs: this.config.auth.firstMessageTimeoutMs,
+    };
+    return authenticateFirstMessage(credential, handshakePrincipal, endpoint, this.services.checks);
   }
 
   received(data: Buffer, isBinary: boolean): void {
@@ -151,7 +170,6 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
 
   accepted(principal: Principal, held: readonly (readonly [Buffer, boolean])[]): void {
     this.gate = null;
-    if (!this.opens(principal, 'first-message')) return;
     this.log().info({ subject: principal.subject }, 'first-message authentication accepted');
     this.start(principal);
     for (const [data, isBinary] of held) this.deliver(data, isBinary);
@@ -164,25 +182,21 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
 
   /**
    * The module authenticated the client by its own first message (see ConnectionContext.identify).
-   * However it did (a token, a stored password, WAMP-CRA), `endpoint:` scopes hold as at the handshake.
+   * However it did (WAMP-CRA, a charge point's key), `endpoint:` scopes hold as at the handshake: a
+   * principal that does not open this endpoint closes the connection 1008, as the handshake refuses it 403.
    */
   identify(principal: Principal): void {
-    if (!this.opens(principal, 'module')) return;
+    const path = this.endpoint.path;
+    if (!opensEndpoint(principal, path)) {
+      this.log().info({ subject: principal.subject }, 'module credential does not open this endpoint');
+      return this.connection.close(CLOSE.policyViolation, `this credential does not open ${path}`);
+    }
     this.principal = principal;
     this.watchExpiry(principal);
   }
 
-  /** Whether `principal` may open this endpoint; if not, the connection is closed 1008, as the handshake refuses it 403. */
-  private opens(principal: Principal, source: 'first-message' | 'module'): boolean {
-    const path = this.endpoint.path;
-    if (opensEndpoint(principal, path)) return true;
-    this.log().info({ subject: principal.subject }, `${source} credential does not open this endpoint`);
-    this.connection.close(CLOSE.policyViolation, `this credential does not open ${path}`);
-    return false;
-  }
-
   async verifyToken(token: string): Promise<Principal> {
-    const principal = await this.services.verifier.verify(token, 'first-message');
+    const principal = await this.services.checks.verifyToken(token);
     if (!opensEndpoint(principal, this.endpoint.path)) throw new EndpointScopeError(this.endpoint.path);
     return principal;
   }
@@ -231,7 +245,7 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
   }
 }
 
-/** What a module is told about its connection (ConnectionContext), with the gateway's two callbacks. */
+/** What a module is told about its connection (ConnectionContext), with the gateway's callbacks. */
 class ModuleContext implements ConnectionContext {
   constructor(
     private readonly owner: OpenConnection,
@@ -262,8 +276,19 @@ class ModuleContext implements ConnectionContext {
     return this.owner.authMode;
   }
 
+  get holdLimits(): HoldLimits {
+    return this.owner.holdLimits;
+  }
+
   verifyToken(token: string): Promise<Principal> {
     return this.owner.verifyToken(token);
+  }
+
+  async authenticate(credential: FirstMessageCredential | null): Promise<FirstMessageOutcome> {
+    const outcome = await this.owner.authenticate(credential, this.principal);
+    if (outcome.ok && credential !== null && outcome.principal !== null)
+      this.owner.identify(outcome.principal);
+    return outcome;
   }
 
   identify(principal: Principal): void {

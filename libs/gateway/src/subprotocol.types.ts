@@ -1,4 +1,6 @@
 import { type ClientCertificate, type DeflateOptions, type Principal } from '#broker/handshake';
+import { type FirstMessageCredential, type FirstMessageOutcome } from './first-message-policy.js';
+import { type HoldLimits } from './held-input.js';
 
 export interface SubprotocolOptions {
   /** The Sec-WebSocket-Protocol value this module speaks. */
@@ -11,7 +13,7 @@ export interface SubprotocolOptions {
   readonly maxPayload?: number;
   /** permessage-deflate settings when the module wants compression; off by default (RFC 7692 costs ~300 KB per connection). */
   readonly perMessageDeflate?: DeflateOptions | false;
-  /** The protocol authenticates in its own first message (MQTT CONNECT, GraphQL connection_init, WAMP HELLO). */
+  /** The protocol authenticates in its own first message (MQTT CONNECT, GraphQL connection_init, WAMP HELLO): see ConnectionContext.authenticate. */
   readonly ownFirstMessageAuth?: boolean;
 }
 
@@ -28,12 +30,25 @@ export interface ConnectionContext {
    * unauthenticated connection may go on ('required' reaches it without a principal).
    */
   readonly authMode: 'none' | 'optional' | 'required';
+  /**
+   * What a module may hold while its first message's credential is checked (the endpoint's
+   * `auth.firstMessageMaxQueued` and `firstMessageMaxBytes`): hold it in a HeldInput.
+   */
+  readonly holdLimits: HoldLimits;
   /** The handshake's token verifier, for protocols whose first message carries the credential. */
   verifyToken(token: string): Promise<Principal>;
   /**
-   * Tells the gateway who is on this connection once the module's own first message authenticated it
-   * (MQTT CONNECT, connection_init, HELLO): the admin API lists it, and the connection is closed 1008
-   * when the credential's `exp` passes, as for handshake credentials.
+   * The first-message authentication policy, for a protocol whose own first message carries the
+   * credential (MQTT CONNECT, connection_init, a WAMP ticket): the endpoint's auth mode, its
+   * `endpoint:` scopes, the store's password check, within `auth.firstMessageTimeoutMs`. Null when the
+   * message carried none (the handshake's principal then stands, if the mode allows). An accepted
+   * credential is reported as `identify` reports one. The module maps a refusal to its protocol's.
+   */
+  authenticate(credential: FirstMessageCredential | null): Promise<FirstMessageOutcome>;
+  /**
+   * Tells the gateway who is on this connection when the module checked a credential itself (WAMP-CRA,
+   * an OCPP charge point): the admin API lists it, and the connection is closed 1008 when the
+   * credential's `exp` passes, as for handshake credentials.
    */
   identify(principal: Principal): void;
 }

@@ -1,5 +1,6 @@
+import { DEFAULT_AUTH_POLICY } from '#broker/config';
 import { type Principal } from '#broker/handshake';
-import { type Connection, type ConnectionContext } from '#broker/gateway';
+import { authenticateFirstMessage, type Connection, type ConnectionContext } from '#broker/gateway';
 
 /**
  * A Connection with no socket under it, for unit tests of a subprotocol module: it records what the
@@ -69,11 +70,12 @@ export interface TestContext extends ConnectionContext {
 
 /**
  * A handshake outcome for a module's unit test: endpoint '/test', no parameters, no principal and
- * auth mode 'none' unless given; `verifyToken` refuses every token unless given.
+ * auth mode 'none' unless given; `authenticate` is the broker's first-message policy with a verifier
+ * that refuses every token and no password check, unless given.
  */
 export function testContext(overrides: Partial<Omit<ConnectionContext, 'identify'>> = {}): TestContext {
   const identified: Principal[] = [];
-  return {
+  const context: TestContext = {
     id: 'test-connection',
     endpoint: '/test',
     protocol: null,
@@ -81,9 +83,29 @@ export function testContext(overrides: Partial<Omit<ConnectionContext, 'identify
     remoteAddress: '127.0.0.1',
     principal: null,
     authMode: 'none',
+    holdLimits: {
+      maxQueued: DEFAULT_AUTH_POLICY.firstMessageMaxQueued,
+      maxBytes: DEFAULT_AUTH_POLICY.firstMessageMaxBytes,
+    },
     verifyToken: () => Promise.reject(new Error('no token is valid in this test context')),
+    authenticate: async (credential) => {
+      const endpoint = {
+        mode: context.authMode,
+        path: context.endpoint,
+        timeoutMs: DEFAULT_AUTH_POLICY.firstMessageTimeoutMs,
+      };
+      const outcome = await authenticateFirstMessage(credential, context.principal, endpoint, NO_CREDENTIALS);
+      if (outcome.ok && credential !== null && outcome.principal !== null) identified.push(outcome.principal);
+      return outcome;
+    },
     ...overrides,
     identified,
     identify: (principal) => void identified.push(principal),
   };
+  return context;
 }
+
+const NO_CREDENTIALS = {
+  verifyToken: () => Promise.reject(new Error('no token is valid in this test context')),
+  passwords: null,
+};
