@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
+import mqttPacket from 'mqtt-packet';
 import request from 'supertest';
 import { MqttModule } from '#broker/protocols/mqtt';
 import { startTestBroker, type TestBroker, JWT_SECRET } from './support/test-broker.js';
@@ -75,6 +76,47 @@ describe('mqtt module: username/password credentials from the store', { timeout:
       [],
       'no successful CONNACK',
     );
+  });
+
+  it('packets pipelined behind CONNECT wait for its password check, within the endpoint limits (1008 past them)', async () => {
+    const bytes = (packets: mqttPacket.Packet[]): Buffer =>
+      Buffer.concat(packets.map((p) => mqttPacket.generate(p, { protocolVersion: 5 })));
+    const connect: mqttPacket.Packet = {
+      cmd: 'connect',
+      protocolVersion: 5,
+      clientId: 'device-7',
+      clean: true,
+      keepalive: 0,
+      username: 'device-7',
+      password: Buffer.from('s3cret-pass'),
+    };
+    const ping: mqttPacket.Packet = { cmd: 'pingreq' };
+    const polite = await RawMqtt.open(`${broker.url}/mqtt`, 5);
+    polite.sendBytes(bytes([connect, ping, ping, ping]));
+    assert.equal((await polite.next('connack')).reasonCode, 0);
+    for (let n = 0; n < 3; n++) await polite.next('pingresp');
+    polite.send({ cmd: 'disconnect' });
+
+    // More packets than firstMessageMaxQueued (16), or more bytes than firstMessageMaxBytes (8192).
+    const publish: mqttPacket.Packet = {
+      cmd: 'publish',
+      topic: 'devices/7/big',
+      payload: Buffer.alloc(9000),
+      qos: 0,
+      retain: false,
+      dup: false,
+    };
+    for (const [flood, why] of [
+      [[connect, ...Array<mqttPacket.Packet>(20).fill(ping)], /too many messages before authentication/],
+      [[connect, publish], /too much data before authentication/],
+    ] as const) {
+      const raw = await RawMqtt.open(`${broker.url}/mqtt`, 5);
+      raw.sendBytes(bytes([...flood]));
+      const closed = await raw.closed();
+      assert.equal(closed.code, 1008);
+      assert.match(closed.reason, why);
+      assert.deepEqual(raw.received(), [], 'neither a CONNACK nor an answer to a held packet');
+    }
   });
 });
 

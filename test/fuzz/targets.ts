@@ -167,11 +167,9 @@ async function mqttAfterConnect(bytes: Uint8Array, version: 4 | 5): Promise<numb
     {
       transport: 'ws',
       remoteAddress: '127.0.0.1',
-      principal: null,
-      authRequired: false,
-      verifyToken: () => Promise.reject(new Error('no tokens')),
+      holdLimits: { maxQueued: 16, maxBytes: 8192 },
+      authenticate: async () => ({ ok: true, principal: null }),
     },
-    null,
     quiet,
   );
   client.receive(

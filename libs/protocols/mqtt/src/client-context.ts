@@ -1,5 +1,9 @@
-import { CLOSE } from '#broker/gateway';
-import { type Principal } from '#broker/handshake';
+import {
+  CLOSE,
+  type FirstMessageCredential,
+  type FirstMessageOutcome,
+  type HoldLimits,
+} from '#broker/gateway';
 import { RC } from './reason-codes.js';
 
 /** The network connection under an MQTT client: a WebSocket or a TCP socket. */
@@ -16,13 +20,13 @@ export interface MqttTransport {
 export interface ClientContext {
   readonly transport: 'ws' | 'tcp';
   readonly remoteAddress: string;
-  /** Established at the WebSocket handshake, if any. */
-  readonly principal: Principal | null;
-  /** The endpoint requires authentication: CONNECT must carry a credential when the handshake did not. */
-  readonly authRequired: boolean;
-  verifyToken(token: string): Promise<Principal>;
-  /** Reports the principal CONNECT authenticated to the transport (the gateway's `identify`). */
-  identify?(principal: Principal): void;
+  /** What may be held while CONNECT's credential is checked (packets pipelined behind it). */
+  readonly holdLimits: HoldLimits;
+  /**
+   * The first-message policy (ConnectionContext.authenticate) for CONNECT's credential: over WebSocket
+   * the endpoint's, which falls back to the handshake's principal; over TCP the same without an endpoint.
+   */
+  authenticate(credential: FirstMessageCredential | null): Promise<FirstMessageOutcome>;
 }
 
 /** The WebSocket close code that goes with a server-side DISCONNECT reason code. */

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type MqttConfig } from '#broker/config';
-import { ManualClock } from '#broker/gateway';
+import { authenticateFirstMessage, ManualClock } from '#broker/gateway';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { MqttBroker } from './broker.js';
 import { MqttClient, type MqttLogger } from './mqtt-client.js';
@@ -56,11 +56,15 @@ class Peer {
       {
         transport: 'ws',
         remoteAddress: '127.0.0.1',
-        principal: null,
-        authRequired: false,
-        verifyToken: () => Promise.reject(new Error('no tokens here')),
+        holdLimits: { maxQueued: 16, maxBytes: 8192 },
+        authenticate: (credential) =>
+          authenticateFirstMessage(
+            credential,
+            null,
+            { mode: 'optional', path: null, timeoutMs: 1000 },
+            { verifyToken: () => Promise.reject(new Error('no tokens here')), passwords: null },
+          ),
       },
-      null,
       quiet,
     );
   }

@@ -1,4 +1,4 @@
-import { type PasswordCheck } from '#broker/auth';
+import { HeldInput } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type Packet } from 'mqtt-packet';
 import { type MqttBroker } from './broker.js';
@@ -8,7 +8,7 @@ import { dispatch } from './handlers/dispatch.js';
 import { type TimerHandle } from '#broker/gateway';
 import { type MqttMessage } from './message.js';
 import { encodePublish, OutboundAliases } from './outbound-publish.js';
-import { encodePacket, type PacketHandler, PacketReader } from './packet-reader.js';
+import { encodePacket, type PacketHandler, PacketReader, packetSize } from './packet-reader.js';
 import { Permissions } from './permissions.js';
 import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
 import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
@@ -30,9 +30,6 @@ export interface Will {
   /** The will's message expiry interval, or null for none. */
   readonly expirySec: number | null;
 }
-
-/** Packets held while CONNECT's credential is verified (clients pipeline SUBSCRIBE after CONNECT). */
-const MAX_HELD_PACKETS = 64;
 
 /** Packets that may carry a reason string and user properties only when the client asked for them. */
 const PROBLEM_INFO_FREE = new Set(['publish', 'connack', 'disconnect']);
@@ -66,7 +63,8 @@ export class MqttClient implements SessionOwner, PacketHandler {
   problemInfo = true;
   /** Topic aliases the client set (v5), made with the first: most clients never use one. */
   private inboundAliasTable: Map<number, string> | null = null;
-  readonly held: Packet[] = [];
+  /** Packets pipelined behind CONNECT, held while its credential is checked. */
+  readonly held: HeldInput<Packet>;
   /** Cluster mode: the acknowledgements of QoS 1/2 publishes, in order, each after its message is stored. */
   acks: Promise<void> = Promise.resolve();
   /** Acknowledgements chained on `acks` and not sent yet: with none, one that waits on nothing goes at once. */
@@ -84,9 +82,9 @@ export class MqttClient implements SessionOwner, PacketHandler {
     readonly broker: MqttBroker,
     private readonly transport: MqttTransport,
     readonly context: ClientContext,
-    readonly passwords: PasswordCheck | null,
     readonly log: MqttLogger,
   ) {
+    this.held = new HeldInput(context.holdLimits);
     this.reader = new PacketReader(broker.config.maxPacketSize, this);
     this.connectTimer = broker.clock.after(broker.config.connectTimeoutMs, connectExpired, this);
   }
@@ -110,10 +108,8 @@ export class MqttClient implements SessionOwner, PacketHandler {
     this.broker.stats.messagesReceived++;
     this.keepAliveTimer?.refresh();
     if (this.state === 'authenticating') {
-      if (this.held.length >= MAX_HELD_PACKETS) {
-        return this.close(CLOSE.policyViolation, 'too many packets before CONNACK', false);
-      }
-      this.held.push(packet);
+      const refusal = this.held.push(packet, packetSize(packet.length ?? 0));
+      if (refusal !== null) this.close(CLOSE.policyViolation, refusal, false);
       return;
     }
     try {
@@ -200,7 +196,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
 
   /** The packets that arrived while CONNECT was being authenticated, handled in order once accepted. */
   releaseHeld(): void {
-    for (const packet of this.held.splice(0)) {
+    for (const packet of this.held.take()) {
       if (this.state !== 'connected') return;
       try {
         dispatch(this, packet);

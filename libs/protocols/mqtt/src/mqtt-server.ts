@@ -43,7 +43,8 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     @Inject(BROKER_CONFIG) readonly config: BrokerConfig,
     @Inject(BROKER_LOGGER) logger: Logger,
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
-    @Optional() @Inject(PASSWORD_CHECK) private readonly passwords: PasswordCheck | null = null,
+    // Provided by the store; MQTT over TCP checks CONNECT's passwords with it.
+    @Optional() @Inject(PASSWORD_CHECK) readonly passwords: PasswordCheck | null = null,
     @Optional() @Inject(ClusterNode) cluster: ClusterNode | null = null,
     @Optional() @Inject(GatewayMetrics) metrics: GatewayMetrics | null = null,
   ) {
@@ -102,6 +103,6 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
   }
 
   open(transport: MqttTransport, context: ClientContext): MqttClient {
-    return new MqttClient(this.broker, transport, context, this.passwords ?? null, this.logger);
+    return new MqttClient(this.broker, transport, context, this.logger);
   }
 }

@@ -3,9 +3,11 @@ import {
   Subprotocol,
   type Connection,
   type ConnectionContext,
+  type FirstMessageCredential,
+  type FirstMessageOutcome,
+  type HoldLimits,
   type SubprotocolHandler,
 } from '#broker/gateway';
-import { type Principal } from '#broker/handshake';
 import { type ClientContext, type MqttTransport } from './client-context.js';
 import { type MqttClient } from './mqtt-client.js';
 import { MqttServer } from './mqtt-server.js';
@@ -20,16 +22,16 @@ const MAX_FRAME = 1024 * 1024;
 class WebSocketLink implements MqttTransport, ClientContext {
   readonly transport = 'ws';
   readonly remoteAddress: string;
-  readonly principal: Principal | null;
-  readonly authRequired: boolean;
 
   constructor(
     private readonly connection: Connection,
     private readonly context: ConnectionContext,
   ) {
     this.remoteAddress = context.remoteAddress;
-    this.principal = context.principal;
-    this.authRequired = context.authMode === 'required';
+  }
+
+  get holdLimits(): HoldLimits {
+    return this.context.holdLimits;
   }
 
   write(bytes: Buffer): void {
@@ -44,12 +46,8 @@ class WebSocketLink implements MqttTransport, ClientContext {
     this.connection.close(code, reason);
   }
 
-  verifyToken(token: string): Promise<Principal> {
-    return this.context.verifyToken(token);
-  }
-
-  identify(principal: Principal): void {
-    this.context.identify(principal);
+  authenticate(credential: FirstMessageCredential | null): Promise<FirstMessageOutcome> {
+    return this.context.authenticate(credential);
   }
 }
 

@@ -6,7 +6,15 @@ import {
   type OnApplicationBootstrap,
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
-import { GatewayMetrics, InputBudget, systemClock, TokenVerifier } from '#broker/gateway';
+import { DEFAULT_AUTH_POLICY } from '#broker/config';
+import {
+  authenticateFirstMessage,
+  type CredentialChecks,
+  GatewayMetrics,
+  InputBudget,
+  systemClock,
+  TokenVerifier,
+} from '#broker/gateway';
 import { type MqttClient } from './mqtt-client.js';
 import { MqttServer } from './mqtt-server.js';
 
@@ -21,12 +29,18 @@ const TCP_OUTBOUND_CAP = 4 * 1024 * 1024;
 export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private server: Server | null = null;
   private readonly clients = new Map<Socket, MqttClient>();
+  private readonly checks: CredentialChecks;
 
   constructor(
     private readonly mqtt: MqttServer,
-    private readonly verifier: TokenVerifier,
+    verifier: TokenVerifier,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
-  ) {}
+  ) {
+    this.checks = {
+      verifyToken: (token) => verifier.verify(token, 'first-message'),
+      passwords: mqtt.passwords,
+    };
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const { tcpPort, tcpHost } = this.mqtt.config.mqtt;
@@ -62,6 +76,13 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
 
   private accept(socket: Socket): void {
     socket.setNoDelay(true);
+    const { tcpAuthRequired, connectTimeoutMs } = this.mqtt.config.mqtt;
+    // No endpoint, so no `endpoint:` scopes; the holding limits are an endpoint's defaults.
+    const policy = {
+      mode: tcpAuthRequired ? 'required' : 'optional',
+      path: null,
+      timeoutMs: connectTimeoutMs,
+    } as const;
     const client = this.mqtt.open(
       {
         write: (bytes) => {
@@ -85,9 +106,11 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
       {
         transport: 'tcp',
         remoteAddress: socket.remoteAddress ?? '',
-        principal: null,
-        authRequired: this.mqtt.config.mqtt.tcpAuthRequired,
-        verifyToken: (token) => this.verifier.verify(token, 'first-message'),
+        holdLimits: {
+          maxQueued: DEFAULT_AUTH_POLICY.firstMessageMaxQueued,
+          maxBytes: DEFAULT_AUTH_POLICY.firstMessageMaxBytes,
+        },
+        authenticate: (credential) => authenticateFirstMessage(credential, null, policy, this.checks),
       },
     );
     this.clients.set(socket, client);

@@ -1,7 +1,7 @@
 import { flatUuid } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type IConnackPacket, type IConnectPacket } from 'mqtt-packet';
-import { authenticate } from '../authenticate.js';
+import { credentialOf, REFUSAL_CODES } from '../authenticate.js';
 import { CLOSE } from '#broker/gateway';
 import { type MqttClient } from '../mqtt-client.js';
 import { Permissions } from '../permissions.js';
@@ -51,10 +51,11 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
   }
 
   client.state = 'authenticating';
-  authenticate(packet, client.context, client.passwords)
+  client.context
+    .authenticate(credentialOf(packet))
     .then(async (outcome) => {
       if (client.state !== 'authenticating') return;
-      if (!outcome.ok) return refuse(client, outcome.reasonCode, 'authentication failed');
+      if (!outcome.ok) return refuse(client, REFUSAL_CODES[outcome.refusal], outcome.reason);
       client.will = will;
       const taking = take(client, packet, outcome.principal);
       const directory = client.broker.directory;
@@ -168,7 +169,6 @@ function accept(
   client.permissions = taking.permissions;
   client.willRecord = taking.willRecord;
   session.will = taking.willRecord;
-  if (principal !== null) client.context.identify?.(principal);
   client.session = session;
 
   if (props.receiveMaximum !== undefined) client.clientReceiveMaximum = props.receiveMaximum;
