@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { authenticateFirstMessage } from '#broker/gateway';
 import { CredentialError, type Principal } from '#broker/handshake';
 import { authenticateInit, type InitAuthContext } from './connection-auth.js';
 
@@ -10,16 +11,20 @@ function context(
   principal: Principal | null = null,
 ): InitAuthContext & { seen: string[] } {
   const seen: string[] = [];
-  return {
-    authMode,
-    principal,
-    seen,
-    // The real verifier (jose) has its own spec and the e2e suites; this is only the decision.
-    verifyToken: async (token) => {
+  const checks = {
+    // The real verifier (jose) has its own spec and the e2e suites; here it only answers.
+    verifyToken: async (token: string): Promise<Principal> => {
       seen.push(token);
       if (token === 'good') return { subject: 'alice', claims: { sub: 'alice' }, carrier: 'first-message' };
       throw new CredentialError('the token has expired');
     },
+    passwords: null,
+  };
+  const endpoint = { mode: authMode, path: '/graphql', timeoutMs: 5000 };
+  return {
+    authMode,
+    seen,
+    authenticate: (credential) => authenticateFirstMessage(credential, principal, endpoint, checks),
   };
 }
 

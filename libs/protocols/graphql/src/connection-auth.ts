@@ -1,8 +1,7 @@
-import { CredentialError, type Principal } from '#broker/handshake';
 import { type ConnectionContext } from '#broker/gateway';
+import { type Principal } from '#broker/handshake';
 
-export type InitAuthContext = Pick<ConnectionContext, 'principal' | 'authMode' | 'verifyToken'> &
-  Partial<Pick<ConnectionContext, 'identify'>>;
+export type InitAuthContext = Pick<ConnectionContext, 'authMode' | 'authenticate'>;
 
 export type InitAuthOutcome =
   | {
@@ -18,11 +17,10 @@ function isCredentialKey(key: string): boolean {
 }
 
 /**
- * The connection_init credential check both protocols share. The payload is the first-message
- * credential source: a token there is verified with the handshake's verifier and replaces the
- * handshake's principal; without one, the handshake's principal stands, and an endpoint whose auth
- * mode is 'required' refuses the connection. On a 'none' endpoint credentials are not read. The
- * returned params never hold the credential, so resolvers and logs cannot leak it.
+ * The connection_init credential both protocols share: `token`, or `authorization` with a bearer
+ * token, for the first-message policy (ConnectionContext.authenticate), whose principal replaces the
+ * handshake's. On a 'none' endpoint the payload is not read for one, as the handshake reads no
+ * carrier there. The returned params never hold the credential, so resolvers and logs cannot leak it.
  */
 export async function authenticateInit(payload: unknown, context: InitAuthContext): Promise<InitAuthOutcome> {
   const record =
@@ -39,19 +37,13 @@ export async function authenticateInit(payload: unknown, context: InitAuthContex
   if (credentials.length > 1)
     return { ok: false, reason: 'send one credential: token or authorization, not both' };
   const token = credentials[0];
-  if (token === undefined) {
-    if (context.principal === null && context.authMode === 'required') {
-      return { ok: false, reason: 'a credential is required: put a token in the connection_init payload' };
-    }
-    return { ok: true, principal: context.principal, params };
-  }
-  if (typeof token !== 'string' || token === '') return { ok: false, reason: 'the credential is malformed' };
-  try {
-    return { ok: true, principal: await context.verifyToken(token), params };
-  } catch (err) {
-    const why = err instanceof CredentialError ? err.message : 'verification failed';
-    return { ok: false, reason: `the token was not accepted: ${why}` };
-  }
+  if (token !== undefined && (typeof token !== 'string' || token === ''))
+    return { ok: false, reason: 'the credential is malformed' };
+  const outcome = await context.authenticate(token === undefined ? null : { token });
+  if (outcome.ok) return { ok: true, principal: outcome.principal, params };
+  if (outcome.refusal === 'missing')
+    return { ok: false, reason: 'a credential is required: put a token in the connection_init payload' };
+  return { ok: false, reason: outcome.reason };
 }
 
 /** "Bearer <token>" -> the token; anything else -> null (malformed). */

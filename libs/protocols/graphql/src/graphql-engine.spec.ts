@@ -5,10 +5,10 @@ import { GraphqlEngine } from './graphql-engine.js';
 import { DEFAULT_LIMITS, type GraphqlModuleOptions } from './graphql.options.js';
 
 const schema = buildSchema('type Query { a: Int, b: Int } type Mutation { m: Int }');
+// On a 'none' endpoint connection_init is not read for a credential: the policy is never asked.
 const anonymous = {
-  principal: null,
   authMode: 'none' as const,
-  verifyToken: () => Promise.reject(new Error('unused')),
+  authenticate: () => Promise.reject(new Error('unused')),
 };
 
 function engine(hooks: GraphqlModuleOptions = {}, maxTokens = DEFAULT_LIMITS.maxTokens): GraphqlEngine {

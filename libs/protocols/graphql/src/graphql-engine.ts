@@ -76,7 +76,7 @@ export class GraphqlEngine {
     ];
   }
 
-  /** Answers a connection_init: the credential check, then the application's onConnect. */
+  /** Answers a connection_init: the credential check (which reports the principal to the gateway), then the application's onConnect. */
   async connect(connectionId: string, payload: unknown, context: InitAuthContext): Promise<ConnectOutcome> {
     const auth = await authenticateInit(payload, context);
     if (!auth.ok) return auth;
@@ -87,7 +87,6 @@ export class GraphqlEngine {
     };
     const verdict = this.hooks.onConnect === undefined ? true : await this.hooks.onConnect(session);
     if (verdict === false) return { ok: false, reason: 'the application refused the connection' };
-    if (auth.principal !== null) context.identify?.(auth.principal);
     return { ok: true, session, ackPayload: verdict === true ? undefined : verdict };
   }
 

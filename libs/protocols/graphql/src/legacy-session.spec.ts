@@ -2,14 +2,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type GraphQLSchema } from 'graphql';
 import { InMemoryTopicBus } from '#broker/bus';
-import { CredentialError } from '#broker/handshake';
+import { CredentialError, type Principal } from '#broker/handshake';
 import { busSchema } from './bus-schema.js';
 import { schemaFromSdl } from './schema-from-sdl.js';
 import { GraphqlEngine } from './graphql-engine.js';
 import { DEFAULT_LIMITS, type GraphqlLimits, type GraphqlModuleOptions } from './graphql.options.js';
 import { type LegacyServerMessage } from './legacy-message.js';
 import { LegacyGraphqlSession } from './legacy-session.js';
-import { ManualClock } from '#broker/gateway';
+import { authenticateFirstMessage, type HoldLimits, ManualClock } from '#broker/gateway';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -19,6 +19,9 @@ function setup(
     limits?: Partial<GraphqlLimits>;
     hooks?: GraphqlModuleOptions;
     authMode?: 'none' | 'required';
+    holdLimits?: Partial<HoldLimits>;
+    verifyToken?: (token: string) => Promise<Principal>;
+    timeoutMs?: number;
   } = {},
 ) {
   const bus = new InMemoryTopicBus();
@@ -29,16 +32,24 @@ function setup(
   const closes: [number, string][] = [];
   const failures: unknown[] = [];
   const clock = new ManualClock();
+  const authMode = options.authMode ?? 'none';
+  const checks = {
+    verifyToken:
+      options.verifyToken ??
+      (async (token: string): Promise<Principal> => {
+        if (token === 'good') return { subject: 'alice', claims: { sub: 'alice' }, carrier: 'first-message' };
+        throw new CredentialError('the signature is invalid');
+      }),
+    passwords: null,
+  };
+  const endpoint = { mode: authMode, path: '/graphql', timeoutMs: options.timeoutMs ?? 5000 };
   const session = new LegacyGraphqlSession(
     engine,
     {
       id: 'conn-1',
-      principal: null,
-      authMode: options.authMode ?? 'none',
-      verifyToken: async (token) => {
-        if (token === 'good') return { subject: 'alice', claims: { sub: 'alice' }, carrier: 'first-message' };
-        throw new CredentialError('the signature is invalid');
-      },
+      authMode,
+      holdLimits: { maxQueued: 16, maxBytes: 8192, ...options.holdLimits },
+      authenticate: (credential) => authenticateFirstMessage(credential, null, endpoint, checks),
     },
     {
       send: (m) => sent.push(JSON.parse(JSON.stringify(m)) as LegacyServerMessage),
@@ -156,6 +167,35 @@ describe('LegacyGraphqlSession', () => {
     ]);
     assert.deepEqual(refused.closes, [[1011, 'the application refused the connection']]);
     assert.deepEqual(heard, []);
+  });
+
+  it('a flood during an async connection_init is refused past the endpoint limits: connection_error, then 1008', async () => {
+    let admit!: (verdict: boolean) => void;
+    const t = setup({
+      hooks: { onConnect: () => new Promise<boolean>((resolve) => (admit = resolve)) },
+      holdLimits: { maxQueued: 2 },
+    });
+    t.send({ type: 'connection_init' });
+    for (const id of ['a', 'b', 'c']) {
+      t.send({ type: 'start', id, payload: { query: '{ status { connections } }' } });
+    }
+    const why = 'too many messages before authentication';
+    assert.deepEqual(t.take(), [{ type: 'connection_error', payload: { message: why } }]);
+    assert.deepEqual(t.closes, [[1008, why]]);
+    await tick();
+    admit(true);
+    await tick();
+    assert.deepEqual(t.take(), [], 'nothing held runs after the close');
+  });
+
+  it('a credential check that never finishes is refused at the endpoint timeout: connection_error, then 1011', async () => {
+    const t = setup({ authMode: 'required', verifyToken: () => new Promise(() => undefined), timeoutMs: 30 });
+    t.send({ type: 'connection_init', payload: { token: 'never-checked' } });
+    t.send({ type: 'start', id: 'q', payload: { query: '{ status { connections } }' } });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const why = 'the credential check did not finish in time';
+    assert.deepEqual(t.take(), [{ type: 'connection_error', payload: { message: why } }]);
+    assert.deepEqual(t.closes, [[1011, why]]);
   });
 
   it('a bad token: connection_error with the reason, then close 1011', async () => {

@@ -1,5 +1,5 @@
 import { type GraphQLError, type ExecutionResult } from 'graphql';
-import { CLOSE, type Clock, type TimerHandle } from '#broker/gateway';
+import { CLOSE, type Clock, type ConnectionContext, HeldInput, type TimerHandle } from '#broker/gateway';
 import { type InitAuthContext } from './connection-auth.js';
 import { type GraphqlEngine, type OperationRequest } from './graphql-engine.js';
 import { type GraphqlSession } from './graphql.options.js';
@@ -31,26 +31,28 @@ type State = 'awaiting-init' | 'initialising' | 'ready' | 'closed';
 
 /**
  * The legacy graphql-ws protocol (subscriptions-transport-ws) as a sans-IO state machine. Unlike the
- * reference server, nothing runs before connection_init succeeds: a start before it is refused, a
- * start during an async connection_init waits for the outcome and is dropped on refusal.
+ * reference server, nothing runs before connection_init succeeds: a start before it is refused; what
+ * arrives during an async connection_init is held (HeldInput, the endpoint's limits) until the
+ * outcome, then handled in order, or dropped on refusal.
  */
 export class LegacyGraphqlSession {
   private state: State = 'awaiting-init';
   private session: GraphqlSession | null = null;
   private readonly operations = new Map<string, Operation>();
   private readonly refused: RefusedOperations;
-  /** Starts received while connection_init is being checked, in arrival order. */
-  private readonly queued = new Map<string, OperationRequest>();
+  /** Messages received while connection_init is being checked. */
+  private readonly held: HeldInput<string>;
   private readonly timers: TimerHandle[] = [];
 
   constructor(
     private readonly engine: GraphqlEngine,
-    private readonly context: InitAuthContext & { readonly id: string },
+    private readonly context: InitAuthContext & Pick<ConnectionContext, 'id' | 'holdLimits'>,
     private readonly port: LegacyPort,
     /** Time for the init timeout and the keep-alive (a ManualClock in the specs). */
     private readonly clock: Clock,
   ) {
     this.refused = new RefusedOperations(() => clock.now());
+    this.held = new HeldInput(context.holdLimits);
     this.timers.push(
       clock.after(engine.limits.initTimeoutMs, () => {
         if (this.state === 'awaiting-init')
@@ -60,11 +62,12 @@ export class LegacyGraphqlSession {
   }
 
   get operationCount(): number {
-    return this.operations.size + this.queued.size;
+    return this.operations.size;
   }
 
   receive(text: string): void {
     if (this.state === 'closed') return;
+    if (this.state === 'initialising') return this.hold(text);
     const parsed = parseLegacyMessage(text);
     if (!parsed.ok) {
       if (parsed.id !== undefined) return this.sendError(parsed.id, { message: parsed.problem });
@@ -87,7 +90,7 @@ export class LegacyGraphqlSession {
   closed(): void {
     this.state = 'closed';
     for (const timer of this.timers) this.clock.cancel(timer);
-    this.queued.clear();
+    this.held.take();
     for (const operation of this.operations.values()) this.endStream(operation);
     this.operations.clear();
   }
@@ -123,9 +126,7 @@ export class LegacyGraphqlSession {
           });
           this.timers.push(keepAlive);
         }
-        const waiting = [...this.queued];
-        this.queued.clear();
-        for (const [id, request] of waiting) this.start(id, request);
+        for (const text of this.held.take()) this.receive(text);
       },
       (err: unknown) => {
         if (this.state === 'closed') return;
@@ -150,10 +151,6 @@ export class LegacyGraphqlSession {
         LEGACY_CLOSE.tooManyOperations,
         `Too many operations: at most ${max} at once on one connection`,
       );
-    }
-    if (this.state === 'initialising') {
-      this.queued.set(id, request);
-      return;
     }
     const prepared = this.engine.prepare(request);
     if (!prepared.ok) {
@@ -198,14 +195,13 @@ export class LegacyGraphqlSession {
   }
 
   private stop(id: string): void {
-    const known = this.operations.has(id) || this.queued.has(id);
+    const known = this.operations.has(id);
     this.silence(id);
     if (known) this.port.send({ type: 'complete', id });
   }
 
   /** Ends an operation without telling the client (stop tells it; a replacing start must not). */
   private silence(id: string): void {
-    this.queued.delete(id);
     const operation = this.operations.get(id);
     if (operation === undefined) return;
     this.operations.delete(id);
@@ -222,6 +218,14 @@ export class LegacyGraphqlSession {
   /** An application's own iterator may reject on return(); that must not become an unhandled rejection. */
   private endStream(operation: Operation): void {
     operation.stream?.return().catch((err: unknown) => this.port.failed(err));
+  }
+
+  /** A flood before the ack is refused as the gateway refuses one before its auth message: 1008. */
+  private hold(text: string): void {
+    const refusal = this.held.push(text, Buffer.byteLength(text));
+    if (refusal === null) return;
+    this.port.send({ type: 'connection_error', payload: { message: refusal } });
+    this.close(CLOSE.policyViolation, refusal);
   }
 
   private sendError(id: string, payload: Readonly<Record<string, unknown>>): void {
