@@ -1,5 +1,5 @@
 import { type StoredCraKey } from '#broker/auth';
-import { flatUuid } from '#broker/gateway';
+import { flatUuid, type FirstMessageCredential, type FirstMessageOutcome } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { E, ProtocolViolation } from './errors.js';
 import { type Dict } from './messages.js';
@@ -7,17 +7,15 @@ import { type RealmSettings } from './realm.js';
 import { type Identity } from './session.js';
 import { craChallenge, craVerify, decoyKey, decoySalt, type CraSalt } from './wampcra.js';
 
-/** What the transport already established, and the verifiers a HELLO's credential is checked with. */
+/** What the transport already established, and how a HELLO's credential is checked. */
 export interface Credentials {
   /** The handshake's principal: the session is authenticated as it, whatever HELLO asks. */
   readonly principal: Principal | null;
   /** False where the endpoint requires authentication: then no anonymous session, even if the realm allows it. */
   readonly anonymousAllowed: boolean;
-  /** The handshake's token verifier (JWTs, and stored API tokens once the store adds them). */
-  verifyToken(token: string): Promise<Principal>;
-  /** Username/password check from the store, when one is installed. */
-  readonly verifyPassword?: (username: string, password: Uint8Array) => Promise<Principal | null>;
-  /** Reports the session's identity to the transport once WELCOME is sent (the gateway's `identify`). */
+  /** The first-message policy (ConnectionContext.authenticate) for a ticket: a token, or a password. */
+  authenticate(credential: FirstMessageCredential): Promise<FirstMessageOutcome>;
+  /** Reports a WAMP-CRA session's identity to the transport once WELCOME is sent (the gateway's `identify`). */
   readonly identify?: (principal: Principal) => void;
   /** Stored wampcra credentials, when the store is installed; the realm's configured users come first. */
   readonly craKey?: (authid: string) => Promise<StoredCraKey | null>;
@@ -107,25 +105,23 @@ export function startAuthentication(
   };
 }
 
-/** The ticket is a token for the handshake's verifier, or with an authid and a password check, a password. */
+/** The ticket is a token, or (with an authid) that authid's password; every refusal is authentication_failed. */
 function ticket(realm: RealmSettings, authid: unknown, credentials: Credentials): AuthStep {
   return {
     kind: 'challenge',
     method: 'ticket',
     extra: {},
     async verify(signature) {
-      try {
-        return fromPrincipal(realm, await credentials.verifyToken(signature), 'ticket', 'token');
-      } catch {
-        // Not a token we accept; maybe a password.
-      }
-      if (typeof authid !== 'string' || credentials.verifyPassword === undefined) return null;
-      try {
-        const principal = await credentials.verifyPassword(authid, Buffer.from(signature, 'utf8'));
-        return principal === null ? null : fromPrincipal(realm, principal, 'ticket', 'password');
-      } catch {
-        return null;
-      }
+      const token = await credentials.authenticate({ token: signature });
+      if (token.ok && token.principal !== null)
+        return fromPrincipal(realm, token.principal, 'ticket', 'token');
+      // Not a token we accept; maybe a password.
+      if (typeof authid !== 'string') return null;
+      const password = Buffer.from(signature, 'utf8');
+      const stored = await credentials.authenticate({ username: authid, password });
+      return stored.ok && stored.principal !== null
+        ? fromPrincipal(realm, stored.principal, 'ticket', 'password')
+        : null;
     },
   };
 }

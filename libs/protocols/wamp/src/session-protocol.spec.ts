@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Principal } from '#broker/handshake';
 import { SessionProtocol } from './session-protocol.js';
-import { ALICE, realm, ROLES, TestClient, testRouter } from './testing.js';
+import { ALICE, realm, ROLES, TestClient, testCredentials, testRouter } from './testing.js';
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -80,7 +80,7 @@ describe('session protocol', () => {
     client.protocol = new SessionProtocol(
       router,
       client,
-      { principal: null, anonymousAllowed: true, verifyToken: () => Promise.resolve(ALICE) },
+      testCredentials({ verifyToken: () => Promise.resolve(ALICE) }),
       { failed: (err) => failures.push(err) },
     );
     client.receive([1, 'realm1', { roles: ROLES, authmethods: ['ticket'] }]);

@@ -178,8 +178,9 @@ export class SessionProtocol {
   private welcome(identity: Identity): void {
     const realm = this.realm;
     if (realm === null) throw new Error('WELCOME without a realm');
-    // The gateway already knows a handshake principal; an anonymous session has nobody to name.
-    if (identity.authmethod !== 'anonymous' && identity.authmethod !== 'handshake') {
+    // A handshake principal and a ticket's are known to the gateway already (the first-message
+    // policy reports the latter); an anonymous session has nobody to name.
+    if (identity.authmethod === 'wampcra') {
       const { authid, authrole, authmethod } = identity;
       this.credentials.identify?.(
         identity.principal ?? { subject: authid, claims: { authrole, authmethod }, carrier: 'first-message' },

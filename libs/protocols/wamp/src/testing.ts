@@ -1,4 +1,4 @@
-import { ManualClock } from '#broker/gateway';
+import { authenticateFirstMessage, ManualClock } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type Credentials } from './authenticate.js';
 import { Permissions, type PermissionRule } from './permissions.js';
@@ -85,6 +85,30 @@ export const ROLES = {
   subscriber: {},
 };
 
+/** Credentials as a spec states them: the verifier's and the store's answers, fed to the real first-message policy. */
+export interface TestCredentials extends Partial<Omit<Credentials, 'authenticate'>> {
+  verifyToken?(token: string): Promise<Principal>;
+  verifyPassword?(username: string, password: Uint8Array): Promise<Principal | null>;
+}
+
+export function testCredentials(overrides: TestCredentials = {}): Credentials {
+  const { verifyToken, verifyPassword, ...rest } = overrides;
+  const checks = {
+    verifyToken:
+      verifyToken ??
+      ((token: string) =>
+        token === 'good-token' ? Promise.resolve(ALICE) : Promise.reject(new Error('bad token'))),
+    passwords: verifyPassword === undefined ? null : { verifyPassword },
+  };
+  const endpoint = { mode: 'optional', path: '/ws', timeoutMs: 5000 } as const;
+  return {
+    principal: null,
+    anonymousAllowed: true,
+    authenticate: (credential) => authenticateFirstMessage(credential, null, endpoint, checks),
+    ...rest,
+  };
+}
+
 export function testRouter(options: { realms?: RealmSettings[]; autoRealm?: RealmSettings | null } = {}) {
   const clock = new ManualClock();
   const published: { realm: string; topic: string; args: unknown }[] = [];
@@ -95,16 +119,9 @@ export function testRouter(options: { realms?: RealmSettings[]; autoRealm?: Real
     clock,
     published: (realmName, topic, args) => published.push({ realm: realmName, topic, args }),
   });
-  const credentials = (overrides: Partial<Credentials> = {}): Credentials => ({
-    principal: null,
-    anonymousAllowed: true,
-    verifyToken: (token) =>
-      token === 'good-token' ? Promise.resolve(ALICE) : Promise.reject(new Error('bad token')),
-    ...overrides,
-  });
-  const connect = (overrides: Partial<Credentials> = {}): TestClient => {
+  const connect = (overrides: TestCredentials = {}): TestClient => {
     const client = new TestClient();
-    client.protocol = new SessionProtocol(router, client, credentials(overrides));
+    client.protocol = new SessionProtocol(router, client, testCredentials(overrides));
     return client;
   };
   const join = (realmName = 'realm1', roles: object = ROLES): TestClient => {

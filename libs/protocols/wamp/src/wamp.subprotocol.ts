@@ -1,5 +1,5 @@
 import { Inject, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
-import { CRA_KEYS, type CraKeyLookup, PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
+import { CRA_KEYS, type CraKeyLookup } from '#broker/auth';
 import { type BusMessage, type BusSubscription, TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { ClusterNode } from '#broker/cluster';
 import { type BrokerConfig } from '#broker/config';
@@ -54,8 +54,6 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
     @Inject(BROKER_LOGGER) logger: Logger,
-    // Provided by the store; without it a ticket is only ever a token.
-    @Optional() @Inject(PASSWORD_CHECK) private readonly passwordCheck?: PasswordCheck,
     @Optional() @Inject(CRA_KEYS) private readonly craKeys?: CraKeyLookup,
     @Optional() @Inject(ClusterNode) cluster: ClusterNode | null = null,
   ) {
@@ -89,16 +87,13 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   }
 
   open(connection: Connection, context: ConnectionContext): void {
-    const { passwordCheck, craKeys } = this;
+    const { craKeys } = this;
     const credentials: Credentials = {
       principal: context.principal,
       // The gateway lets an unauthenticated client through to HELLO; a required endpoint stays required.
       anonymousAllowed: context.authMode !== 'required',
-      verifyToken: (token) => context.verifyToken(token),
+      authenticate: (credential) => context.authenticate(credential),
       identify: (principal) => context.identify(principal),
-      ...(passwordCheck && {
-        verifyPassword: (username, password) => passwordCheck.verifyPassword(username, password),
-      }),
       ...(craKeys && { craKey: (authid) => craKeys.craKey(authid) }),
     };
     // Created on first use, as the gateway does: most sessions never log.
