@@ -12,7 +12,6 @@ export * from './subprotocol-registry.js';
 export * from './token-verifier.js';
 export * from './metrics.js';
 export * from './flat-uuid.js';
-export * from './endpoint-scope-error.js';
 export * from './first-message-policy.js';
 export * from './held-input.js';
 export * from './health-checks.js';

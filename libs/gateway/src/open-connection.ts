@@ -7,7 +7,6 @@ import { type WebSocket } from 'ws';
 import { nextConnectionId } from './connection-ids.js';
 import { type ConnectionRegistry, type TrackedConnection } from './connection-registry.js';
 import { onCredentialExpiry } from './credential-expiry.js';
-import { EndpointScopeError } from './endpoint-scope-error.js';
 import { FirstMessageAuth, type FirstMessageGateOutcome } from './first-message-auth.js';
 import {
   authenticateFirstMessage,
@@ -195,12 +194,6 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     this.watchExpiry(principal);
   }
 
-  async verifyToken(token: string): Promise<Principal> {
-    const principal = await this.services.checks.verifyToken(token);
-    if (!opensEndpoint(principal, this.endpoint.path)) throw new EndpointScopeError(this.endpoint.path);
-    return principal;
-  }
-
   private deliver(data: Buffer, isBinary: boolean): void {
     const policy = this.module.options.messages ?? 'any';
     if (policy === 'text' && isBinary)
@@ -278,10 +271,6 @@ class ModuleContext implements ConnectionContext {
 
   get holdLimits(): HoldLimits {
     return this.owner.holdLimits;
-  }
-
-  verifyToken(token: string): Promise<Principal> {
-    return this.owner.verifyToken(token);
   }
 
   async authenticate(credential: FirstMessageCredential | null): Promise<FirstMessageOutcome> {

@@ -35,8 +35,6 @@ export interface ConnectionContext {
    * `auth.firstMessageMaxQueued` and `firstMessageMaxBytes`): hold it in a HeldInput.
    */
   readonly holdLimits: HoldLimits;
-  /** The handshake's token verifier, for protocols whose first message carries the credential. */
-  verifyToken(token: string): Promise<Principal>;
   /**
    * The first-message authentication policy, for a protocol whose own first message carries the
    * credential (MQTT CONNECT, connection_init, a WAMP ticket): the endpoint's auth mode, its

@@ -87,7 +87,6 @@ export function testContext(overrides: Partial<Omit<ConnectionContext, 'identify
       maxQueued: DEFAULT_AUTH_POLICY.firstMessageMaxQueued,
       maxBytes: DEFAULT_AUTH_POLICY.firstMessageMaxBytes,
     },
-    verifyToken: () => Promise.reject(new Error('no token is valid in this test context')),
     authenticate: async (credential) => {
       const endpoint = {
         mode: context.authMode,
