@@ -78,6 +78,31 @@ describe('mqtt module: username/password credentials from the store', { timeout:
     );
   });
 
+  it('a client gone before its password check ends leaves nothing behind (no expiry timer on a closed connection)', async () => {
+    await request(broker.url.replace(/^ws/, 'http'))
+      .post('/admin/v1/credentials/passwords')
+      .send({
+        name: 'brief',
+        username: 'brief-1',
+        password: 'brief-pass-1',
+        expiresAt: new Date(Date.now() + 2500).toISOString(),
+      })
+      .expect(201);
+    const raw = await RawMqtt.open(`${broker.url}/mqtt`, 5);
+    raw.send({
+      cmd: 'connect',
+      protocolVersion: 5,
+      clientId: 'brief',
+      clean: true,
+      keepalive: 0,
+      username: 'brief-1',
+      password: Buffer.from('brief-pass-1'),
+    });
+    raw.ws.terminate();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    assert.doesNotMatch(broker.logText(), /"subject":"brief-1"[^\n]*credential expired/);
+  });
+
   it('packets pipelined behind CONNECT wait for its password check, within the endpoint limits (1008 past them)', async () => {
     const bytes = (packets: mqttPacket.Packet[]): Buffer =>
       Buffer.concat(packets.map((p) => mqttPacket.generate(p, { protocolVersion: 5 })));

@@ -185,6 +185,9 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
    * principal that does not open this endpoint closes the connection 1008, as the handshake refuses it 403.
    */
   identify(principal: Principal): void {
+    // A check that finished after the client left: no one to list, and an expiry timer would keep
+    // this connection in memory until the credential expires.
+    if (this.ws.readyState !== this.ws.OPEN) return;
     const path = this.endpoint.path;
     if (!opensEndpoint(principal, path)) {
       this.log().info({ subject: principal.subject }, 'module credential does not open this endpoint');
