@@ -1,41 +1,12 @@
 import assert from 'node:assert/strict';
 import { pbkdf2Sync } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BrokerStore, ConflictError, NotFoundError } from '#broker/store';
 import { CredentialError } from '#broker/handshake';
-import { createTestSchema, type TestSchema } from './support/postgres.js';
+import { createTestSchema } from './support/postgres.js';
+import { later, storeBackends } from './support/store-backends.js';
 
-interface Backend {
-  readonly name: string;
-  open(): Promise<{ config: { sqlitePath: string; databaseUrl?: string }; cleanup(): Promise<void> }>;
-}
-
-const backends: Backend[] = [
-  {
-    name: 'SQLite file',
-    async open() {
-      const dir = await mkdtemp(join(tmpdir(), 'broker-store-'));
-      return {
-        config: { sqlitePath: join(dir, 'nested', 'broker.db') },
-        cleanup: () => rm(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open() {
-      const schema: TestSchema = await createTestSchema();
-      return { config: { sqlitePath: 'unused', databaseUrl: schema.url }, cleanup: () => schema.drop() };
-    },
-  },
-];
-
-const later = (ms: number) => new Date(Date.now() + ms).toISOString();
-
-for (const backend of backends) {
+for (const backend of storeBackends) {
   describe(`store on ${backend.name}`, () => {
     let store: BrokerStore;
     let cleanup: () => Promise<void>;
