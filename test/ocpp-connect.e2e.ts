@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TOPIC_BUS, type TopicBus } from '#broker/bus';
-import { Ocpp16Module } from '#broker/protocols/ocpp16';
+import { Ocpp16Module, OcppRepositories } from '#broker/protocols/ocpp16';
 import { BrokerStore } from '#broker/store';
 import request from 'supertest';
 import WebSocket from 'ws';
@@ -50,7 +50,7 @@ describe('ocpp1.6 connection rules', () => {
     await opened(ws);
     assert.equal(ws.protocol, 'ocpp1.6');
     ws.send(JSON.stringify([2, 'b', 'BootNotification', BOOT]));
-    await waitFor(async () => (await store.ocpp.stations.get('CP+7')) !== null);
+    await waitFor(async () => (await broker.app.get(OcppRepositories).stations.get('CP+7')) !== null);
     ws.close();
   });
 

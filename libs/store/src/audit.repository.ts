@@ -1,4 +1,4 @@
-import { type Kysely } from 'kysely';
+import { type Kysely, type Transaction } from 'kysely';
 import { newId, timestamp } from './ids.js';
 import { type Database } from './schema.js';
 import { type Actor, type AuditRecord } from './store.types.js';
@@ -11,9 +11,17 @@ export interface AuditEntry {
   readonly after: unknown;
 }
 
-/** Called inside the transaction of the change it records, so a change never lands unaudited. */
-export async function writeAudit(db: Kysely<Database>, entry: AuditEntry): Promise<void> {
-  await db
+/**
+ * Called inside the transaction of the change it records, so a change never lands unaudited. `db` may
+ * know more tables than the store's own: a protocol adds its tables with withTables().
+ */
+export async function writeAudit<DB extends Database>(
+  db: Transaction<DB> | Kysely<DB>,
+  entry: AuditEntry,
+): Promise<void> {
+  // Kysely's DB parameter is invariant, yet a handle over more tables serves the store's as well
+  // (Transaction<DB> in the signature is what lets the compiler infer DB from a protocol's transaction).
+  await (db as unknown as Kysely<Database>)
     .insertInto('audit')
     .values({
       id: newId(),

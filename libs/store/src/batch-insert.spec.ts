@@ -3,7 +3,6 @@ import { describe, it } from 'node:test';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { BatchInsert } from './batch-insert.js';
-import { type Database } from './schema.js';
 
 interface Row {
   readonly identity: string;
@@ -11,9 +10,13 @@ interface Row {
   readonly updated_at: string;
 }
 
+interface Tables {
+  ocpp_stations: Row;
+}
+
 /** A real SQLite database with the one table these tests write. */
-async function database(): Promise<Kysely<Database>> {
-  const db = new Kysely<Database>({
+async function database(): Promise<Kysely<Tables>> {
+  const db = new Kysely<Tables>({
     dialect: new SqliteDialect({ database: new SqliteDatabase(':memory:') }),
   });
   await sql`create table ocpp_stations (identity text primary key, last_heartbeat_at text, updated_at text not null)`.execute(
@@ -30,8 +33,8 @@ function rows(count: number, at: string): Row[] {
   }));
 }
 
-function upserts(onBuild: (rowCount: number) => void = () => undefined): BatchInsert<Row> {
-  return new BatchInsert<Row>(
+function upserts(onBuild: (rowCount: number) => void = () => undefined): BatchInsert<Tables, Row> {
+  return new BatchInsert<Tables, Row>(
     (db, batch) => {
       onBuild(batch.length);
       return db
@@ -81,7 +84,7 @@ describe('BatchInsert', () => {
 
   it('refuses an insert whose parameters are not exactly the row values', async () => {
     const db = await database();
-    const sloppy = new BatchInsert<Row>(
+    const sloppy = new BatchInsert<Tables, Row>(
       (kysely, batch) =>
         kysely
           .insertInto('ocpp_stations')
@@ -90,7 +93,7 @@ describe('BatchInsert', () => {
       (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
     );
     await assert.rejects(sloppy.run(db, rows(1, 'x')), /parameters other than the row values/);
-    const reordered = new BatchInsert<Row>(
+    const reordered = new BatchInsert<Tables, Row>(
       (kysely, batch) => kysely.insertInto('ocpp_stations').values(batch.map((r) => ({ ...r }))),
       (row) => [row.updated_at, row.identity, row.last_heartbeat_at],
     );

@@ -1,5 +1,4 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
-import { type Database } from './schema.js';
 
 /**
  * Chunk sizes, largest first: any batch is cut into a few statements of these sizes, so a handful of
@@ -16,18 +15,18 @@ const CHUNKS = [128, 64, 32, 16, 8, 4, 2, 1] as const;
  * a given row count never changes. The dialect still writes the SQL, so both backends keep working;
  * that text is the dialect's, so an instance serves one database (and its transactions) only.
  */
-export class BatchInsert<Row> {
+export class BatchInsert<DB, Row> {
   private readonly sql = new Map<number, string>();
 
   constructor(
     /** The insert, as the query builder would write it for these rows (its only parameters: their values). */
-    private readonly build: (db: Kysely<Database>, rows: readonly Row[]) => Compilable,
+    private readonly build: (db: Kysely<DB>, rows: readonly Row[]) => Compilable,
     /** Each row's values in the order the insert lists its columns. */
     private readonly values: (row: Row) => readonly unknown[],
   ) {}
 
   /** Inserts the rows in order, a few statements at a time, in whatever transaction `db` is. */
-  async run(db: Kysely<Database>, rows: readonly Row[]): Promise<void> {
+  async run(db: Kysely<DB>, rows: readonly Row[]): Promise<void> {
     let offset = 0;
     for (const size of CHUNKS) {
       while (rows.length - offset >= size) {
@@ -41,7 +40,7 @@ export class BatchInsert<Row> {
     }
   }
 
-  private sqlFor(db: Kysely<Database>, chunk: readonly Row[], parameters: readonly unknown[]): string {
+  private sqlFor(db: Kysely<DB>, chunk: readonly Row[], parameters: readonly unknown[]): string {
     let sql = this.sql.get(chunk.length);
     if (sql === undefined) {
       const compiled = this.build(db, chunk).compile();

@@ -5,20 +5,20 @@ import { AuditRepository } from './audit.repository.js';
 import { ChargePointsRepository } from './charge-points.repository.js';
 import { CredentialsRepository } from './credentials.repository.js';
 import { openDatabase, type Backend } from './database.js';
-import { OcppRepositories } from './ocpp.repositories.js';
 import { OriginsRepository } from './origins.repository.js';
 import { type Database } from './schema.js';
 
 /**
  * The one store the gateway, the admin API and the protocol modules use: a repository per kind of
- * state over one Kysely instance, whichever backend it runs on.
+ * shared state over one Kysely instance, whichever backend it runs on. A protocol keeps its own
+ * repositories over `db` (OCPP's live in its lib) and gives close() what it still has to write.
  */
 export class BrokerStore {
   readonly origins: OriginsRepository;
   readonly credentials: CredentialsRepository;
   readonly chargePoints: ChargePointsRepository;
   readonly audit: AuditRepository;
-  readonly ocpp: OcppRepositories;
+  private readonly pendingWrites: (() => Promise<void>)[] = [];
 
   private constructor(
     readonly db: Kysely<Database>,
@@ -29,7 +29,6 @@ export class BrokerStore {
     this.credentials = new CredentialsRepository(db, tokenKey);
     this.chargePoints = new ChargePointsRepository(db);
     this.audit = new AuditRepository(db);
-    this.ocpp = new OcppRepositories(db);
   }
 
   static async open(config: Pick<StoreConfig, 'sqlitePath' | 'databaseUrl'>): Promise<BrokerStore> {
@@ -47,9 +46,19 @@ export class BrokerStore {
     await sql`select 1`.execute(this.db);
   }
 
+  /**
+   * `write` finishes what is still on its way to the database (rows being group-committed, values
+   * written behind) and takes no more; close() runs it before the database closes.
+   */
+  beforeClose(write: () => Promise<void>): void {
+    this.pendingWrites.push(write);
+  }
+
+  /** Runs every beforeClose write to its end even if another fails, and rejects with the first failure. */
   async close(): Promise<void> {
     try {
-      await this.ocpp.close();
+      const results = await Promise.allSettled(this.pendingWrites.map((write) => write()));
+      for (const result of results) if (result.status === 'rejected') throw result.reason;
     } finally {
       await this.db.destroy();
     }

@@ -2,6 +2,11 @@ import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely
 
 // Versioned migrations, applied in name order at start (Kysely's Migrator records them in its own
 // table). Never edit one that has shipped: add the next.
+//
+// 0002_ocpp and 0004_id_tag_case make the OCPP central system's tables, whose shapes and repositories
+// live in libs/protocols/ocpp16. They stay in this one list: the Migrator keys on the name and fails
+// on a database that recorded a migration its list lacks, and every database since holds them between
+// 0001_initial and 0003_wampcra; a broker that loads no OCPP module opens such a database too.
 const migrations: Record<string, Migration> = {
   '0001_initial': {
     async up(db: Kysely<unknown>): Promise<void> {

@@ -9,3 +9,5 @@ export * from './ocpp16.subprotocol.js';
 export * from './rpc-frame.js';
 export * from './schemas.js';
 export * from './session.js';
+export * from './store/ocpp.repositories.js';
+export * from './store/ocpp.types.js';

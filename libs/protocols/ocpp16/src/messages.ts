@@ -1,4 +1,4 @@
-import { type MeterValueInput } from '#broker/store';
+import { type MeterValueInput } from './store/ocpp.types.js';
 
 // The request payloads the Core handlers read, as the 1.6 schemas define them. A payload reaches a
 // handler only after it passed its schema, so these shapes hold.

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { BrokerStore } from '#broker/store';
 import { IdTagsController } from './admin/id-tags.controller.js';
 import { OcppCallsController } from './admin/ocpp-calls.controller.js';
 import { OcppStateController } from './admin/ocpp-state.controller.js';
@@ -8,6 +9,7 @@ import { OcppCallService } from './ocpp-calls.service.js';
 import { OcppMetrics } from './ocpp-metrics.js';
 import { Ocpp16Subprotocol } from './ocpp16.subprotocol.js';
 import { OcppSchemas } from './schemas.js';
+import { OcppRepositories } from './store/ocpp.repositories.js';
 
 /**
  * The OCPP-J 1.6 central system: the `ocpp1.6` subprotocol and its admin routes (id tags, state,
@@ -17,12 +19,17 @@ import { OcppSchemas } from './schemas.js';
   controllers: [IdTagsController, OcppCallsController, OcppStateController],
   providers: [
     { provide: OcppSchemas, useFactory: () => new OcppSchemas() },
+    {
+      provide: OcppRepositories,
+      inject: [BrokerStore],
+      useFactory: (store: BrokerStore) => new OcppRepositories(store),
+    },
     ChargePointSessions,
     ChargePointDirectory,
     OcppMetrics,
     OcppCallService,
     Ocpp16Subprotocol,
   ],
-  exports: [ChargePointSessions, ChargePointDirectory, OcppCallService],
+  exports: [ChargePointSessions, ChargePointDirectory, OcppCallService, OcppRepositories],
 })
 export class Ocpp16Module {}

@@ -24,6 +24,7 @@ import { settingsFor } from './ocpp-settings.js';
 import { checkChargePoint, identityOf } from './ocpp16.check.js';
 import { OcppSchemas } from './schemas.js';
 import { OcppSession } from './session.js';
+import { OcppRepositories } from './store/ocpp.repositories.js';
 
 export const OCPP16 = 'ocpp1.6';
 
@@ -41,6 +42,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     @Inject(BROKER_LOGGER) private readonly logger: Logger,
     @Inject(BrokerStore) private readonly store: BrokerStore,
+    @Inject(OcppRepositories) private readonly ocpp: OcppRepositories,
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
     private readonly sessions: ChargePointSessions,
     private readonly directory: ChargePointDirectory,
@@ -56,7 +58,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   }
 
   onApplicationBootstrap(): void {
-    this.store.ocpp.stations.onWriteError = (err) =>
+    this.ocpp.stations.onWriteError = (err) =>
       this.logger.error({ err: err.message }, 'ocpp: writing last-seen times failed; retried in a second');
     this.config.ocpp.endpoints.forEach(({ path }, index) => {
       const hosted = this.config.endpoints.some((e) => e.path === path && e.subprotocols.includes(OCPP16));
@@ -105,7 +107,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     const settings = settingsFor(this.config.ocpp, context.endpoint);
     const handlerContext: HandlerContext = {
       identity,
-      store: this.store.ocpp,
+      store: this.ocpp,
       settings,
       accepted: false,
       isKnown: () => this.isKnown(identity),
@@ -123,7 +125,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
       callTimeoutMs: settings.callTimeoutMs,
       maxQueuedCalls: settings.maxQueuedCalls,
       // A reconnect without a new boot keeps the acceptance of the last BootNotification.
-      ready: this.store.ocpp.stations.get(identity).then((station) => {
+      ready: this.ocpp.stations.get(identity).then((station) => {
         if (station?.bootStatus === 'Accepted') handlerContext.accepted = true;
       }),
       observer: {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, Length, ValidateIf } from 'class-validator';
-import { type IdTagStatus } from '#broker/store';
 import { PageLimitQuery } from '#broker/admin';
+import { type IdTagStatus } from '../store/ocpp.types.js';
 
 const STATUSES: readonly IdTagStatus[] = ['Accepted', 'Blocked', 'Expired', 'Invalid'];
 

@@ -1,27 +1,28 @@
 import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import { Actor, AdminApi } from '#broker/admin';
-import { BrokerStore, type IdTagView } from '#broker/store';
+import { OcppRepositories } from '../store/ocpp.repositories.js';
+import { type IdTagView } from '../store/ocpp.types.js';
 import { CreateIdTagDto, ListIdTagsQuery, normalizeExpiry, UpdateIdTagDto } from './id-tag.dto.js';
 
 /** The id tags Authorize and StartTransaction look up; every change is audited. */
 @AdminApi('ocpp')
 @Controller('admin/v1/id-tags')
 export class IdTagsController {
-  constructor(@Inject(BrokerStore) private readonly store: BrokerStore) {}
+  constructor(@Inject(OcppRepositories) private readonly ocpp: OcppRepositories) {}
 
   @Get()
   list(@Query() query: ListIdTagsQuery): Promise<IdTagView[]> {
-    return this.store.ocpp.idTags.list({ limit: query.limit ?? 100, after: query.after });
+    return this.ocpp.idTags.list({ limit: query.limit ?? 100, after: query.after });
   }
 
   @Get(':idTag')
   get(@Param('idTag') idTag: string): Promise<IdTagView> {
-    return this.store.ocpp.idTags.get(idTag);
+    return this.ocpp.idTags.get(idTag);
   }
 
   @Post()
   create(@Body() body: CreateIdTagDto, @Actor() actor: string): Promise<IdTagView> {
-    return this.store.ocpp.idTags.create(
+    return this.ocpp.idTags.create(
       {
         idTag: body.idTag,
         status: body.status ?? 'Accepted',
@@ -38,7 +39,7 @@ export class IdTagsController {
     @Body() body: UpdateIdTagDto,
     @Actor() actor: string,
   ): Promise<IdTagView> {
-    return this.store.ocpp.idTags.update(
+    return this.ocpp.idTags.update(
       idTag,
       { status: body.status, parentIdTag: body.parentIdTag, expiryDate: normalizeExpiry(body.expiryDate) },
       actor,
@@ -47,6 +48,6 @@ export class IdTagsController {
 
   @Delete(':idTag')
   remove(@Param('idTag') idTag: string, @Actor() actor: string): Promise<IdTagView> {
-    return this.store.ocpp.idTags.remove(idTag, actor);
+    return this.ocpp.idTags.remove(idTag, actor);
   }
 }

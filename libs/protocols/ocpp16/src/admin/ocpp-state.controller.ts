@@ -1,13 +1,13 @@
 import { Controller, Get, Inject, NotFoundException, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { AdminApi } from '#broker/admin';
+import { ChargePointDirectory } from '../charge-point-directory.js';
+import { OcppRepositories } from '../store/ocpp.repositories.js';
 import {
-  BrokerStore,
   type ConnectorView,
   type MeterValueView,
   type StationView,
   type TransactionView,
-} from '#broker/store';
-import { ChargePointDirectory } from '../charge-point-directory.js';
+} from '../store/ocpp.types.js';
 import { ListTransactionsQuery } from './transactions.dto.js';
 
 export interface ChargePointState {
@@ -25,13 +25,13 @@ export interface ChargePointState {
 @Controller('admin/v1')
 export class OcppStateController {
   constructor(
-    @Inject(BrokerStore) private readonly store: BrokerStore,
+    @Inject(OcppRepositories) private readonly ocpp: OcppRepositories,
     private readonly directory: ChargePointDirectory,
   ) {}
 
   @Get('charge-points/:identity/state')
   async state(@Param('identity') identity: string): Promise<ChargePointState> {
-    const station = await this.store.ocpp.stations.get(identity);
+    const station = await this.ocpp.stations.get(identity);
     const location = await this.directory.locate(identity);
     if (station === null && location === null) {
       throw new NotFoundException(`charge point ${identity} has never connected`);
@@ -42,13 +42,13 @@ export class OcppStateController {
       connectedAt: location?.connectedAt ?? null,
       node: location?.node ?? null,
       station,
-      connectors: await this.store.ocpp.connectors.list(identity),
+      connectors: await this.ocpp.connectors.list(identity),
     };
   }
 
   @Get('transactions')
   transactions(@Query() query: ListTransactionsQuery): Promise<TransactionView[]> {
-    return this.store.ocpp.transactions.list({
+    return this.ocpp.transactions.list({
       identity: query.identity,
       ongoing: query.ongoing === undefined ? undefined : query.ongoing === 'true',
       limit: query.limit ?? 100,
@@ -59,9 +59,9 @@ export class OcppStateController {
   async transaction(
     @Param('id', ParseIntPipe) id: number,
   ): Promise<TransactionView & { meterValues: MeterValueView[] }> {
-    const transaction = await this.store.ocpp.transactions.get(id);
+    const transaction = await this.ocpp.transactions.get(id);
     if (transaction === null) throw new NotFoundException(`no transaction ${id}`);
-    const meterValues = await this.store.ocpp.meterValues.list({ transactionId: id, limit: 10_000 });
+    const meterValues = await this.ocpp.meterValues.list({ transactionId: id, limit: 10_000 });
     return { ...transaction, meterValues };
   }
 }

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type BrokerStore } from '#broker/store';
 import { bootNotification } from './boot-notification.js';
-import { handlerContext, memoryStore, SETTINGS } from './handlers.spec-support.js';
+import { handlerContext, memoryStore, type MemoryStore, SETTINGS } from './handlers.spec-support.js';
 
 const BOOT = {
   chargePointVendor: 'Acme',
@@ -12,7 +11,7 @@ const BOOT = {
 };
 
 describe('BootNotification', () => {
-  let store: BrokerStore;
+  let store: MemoryStore;
   before(async () => (store = await memoryStore()));
   after(() => store.close());
 

@@ -1,6 +1,6 @@
-import { type OcppRepositories } from '#broker/store';
 import { type Payload } from '../rpc-frame.js';
 import { type OcppSettings } from '../ocpp-settings.js';
+import { type OcppRepositories } from '../store/ocpp.repositories.js';
 
 /** What a Core handler may read and change: one charge point, the store, the module's settings. */
 export interface HandlerContext {

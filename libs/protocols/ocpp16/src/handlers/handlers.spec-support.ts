@@ -1,5 +1,6 @@
 import { BrokerStore } from '#broker/store';
 import { type OcppSettings } from '../ocpp-settings.js';
+import { OcppRepositories } from '../store/ocpp.repositories.js';
 import { type HandlerContext } from './handler.types.js';
 
 export const SETTINGS: OcppSettings = {
@@ -15,7 +16,7 @@ export const SETTINGS: OcppSettings = {
 
 /** A handler context over a real store in memory: handlers are tested against what they persist. */
 export function handlerContext(
-  store: BrokerStore,
+  store: MemoryStore,
   identity: string,
   overrides: Partial<HandlerContext> = {},
 ): HandlerContext {
@@ -30,6 +31,13 @@ export function handlerContext(
   };
 }
 
-export function memoryStore(): Promise<BrokerStore> {
-  return BrokerStore.open({ sqlitePath: ':memory:' });
+/** The OCPP repositories over a store in memory; close() closes the store. */
+export interface MemoryStore {
+  readonly ocpp: OcppRepositories;
+  close(): Promise<void>;
+}
+
+export async function memoryStore(): Promise<MemoryStore> {
+  const store = await BrokerStore.open({ sqlitePath: ':memory:' });
+  return { ocpp: new OcppRepositories(store), close: () => store.close() };
 }

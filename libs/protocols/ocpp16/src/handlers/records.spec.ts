@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type BrokerStore } from '#broker/store';
 import { authorize } from './authorize.js';
 import { dataTransfer } from './data-transfer.js';
-import { handlerContext, memoryStore } from './handlers.spec-support.js';
+import { handlerContext, memoryStore, type MemoryStore } from './handlers.spec-support.js';
 import { heartbeat } from './heartbeat.js';
 import { meterValues } from './meter-values.js';
 import { statusNotification } from './status-notification.js';
 
 describe('Heartbeat, StatusNotification, Authorize, MeterValues, DataTransfer', () => {
-  let store: BrokerStore;
+  let store: MemoryStore;
   before(async () => (store = await memoryStore()));
   after(() => store.close());
 

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type BrokerStore } from '#broker/store';
-import { handlerContext, memoryStore } from './handlers.spec-support.js';
+import { handlerContext, memoryStore, type MemoryStore } from './handlers.spec-support.js';
 import { startTransaction, stopTransaction } from './transactions.js';
 
 const at = '2026-06-01T10:00:00.000Z';
 
 describe('StartTransaction and StopTransaction', () => {
-  let store: BrokerStore;
+  let store: MemoryStore;
   before(async () => {
     store = await memoryStore();
     await store.ocpp.idTags.create(

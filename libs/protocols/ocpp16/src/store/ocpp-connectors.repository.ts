@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable } from 'kysely';
-import { timestamp } from './ids.js';
+import { timestamp } from '#broker/store';
 import { type ConnectorView } from './ocpp.types.js';
-import { type Database, type OcppConnectorsTable } from './schema.js';
+import { type OcppConnectorsTable, type OcppDatabase } from './ocpp.schema.js';
 
 function view(row: Selectable<OcppConnectorsTable>): ConnectorView {
   return {
@@ -30,7 +30,7 @@ export interface ConnectorStatusInput {
 
 /** The latest status of each connector, one row per charge point and connector. */
 export class OcppConnectorsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<OcppDatabase>) {}
 
   async record(identity: string, input: ConnectorStatusInput): Promise<ConnectorView> {
     const now = timestamp();

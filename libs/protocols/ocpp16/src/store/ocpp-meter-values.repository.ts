@@ -1,9 +1,7 @@
 import { type Kysely, type Selectable } from 'kysely';
-import { BatchInsert } from './batch-insert.js';
-import { GroupCommit } from './group-commit.js';
-import { newId } from './ids.js';
+import { BatchInsert, GroupCommit, newId } from '#broker/store';
+import { type OcppDatabase, type OcppMeterValuesTable } from './ocpp.schema.js';
 import { type MeterValueInput, type MeterValueView } from './ocpp.types.js';
-import { type Database, type OcppMeterValuesTable } from './schema.js';
 
 type Row = Selectable<OcppMeterValuesTable>;
 
@@ -54,7 +52,7 @@ function concat(calls: readonly (readonly Row[])[]): Row[] {
 /** Sampled values, one row each, in the order the charge point sent them. */
 export class OcppMeterValuesRepository {
   /** Every column, in COLUMNS order; one per repository, since the SQL text is the dialect's. */
-  private readonly inserts = new BatchInsert<Row>(
+  private readonly inserts = new BatchInsert<OcppDatabase, Row>(
     (db, rows) => db.insertInto('ocpp_meter_values').values(rows.map(inColumnOrder)),
     // Spelled out, not COLUMNS.map(column => row[column]): a load by a computed key is megamorphic,
     // twelve per row on the MeterValues path. BatchInsert checks the order against the builder's.
@@ -79,7 +77,7 @@ export class OcppMeterValuesRepository {
     200,
   );
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<OcppDatabase>) {}
 
   async add(
     identity: string,

@@ -1,8 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { BatchInsert } from './batch-insert.js';
-import { timestamp } from './ids.js';
-import { WriteBehindMap } from './write-behind-map.js';
-import { type OcppStationsTable, type Database } from './schema.js';
+import { BatchInsert, timestamp, WriteBehindMap } from '#broker/store';
+import { type OcppDatabase, type OcppStationsTable } from './ocpp.schema.js';
 import { type StationView } from './ocpp.types.js';
 
 /** The later of two ISO times, either possibly missing. */
@@ -68,7 +66,7 @@ export class OcppStationsRepository {
    * replaces a later one (a boot's `updated_at` since, another node's beat on a shared database). One
    * per repository: the SQL is the dialect's.
    */
-  private readonly heartbeatUpserts = new BatchInsert<HeartbeatRow>(
+  private readonly heartbeatUpserts = new BatchInsert<OcppDatabase, HeartbeatRow>(
     (db, rows) =>
       db
         .insertInto('ocpp_stations')
@@ -105,7 +103,7 @@ export class OcppStationsRepository {
   onWriteError: (err: Error) => void = (err) =>
     process.emitWarning(`writing OCPP last-seen times failed, retried in a second: ${err.message}`);
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<OcppDatabase>) {}
 
   async recordBoot(identity: string, boot: BootInput, status: string): Promise<StationView> {
     const now = timestamp();

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { type OcppDatabase, type OcppTransactionsTable } from './ocpp.schema.js';
 import { type TransactionView } from './ocpp.types.js';
-import { type Database, type OcppTransactionsTable } from './schema.js';
 
 type Row = Selectable<OcppTransactionsTable>;
 
@@ -42,7 +42,7 @@ export interface StopInput {
 
 /** Charging transactions; ids come from a counter row, so they are unique across broker nodes. */
 export class OcppTransactionsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<OcppDatabase>) {}
 
   /**
    * A new transaction, or the one this start already made: a charge point resends a StartTransaction

@@ -1,11 +1,14 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { writeAudit } from './audit.repository.js';
-import { isUniqueViolation } from './database.js';
-import { ConflictError, NotFoundError } from './errors.js';
-import { timestamp } from './ids.js';
+import {
+  ConflictError,
+  isUniqueViolation,
+  NotFoundError,
+  timestamp,
+  writeAudit,
+  type Actor,
+} from '#broker/store';
+import { type OcppDatabase, type OcppIdTagsTable } from './ocpp.schema.js';
 import { type IdTagInfo, type IdTagStatus, type IdTagView } from './ocpp.types.js';
-import { type Database, type OcppIdTagsTable } from './schema.js';
-import { type Actor } from './store.types.js';
 
 type Row = Selectable<OcppIdTagsTable>;
 
@@ -35,7 +38,7 @@ export interface IdTagChange {
 
 /** The id tags the central system authorizes; every change is audited in its own transaction. */
 export class OcppIdTagsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<OcppDatabase>) {}
 
   async list(options: { readonly limit: number; readonly after?: string | undefined }): Promise<IdTagView[]> {
     let query = this.db.selectFrom('ocpp_id_tags').selectAll().orderBy('id_tag').limit(options.limit);
@@ -138,7 +141,7 @@ export class OcppIdTagsRepository {
    * The tag, whatever the case it is given in: OCPP 1.6 types an IdToken as CiString20Type, a
    * case-insensitive string. Both sides are folded by the database's lower(), so a backend folds alike.
    */
-  private find(db: Kysely<Database>, idTag: string): Promise<Row | undefined> {
+  private find(db: Kysely<OcppDatabase>, idTag: string): Promise<Row | undefined> {
     return db
       .selectFrom('ocpp_id_tags')
       .selectAll()
