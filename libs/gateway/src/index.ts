@@ -23,3 +23,5 @@ export * from './broker-ws-adapter.js';
 export * from './gateway-client.js';
 export * from './json-depth.js';
 export * from './close-codes.js';
+export * from './module-figures.js';
+export * from './recent-refusals.js';

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { ModuleFigures } from './module-figures.js';
+import { RecentRefusals } from './recent-refusals.js';
 
 /** Message and byte counts of one endpoint x subprotocol, as plain numbers (see GatewayMetrics.flush). */
 export interface Traffic {
@@ -26,7 +28,8 @@ export interface ConnectionMetrics {
   readonly traffic: Traffic;
 }
 
-interface TrafficEntry {
+/** The counts of one endpoint x subprotocol (what the dashboard's feed reads each tick). */
+export interface TrafficEntry {
   readonly labels: { endpoint: string; subprotocol: string };
   readonly connection: ConnectionMetrics;
   readonly reported: Traffic & { accepted: number };
@@ -106,6 +109,12 @@ export class GatewayMetrics {
 
   private readonly perConnection = new Map<string, ConnectionMetrics>();
 
+  /** The latest refused handshakes with their reasons (the dashboard lists them). */
+  readonly refusals = new RecentRefusals(20);
+
+  /** The protocol modules' live counts (the dashboard shows them). */
+  readonly modules = new ModuleFigures();
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -124,6 +133,11 @@ export class GatewayMetrics {
       this.perConnection.set(key, entry);
     }
     return entry;
+  }
+
+  /** Every endpoint x subprotocol seen since start, with its live counts (read, never reset). */
+  entries(): readonly TrafficEntry[] {
+    return this.traffic;
   }
 
   private flushAccepted(): void {

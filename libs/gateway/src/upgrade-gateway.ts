@@ -139,6 +139,12 @@ export class UpgradeGateway {
     }
     const rejection = parserRejection(err, this.config.http);
     this.metrics.handshakes.inc({ outcome: 'rejected', status: String(rejection.status), endpoint: '' });
+    this.metrics.refusals.add({
+      at: Date.now(),
+      status: rejection.status,
+      endpoint: null,
+      ...rejection.problem,
+    });
     writeRejection(socket, rejection);
   }
 
@@ -228,6 +234,7 @@ export class UpgradeGateway {
       status: String(decision.status),
       endpoint: endpoint ?? '',
     });
+    this.metrics.refusals.add({ at: Date.now(), status: decision.status, endpoint, ...decision.problem });
     this.logDecision(attempt, decision.status, endpoint, null, decision.problem.title);
   }
 

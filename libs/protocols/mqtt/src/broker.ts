@@ -58,6 +58,30 @@ export class MqttBroker {
     return count;
   }
 
+  /** Live counts for the dashboard, in one pass over the sessions. */
+  figures(): {
+    sessions: number;
+    connected: number;
+    subscriptions: number;
+    retained: number;
+    queued: number;
+  } {
+    let connected = 0;
+    let queued = 0;
+    for (const session of this.sessions.values()) {
+      if (session.owner !== null) connected++;
+      queued += session.queuedCount;
+    }
+    const { size: sessions } = this.sessions;
+    return {
+      sessions,
+      connected,
+      subscriptions: this.subscriptions.size,
+      retained: this.retained.size,
+      queued,
+    };
+  }
+
   /** Routes a message to every matching subscriber; returns how many sessions got it. */
   publish(message: MqttMessage, publisher: { principal: string | null; bridge: boolean }): number {
     this.stats.publishReceived++;

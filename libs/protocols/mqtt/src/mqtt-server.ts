@@ -60,6 +60,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
             labelNames: ['reason'] as const,
             registers: [metrics.registry],
           });
+    metrics?.modules.report('mqtt', () => this.broker.figures());
     this.broker.hooks.dropped = (why, clientId, topic) => {
       dropped?.inc({ reason: why });
       this.logger.debug({ why, clientId, topic }, 'mqtt message dropped');

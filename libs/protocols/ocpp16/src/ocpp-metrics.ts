@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { GatewayMetrics } from '#broker/gateway';
 import { Counter, Gauge } from 'prom-client';
+import { ChargePointSessions } from './charge-point-sessions.js';
 import { type BadMessageReason } from './session.js';
 
 /** The module's counters, on the gateway's registry so that /metrics shows them. */
@@ -16,7 +17,8 @@ export class OcppMetrics {
    */
   private readonly handled = new Map<string, { now: number; reported: number }>();
 
-  constructor(gateway: GatewayMetrics) {
+  constructor(gateway: GatewayMetrics, sessions: ChargePointSessions) {
+    gateway.modules.report('ocpp1.6', () => ({ chargePoints: sessions.size }));
     const registers = [gateway.registry];
     this.badMessages = new Counter({
       name: 'broker_ocpp_bad_messages_total',

@@ -176,6 +176,11 @@ export class Broker {
     return this.byId.size > 0;
   }
 
+  /** Subscriptions (distinct match and URI) in this realm. */
+  get size(): number {
+    return this.byId.size;
+  }
+
   /** Undoes everything a leaving session subscribed. */
   leave(session: Session): void {
     for (const held of session.subscriptions.values()) this.drop(session, held as Subscription);

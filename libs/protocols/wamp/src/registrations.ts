@@ -33,6 +33,11 @@ export class Registrations {
 
   constructor(private readonly options: RegistrationOptions) {}
 
+  /** Procedures registered on this node. */
+  get size(): number {
+    return this.byId.size;
+  }
+
   register(session: Session, request: number, options: Dict, uri: unknown): void {
     const match = parseMatch(options['match']);
     const invoke = options['invoke'] ?? 'single';

@@ -54,6 +54,17 @@ export class Router {
     return realm;
   }
 
+  /** Live counts for the dashboard: realms, and the sessions, registrations and subscriptions in them. */
+  figures(): { realms: number; sessions: number; registrations: number; subscriptions: number } {
+    const figures = { realms: this.realms.size, sessions: 0, registrations: 0, subscriptions: 0 };
+    for (const realm of this.realms.values()) {
+      figures.sessions += realm.sessions.size;
+      figures.registrations += realm.dealer.registrations.size;
+      figures.subscriptions += realm.broker.size;
+    }
+    return figures;
+  }
+
   /** Only realms that exist: publications from the bus never create one. */
   existingRealm(name: string): Realm | undefined {
     return this.realms.get(name);

@@ -6,6 +6,7 @@ import { type BrokerConfig } from '#broker/config';
 import {
   BROKER_CONFIG,
   BROKER_LOGGER,
+  GatewayMetrics,
   Subprotocol,
   systemClock,
   type Connection,
@@ -56,6 +57,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     @Inject(BROKER_LOGGER) logger: Logger,
     @Optional() @Inject(CRA_KEYS) private readonly craKeys?: CraKeyLookup,
     @Optional() @Inject(ClusterNode) cluster: ClusterNode | null = null,
+    @Optional() @Inject(GatewayMetrics) metrics: GatewayMetrics | null = null,
   ) {
     this.log = logger.child({ module: WAMP_SUBPROTOCOL });
     const wamp = config.wamp;
@@ -71,6 +73,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
       published: (realm, topic, args, kwargs, publisher) => this.toBus(realm, topic, args, kwargs, publisher),
       subscriptionChanged: (realm, match, uri, present) => this.attract(realm, match, uri, present),
     });
+    metrics?.modules.report(WAMP_SUBPROTOCOL, () => this.router.figures());
   }
 
   async onModuleInit(): Promise<void> {
