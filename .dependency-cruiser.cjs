@@ -16,9 +16,10 @@ const MAY_IMPORT = {
   store: ['auth', 'config', 'gateway', 'handshake'],
   cluster: ['bus', 'config', 'gateway', 'store'],
   admin: ['auth', 'cluster', 'config', 'gateway', 'handshake', 'store'],
+  dashboard: ['admin', 'bus', 'cluster', 'gateway', 'protocols/ocpp16'],
   'protocols/*': ['admin', 'auth', 'bus', 'cluster', 'config', 'gateway', 'handshake', 'store'],
   terminus: ['gateway'],
-  broker: ['admin', 'bus', 'cluster', 'config', 'gateway', 'handshake', 'store'],
+  broker: ['admin', 'bus', 'cluster', 'config', 'dashboard', 'gateway', 'handshake', 'store'],
   testing: ['broker', 'bus', 'config', 'gateway', 'handshake'],
 };
 

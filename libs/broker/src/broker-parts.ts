@@ -10,6 +10,7 @@ import {
   GatewayModule,
   type OpsPaths,
 } from '#broker/gateway';
+import { DashboardModule } from '#broker/dashboard';
 import { StoreModule } from '#broker/store';
 import { type Logger } from 'pino';
 
@@ -17,6 +18,8 @@ import { type Logger } from 'pino';
 export interface BrokerModuleExtras {
   /** The REST admin API under /admin/v1 and its audit log (default true). */
   readonly adminApi?: boolean;
+  /** The live dashboard at /dashboard, behind the admin API's credential (default: with the admin API). */
+  readonly dashboard?: boolean;
   /**
    * The pino logger the broker writes to. By default its lines go through Nest's Logger (so the
    * application's own, app.useLogger or nestjs-pino, gets them) at the config's `log.level`.
@@ -42,7 +45,7 @@ export function withBrokerParts(
   return {
     ...definition,
     global: true,
-    imports: [...(definition.imports ?? []), ...parts, ...(extras.adminApi === false ? [] : [AdminModule])],
+    imports: [...(definition.imports ?? []), ...parts, ...adminParts(extras)],
     providers: [
       ...(definition.providers ?? []),
       { provide: BROKER_CONFIG, inject: [options], useFactory: parseConfig },
@@ -61,4 +64,10 @@ export function withBrokerParts(
     ],
     exports: [BROKER_CONFIG, BROKER_LOGGER, BROKER_OPS, ...parts],
   };
+}
+
+/** The admin API, and the dashboard that needs it. */
+function adminParts(extras: BrokerModuleExtras): DynamicModule['imports'] & object {
+  if (extras.adminApi === false) return [];
+  return extras.dashboard === false ? [AdminModule] : [AdminModule, DashboardModule];
 }

@@ -16,7 +16,7 @@ export const {
   .setClassMethodName('forRoot')
   // Every key is listed (logger too): Nest strips only the listed ones from the options.
   .setExtras<BrokerModuleExtras>(
-    { adminApi: true, logger: undefined, healthPath: '/health', metricsPath: '/metrics' },
+    { adminApi: true, dashboard: true, logger: undefined, healthPath: '/health', metricsPath: '/metrics' },
     (definition, extras) => withBrokerParts(definition, extras, BROKER_OPTIONS),
   )
   .build();

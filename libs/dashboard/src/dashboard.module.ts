@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { ChargePointTable } from './charge-points.js';
+import { DASHBOARD_ASSETS, loadAssets } from './dashboard-assets.js';
+import { DashboardPageController } from './dashboard-page.controller.js';
+import { FeedController } from './feed.controller.js';
+import { LiveFeed } from './live-feed.js';
+import { SnapshotSource } from './snapshot-source.js';
+
+/**
+ * The live dashboard: the page at /dashboard and its feed at /admin/v1/dashboard/feed (needs the
+ * broker's gateway, store and bus, and the admin API, whose credential it takes).
+ */
+@Module({
+  controllers: [DashboardPageController, FeedController],
+  providers: [
+    { provide: DASHBOARD_ASSETS, useFactory: () => loadAssets() },
+    ChargePointTable,
+    SnapshotSource,
+    LiveFeed,
+  ],
+})
+export class DashboardModule {}

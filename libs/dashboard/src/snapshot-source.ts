@@ -1,0 +1,79 @@
+import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
+import { ClusterNode } from '#broker/cluster';
+import { GatewayMetrics } from '#broker/gateway';
+import { ChargePointTable } from './charge-points.js';
+import { type NodeRow, type Snapshot } from './snapshot.types.js';
+
+/** What each node answers the feed's node in cluster mode. */
+const NODE_FIGURES = 'dashboard.node';
+/** How long the feed waits for the other nodes' figures; a node slower than that is listed as missing. */
+const NODE_TIMEOUT_MS = 500;
+
+/**
+ * One picture of the broker for the feed, from what the gateway already counts (connections and
+ * messages per endpoint x subprotocol, handshake answers, recent refusals), what the modules report,
+ * the store's charge points and, in cluster mode, every live node's own counts. Its cost does not
+ * grow with the connections: none is visited.
+ */
+@Injectable()
+export class SnapshotSource implements OnModuleInit {
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly chargePoints: ChargePointTable,
+    @Optional() @Inject(ClusterNode) private readonly cluster: ClusterNode | null = null,
+  ) {}
+
+  onModuleInit(): void {
+    this.cluster?.serve(NODE_FIGURES, () => this.nodeRow());
+  }
+
+  watch(): void {
+    this.chargePoints.watch();
+  }
+
+  unwatch(): void {
+    this.chargePoints.unwatch();
+  }
+
+  async take(): Promise<Snapshot> {
+    const connections = this.metrics.entries().map(({ labels, connection }) => ({
+      endpoint: labels.endpoint,
+      subprotocol: labels.subprotocol,
+      open: connection.open,
+      messagesIn: connection.traffic.messagesIn,
+      messagesOut: connection.traffic.messagesOut,
+    }));
+    const handshakes: Record<string, number> = {};
+    for (const { labels, value } of (await this.metrics.handshakes.get()).values) {
+      const status = String(labels.status);
+      handshakes[status] = (handshakes[status] ?? 0) + value;
+    }
+    let plain = 0;
+    for (const { value } of (await this.metrics.plainRequests.get()).values) plain += value;
+    handshakes['plain'] = plain;
+    const { refusals } = this.metrics;
+    return {
+      at: Date.now(),
+      node: this.cluster?.nodeId ?? null,
+      connections,
+      handshakes,
+      refusals: { total: refusals.total, latest: refusals.latest() },
+      modules: this.metrics.modules.read(),
+      chargePoints: await this.chargePoints.read(),
+      nodes: await this.nodes(),
+    };
+  }
+
+  private async nodes(): Promise<Snapshot['nodes']> {
+    if (this.cluster === null) return null;
+    const { answers, missing } = await this.cluster.scatter<NodeRow>(NODE_FIGURES, {}, NODE_TIMEOUT_MS);
+    const answered = [...answers.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+    return { answered, missing };
+  }
+
+  private nodeRow(): NodeRow {
+    let connections = 0;
+    for (const { connection } of this.metrics.entries()) connections += connection.open;
+    return { node: this.cluster?.nodeId ?? '', connections, modules: this.metrics.modules.read() };
+  }
+}

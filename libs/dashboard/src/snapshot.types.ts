@@ -1,0 +1,62 @@
+/**
+ * What the dashboard's feed sends once a second, as JSON: the page imports these types (and only
+ * types) from here, so the two sides cannot drift apart.
+ */
+export interface Snapshot {
+  /** Epoch milliseconds, from the broker's clock. */
+  readonly at: number;
+  /** This node's id in cluster mode; null on a single node. */
+  readonly node: string | null;
+  /** Per endpoint x subprotocol seen since start; counts since start, so the page makes rates. */
+  readonly connections: readonly EndpointFigures[];
+  /** Handshake answers since start by status ('101', '400', ...); `plain` counts GETs that lost their upgrade headers. */
+  readonly handshakes: Readonly<Record<string, number>>;
+  /** Refusals since start, and the latest ones, newest first. */
+  readonly refusals: { readonly total: number; readonly latest: readonly RefusalRow[] };
+  /** Each protocol module's live counts, by module name (mqtt, wamp.2.json, ocpp1.6). */
+  readonly modules: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** Charge points the central system knows (the first 50 by identity), with their connectors and ongoing transactions. */
+  readonly chargePoints: readonly ChargePointRow[];
+  /** Every live node in cluster mode (null on a single node), and those that did not answer in time. */
+  readonly nodes: { readonly answered: readonly NodeRow[]; readonly missing: readonly string[] } | null;
+}
+
+export interface EndpointFigures {
+  readonly endpoint: string;
+  readonly subprotocol: string;
+  readonly open: number;
+  readonly messagesIn: number;
+  readonly messagesOut: number;
+}
+
+export interface RefusalRow {
+  readonly at: number;
+  readonly status: number;
+  readonly endpoint: string | null;
+  readonly title: string;
+  readonly detail: string;
+}
+
+export interface ChargePointRow {
+  readonly identity: string;
+  readonly vendor: string | null;
+  readonly model: string | null;
+  readonly lastHeartbeatAt: string | null;
+  readonly connectors: readonly {
+    readonly id: number;
+    readonly status: string;
+    readonly errorCode: string;
+  }[];
+  /** Ongoing transactions: id, connector and when it started. */
+  readonly transactions: readonly {
+    readonly id: number;
+    readonly connectorId: number;
+    readonly startedAt: string;
+  }[];
+}
+
+export interface NodeRow {
+  readonly node: string;
+  readonly connections: number;
+  readonly modules: Readonly<Record<string, Readonly<Record<string, number>>>>;
+}

@@ -1,0 +1,55 @@
+/** The admin credential the operator typed in: kept for this tab only, sent in a header, never in a URL. */
+const TOKEN_KEY = 'broker-dashboard-token';
+
+export function savedToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function saveToken(token: string | null): void {
+  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+export function authHeaders(): Record<string, string> {
+  const token = savedToken();
+  return token === null ? {} : { Authorization: `Bearer ${token}` };
+}
+
+/** An admin API refusal, with the problem's own words. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The words of a problem+json answer (or the status line when it has none). */
+export async function problemOf(res: Response): Promise<string> {
+  try {
+    const problem = (await res.json()) as { title?: string; detail?: string };
+    return problem.detail ?? problem.title ?? res.statusText;
+  } catch {
+    return res.statusText;
+  }
+}
+
+/** One admin API call (`path` under /admin/v1/), JSON both ways. */
+export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`/admin/v1/${path}`, {
+    method,
+    headers: { ...authHeaders(), ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  if (!res.ok) throw new ApiError(res.status, await problemOf(res));
+  return (await res.json()) as T;
+}
+
+/** A query string of the fields that are set. */
+export function query(fields: Record<string, string>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(fields)) if (value !== '') params.set(key, value);
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}

@@ -1,0 +1,94 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { Snapshot } from '../../src/snapshot.types.js';
+import { Credentials, Origins } from './allowlists.js';
+import { saveToken, savedToken } from './api.js';
+import { Connections } from './connections.js';
+import { type FeedState, openFeed } from './feed.js';
+import { FeedStatus } from './feed-status.js';
+import { appendSnapshot } from './history.js';
+import { Modules } from './modules.js';
+import { Overview } from './overview.js';
+import { SignIn } from './sign-in.js';
+
+const SECTIONS = [
+  ['overview', 'Overview'],
+  ['refusals', 'Refusals'],
+  ['modules', 'Modules'],
+  ['charge-points', 'Charge points'],
+  ['connections', 'Connections'],
+  ['origins', 'Origins'],
+  ['credentials', 'Credentials'],
+] as const;
+
+/** The page: the feed's figures, or the sign-in form when the feed answers 401 or 403. */
+export function App() {
+  const [history, setHistory] = useState<Snapshot[]>([]);
+  const [state, setState] = useState<FeedState>({ kind: 'connecting' });
+  const [everLive, setEverLive] = useState(false);
+  // Bumped by signing in or out: the feed opens again with the new credential.
+  const [session, setSession] = useState(0);
+
+  useEffect(
+    () =>
+      openFeed(
+        (snapshot) => setHistory((h) => appendSnapshot(h, snapshot)),
+        (next) => {
+          setState(next);
+          if (next.kind === 'live') setEverLive(true);
+        },
+      ),
+    [session],
+  );
+
+  if (state.kind === 'refused') {
+    return (
+      <SignIn
+        status={state.status}
+        message={state.message}
+        onToken={(token) => {
+          saveToken(token);
+          setSession((n) => n + 1);
+        }}
+      />
+    );
+  }
+  const snapshot = history.at(-1);
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to the figures
+      </a>
+      <header class="top">
+        <h1>Broker dashboard{snapshot?.node ? ` · ${snapshot.node}` : ''}</h1>
+        <FeedStatus state={state} everLive={everLive} />
+        {savedToken() !== null && (
+          <button
+            type="button"
+            onClick={() => {
+              saveToken(null);
+              setSession((n) => n + 1);
+            }}
+          >
+            Sign out
+          </button>
+        )}
+      </header>
+      <nav aria-label="Sections">
+        <ul>
+          {[...SECTIONS, ...(snapshot?.nodes ? ([['nodes', 'Nodes']] as const) : [])].map(([id, label]) => (
+            <li key={id}>
+              <a href={`#${id}`}>{label}</a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        <Overview history={history} />
+        <Modules snapshot={snapshot} />
+        <Connections snapshot={snapshot} />
+        <Origins snapshot={snapshot} />
+        <Credentials />
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,131 @@
+import { useCallback, useState } from 'preact/hooks';
+import type { Snapshot } from '../../src/snapshot.types.js';
+import { api, query } from './api.js';
+import { formatCount, formatTime } from './format.js';
+import { useAdminList } from './use-admin.js';
+
+/** A connection as GET /admin/v1/connections lists it. */
+interface ConnectionView {
+  readonly id: string;
+  readonly node: string | null;
+  readonly endpoint: string;
+  readonly subprotocol: string;
+  readonly principal: string | null;
+  readonly address: string;
+  readonly openedAt: string;
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+}
+
+const EMPTY = { endpoint: '', subprotocol: '', principal: '', address: '' };
+
+/** The live connections (the first 100 matching the filters), each with a close button. */
+export function Connections(props: { readonly snapshot: Snapshot | undefined }) {
+  const [draft, setDraft] = useState(EMPTY);
+  const [filters, setFilters] = useState(EMPTY);
+  const load = useCallback(
+    () => api<ConnectionView[]>('GET', `connections${query({ ...filters, limit: '100' })}`),
+    [filters],
+  );
+  const { rows, error, act } = useAdminList(load);
+  const endpoints = [...new Set(props.snapshot?.connections.map((c) => c.endpoint))].sort();
+  const subprotocols = [...new Set(props.snapshot?.connections.map((c) => c.subprotocol))].sort();
+  const close = (c: ConnectionView): Promise<void> =>
+    act(() =>
+      api(
+        'DELETE',
+        `connections/${encodeURIComponent(c.id)}${query({ code: '1000', reason: 'closed from the dashboard' })}`,
+      ),
+    );
+  const field = (name: keyof typeof EMPTY) => ({
+    id: `filter-${name}`,
+    value: draft[name],
+    onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value }),
+  });
+  return (
+    <section aria-labelledby="connections-title" id="connections">
+      <h2 id="connections-title">Connections</h2>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          // A new object each time: the listing loads again even when the filters stayed the same.
+          setFilters({ ...draft });
+        }}
+      >
+        <label for="filter-endpoint">Endpoint</label>
+        <select {...field('endpoint')}>
+          <option value="">any</option>
+          {endpoints.map((e) => (
+            <option key={e}>{e}</option>
+          ))}
+        </select>
+        <label for="filter-subprotocol">Subprotocol</label>
+        <select {...field('subprotocol')}>
+          <option value="">any</option>
+          {subprotocols.map((s) => (
+            <option key={s}>{s}</option>
+          ))}
+        </select>
+        <label for="filter-principal">Principal</label>
+        <input {...field('principal')} />
+        <label for="filter-address">Address</label>
+        <input {...field('address')} />
+        <button type="submit">Apply filters and refresh</button>
+      </form>
+      {error !== null && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      <div class="scroll" tabIndex={0} role="region" aria-labelledby="connections-title">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Endpoint</th>
+              <th scope="col">Subprotocol</th>
+              <th scope="col">Principal</th>
+              <th scope="col">Address</th>
+              <th scope="col">Opened</th>
+              <th scope="col" class="num">
+                Bytes in / out
+              </th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.length === 0 && (
+              <tr>
+                <td colSpan={7}>No open connection matches.</td>
+              </tr>
+            )}
+            {rows.map((c) => (
+              <tr key={c.id} data-connection={c.id}>
+                <td>{c.endpoint}</td>
+                <td>{c.subprotocol}</td>
+                <td>{c.principal ?? 'anonymous'}</td>
+                <td>{c.address}</td>
+                <td>{formatTime(c.openedAt)}</td>
+                <td class="num">
+                  {formatCount(c.bytesIn)} / {formatCount(c.bytesOut)}
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    class="danger"
+                    aria-label={`Close connection ${c.id} (${c.subprotocol} on ${c.endpoint})`}
+                    onClick={() => void close(c)}
+                  >
+                    Close
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
