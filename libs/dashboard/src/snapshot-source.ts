@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
 import { ClusterNode } from '#broker/cluster';
-import { GatewayMetrics } from '#broker/gateway';
+import { EndpointRegistry, GatewayMetrics } from '#broker/gateway';
 import { ChargePointTable } from './charge-points.js';
 import { type NodeRow, type Snapshot } from './snapshot.types.js';
 
@@ -19,6 +19,7 @@ const NODE_TIMEOUT_MS = 500;
 export class SnapshotSource implements OnModuleInit {
   constructor(
     private readonly metrics: GatewayMetrics,
+    private readonly endpoints: EndpointRegistry,
     private readonly chargePoints: ChargePointTable,
     @Optional() @Inject(ClusterNode) private readonly cluster: ClusterNode | null = null,
   ) {}
@@ -55,6 +56,7 @@ export class SnapshotSource implements OnModuleInit {
     return {
       at: Date.now(),
       node: this.cluster?.nodeId ?? null,
+      endpoints: this.endpoints.all().map((e) => e.config.path),
       connections,
       handshakes,
       refusals: { total: refusals.total, latest: refusals.latest() },

@@ -7,6 +7,8 @@ export interface Snapshot {
   readonly at: number;
   /** This node's id in cluster mode; null on a single node. */
   readonly node: string | null;
+  /** The configured endpoint paths (what the page's forms offer). */
+  readonly endpoints: readonly string[];
   /** Per endpoint x subprotocol seen since start; counts since start, so the page makes rates. */
   readonly connections: readonly EndpointFigures[];
   /** Handshake answers since start by status ('101', '400', ...); `plain` counts GETs that lost their upgrade headers. */

@@ -27,7 +27,7 @@ export function Origins(props: { readonly snapshot: Snapshot | undefined }) {
   const { rows, error, act } = useAdminList(load);
   const [origin, setOrigin] = useState('');
   const [endpoint, setEndpoint] = useState('');
-  const endpoints = [...new Set(props.snapshot?.connections.map((c) => c.endpoint))].sort();
+  const endpoints = props.snapshot?.endpoints ?? [];
   return (
     <section aria-labelledby="origins-title" id="origins">
       <h2 id="origins-title">Origin allowlist</h2>

@@ -28,15 +28,18 @@ export function Connections(props: { readonly snapshot: Snapshot | undefined }) 
     [filters],
   );
   const { rows, error, act } = useAdminList(load);
-  const endpoints = [...new Set(props.snapshot?.connections.map((c) => c.endpoint))].sort();
+  const endpoints = props.snapshot?.endpoints ?? [];
   const subprotocols = [...new Set(props.snapshot?.connections.map((c) => c.subprotocol))].sort();
+  // Closed ones leave the list at once: the listing that follows may still hold them while their
+  // closing handshake runs.
+  const [closedIds, setClosedIds] = useState<ReadonlySet<string>>(new Set());
   const close = (c: ConnectionView): Promise<void> =>
-    act(() =>
-      api(
-        'DELETE',
-        `connections/${encodeURIComponent(c.id)}${query({ code: '1000', reason: 'closed from the dashboard' })}`,
-      ),
-    );
+    act(async () => {
+      const reason = 'closed from the dashboard';
+      await api('DELETE', `connections/${encodeURIComponent(c.id)}${query({ code: '1000', reason })}`);
+      setClosedIds((ids) => new Set([...ids, c.id]));
+    });
+  const shown = rows.filter((c) => !closedIds.has(c.id));
   const field = (name: keyof typeof EMPTY) => ({
     id: `filter-${name}`,
     value: draft[name],
@@ -96,12 +99,12 @@ export function Connections(props: { readonly snapshot: Snapshot | undefined }) 
             </tr>
           </thead>
           <tbody>
-            {rows.length === 0 && (
+            {shown.length === 0 && (
               <tr>
                 <td colSpan={7}>No open connection matches.</td>
               </tr>
             )}
-            {rows.map((c) => (
+            {shown.map((c) => (
               <tr key={c.id} data-connection={c.id}>
                 <td>{c.endpoint}</td>
                 <td>{c.subprotocol}</td>

@@ -100,14 +100,14 @@ export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
                       </span>
                     ))}
                   </td>
-                  <td>
+                  <td data-transactions>
                     {cp.transactions.length === 0
                       ? '–'
                       : cp.transactions
                           .map((t) => `#${t.id} on ${t.connectorId} since ${formatTime(t.startedAt)}`)
                           .join(', ')}
                   </td>
-                  <td>{formatTime(cp.lastHeartbeatAt)}</td>
+                  <td data-heartbeat>{formatTime(cp.lastHeartbeatAt)}</td>
                 </tr>
               ))}
             </tbody>

@@ -48,40 +48,47 @@ export function Overview(props: { readonly history: readonly Snapshot[] }) {
           <TimeChart title="Handshake answers per second, by status" series={handshakes} unit="per second" />
           <TimeChart title="Messages per second, by module" series={messages} unit="per second" />
         </div>
-        <table class="counts" aria-label="Open connections by endpoint and subprotocol">
-          <thead>
-            <tr>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Subprotocol</th>
-              <th scope="col" class="num">
-                Open
-              </th>
-              <th scope="col" class="num">
-                Messages in
-              </th>
-              <th scope="col" class="num">
-                Messages out
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {now?.connections.map((c) => (
-              <tr
-                key={`${c.endpoint} ${c.subprotocol}`}
-                data-endpoint={c.endpoint}
-                data-subprotocol={c.subprotocol}
-              >
-                <td>{c.endpoint}</td>
-                <td>{c.subprotocol}</td>
-                <td class="num" data-figure="open">
-                  {formatCount(c.open)}
-                </td>
-                <td class="num">{formatCount(c.messagesIn)}</td>
-                <td class="num">{formatCount(c.messagesOut)}</td>
+        <div
+          class="scroll"
+          tabIndex={0}
+          role="region"
+          aria-label="Open connections by endpoint and subprotocol"
+        >
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Endpoint</th>
+                <th scope="col">Subprotocol</th>
+                <th scope="col" class="num">
+                  Open
+                </th>
+                <th scope="col" class="num">
+                  Messages in
+                </th>
+                <th scope="col" class="num">
+                  Messages out
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {now?.connections.map((c) => (
+                <tr
+                  key={`${c.endpoint} ${c.subprotocol}`}
+                  data-endpoint={c.endpoint}
+                  data-subprotocol={c.subprotocol}
+                >
+                  <td>{c.endpoint}</td>
+                  <td>{c.subprotocol}</td>
+                  <td class="num" data-figure="open">
+                    {formatCount(c.open)}
+                  </td>
+                  <td class="num">{formatCount(c.messagesIn)}</td>
+                  <td class="num">{formatCount(c.messagesOut)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </section>
       <section aria-labelledby="refusals-title" id="refusals">
         <h2 id="refusals-title">Latest refused handshakes</h2>

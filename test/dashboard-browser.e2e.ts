@@ -1,0 +1,228 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type MqttClient } from 'mqtt';
+import { type Browser, type Page } from 'playwright-core';
+import { type Wampy } from 'wampy';
+import WebSocket from 'ws';
+import { launchChromium } from './support/chromium.js';
+import { freePort } from './support/free-port.js';
+import { Subscription, transportClient } from './support/graphql-clients.js';
+import { connect } from './support/mqtt-helpers.js';
+import { BOOT, chargePoint } from './support/ocpp.js';
+import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
+import { connectWampy, within } from './support/wamp-clients.js';
+import { closed, opened, refusedStatus } from './support/ws-helpers.js';
+
+// A real Chromium on the dashboard of the broker as `npm start` composes it, with real MQTT, GraphQL,
+// WAMP and OCPP clients: the page's figures are what the clients did, and what the page does (add an
+// origin, close a connection) happens in the broker.
+
+const ADMIN = 'dashboard-admin-token-0123456789';
+const FOREIGN = 'https://app.example.com';
+/** The page's own waits: the feed ticks once a second. */
+const WAIT_MS = 10_000;
+/** Screenshots go to docs/ (what the README shows) with UPDATE_SCREENSHOTS=1, else beside the build. */
+const SHOTS = fileURLToPath(
+  new URL(process.env['UPDATE_SCREENSHOTS'] ? '../../docs/' : '../screenshots/', import.meta.url),
+);
+
+async function signIn(page: Page, base: string): Promise<void> {
+  await page.goto(`${base}/dashboard`);
+  await page.getByLabel('Admin token').fill(ADMIN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await live(page);
+}
+
+function live(page: Page): Promise<void> {
+  return page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+}
+
+/** Waits until the element shows exactly `text`. */
+function shows(page: Page, selector: string, text: string): Promise<void> {
+  const exact = new RegExp(`^\\s*${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+  return page.locator(selector, { hasText: exact }).first().waitFor({ timeout: WAIT_MS });
+}
+
+describe('dashboard in Chromium, against live traffic', () => {
+  let port = 0;
+  let broker: TestBroker | undefined;
+  let browser: Browser | undefined;
+  let base = '';
+  const closers: (() => unknown)[] = [];
+
+  before(async () => {
+    port = await freePort();
+    broker = await startDefaultBroker({ port, admin: { tokens: [ADMIN] } });
+    base = `http://127.0.0.1:${port}`;
+    browser = await launchChromium();
+    mkdirSync(SHOTS, { recursive: true });
+  });
+
+  after(async () => {
+    for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => undefined);
+    await browser?.close();
+    await broker?.close();
+  });
+
+  it('shows the 401 page, not a blank one, without a token or with a wrong one', async () => {
+    const page = await (browser as Browser).newPage();
+    await page.goto(`${base}/dashboard`);
+    await page
+      .getByRole('heading', { name: '401 · An admin token is required' })
+      .waitFor({ timeout: WAIT_MS });
+    assert.match((await page.getByRole('alert').textContent()) ?? '', /admin bearer token is required/);
+    await page.getByLabel('Admin token').fill('not-the-admin-token-at-all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'The bearer token was not accepted' })
+      .waitFor({ timeout: WAIT_MS });
+    await page.close();
+  });
+
+  it('shows what the clients did, and acts on the broker', async () => {
+    const ws = `ws://127.0.0.1:${port}`;
+    const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
+    await signIn(page, base);
+
+    const mqtt: MqttClient = await connect({ url: ws }, { clientId: 'dash-mqtt' });
+    closers.push(() => mqtt.endAsync());
+    await mqtt.subscribeAsync('dash/#', { qos: 1 });
+    await mqtt.publishAsync('dash/retained', 'kept', { qos: 1, retain: true });
+    const graphql = transportClient(`${ws}/graphql`);
+    closers.push(() => graphql.dispose());
+    const subscription = new Subscription(
+      graphql,
+      'subscription { topic(filter: "dash/#") { topic payload } }',
+    );
+    closers.push(() => subscription.stop());
+    const wampy: Wampy = await connectWampy(`${ws}/ws`);
+    closers.push(() => wampy.disconnect());
+    await within(
+      'register',
+      wampy.register('com.example.add', () => ({ argsList: [0] })),
+    );
+    await within(
+      'subscribe',
+      wampy.subscribe('com.example.news', () => undefined),
+    );
+    const cp = chargePoint(ws, 'CP-DASH-1');
+    closers.push(() => cp.close({ force: true }));
+    await cp.connect();
+    await cp.call('BootNotification', BOOT);
+    await cp.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Available' });
+
+    // Connections by endpoint and subprotocol, and the modules' own counts.
+    await shows(page, 'tr[data-endpoint="/mqtt"][data-subprotocol="mqtt"] [data-figure="open"]', '1');
+    await shows(
+      page,
+      'tr[data-endpoint="/graphql"][data-subprotocol="graphql-transport-ws"] [data-figure="open"]',
+      '1',
+    );
+    await shows(page, 'tr[data-endpoint="/ws"][data-subprotocol="wamp.2.json"] [data-figure="open"]', '1');
+    await shows(
+      page,
+      'tr[data-endpoint="/ocpp/:chargePointId"][data-subprotocol="ocpp1.6"] [data-figure="open"]',
+      '1',
+    );
+    await shows(page, '.tile [data-figure="open"]', '4');
+    await shows(page, '[data-figure="mqtt.sessions"]', '1');
+    await shows(page, '[data-figure="mqtt.subscriptions"]', '1');
+    await shows(page, '[data-figure="wamp.2.json.sessions"]', '1');
+    await shows(page, '[data-figure="wamp.2.json.registrations"]', '1');
+    await shows(page, '[data-figure="wamp.2.json.subscriptions"]', '1');
+    await shows(page, '[data-figure="ocpp1.6.chargePoints"]', '1');
+    await shows(page, '[data-figure="accepted"]', '4');
+
+    // A charge point's status change.
+    await shows(page, 'tr[data-charge-point="CP-DASH-1"] [data-connector="1"]', '1: Available');
+    const started = (await cp.call('StartTransaction', {
+      connectorId: 1,
+      idTag: 'TAG-1',
+      meterStart: 0,
+      timestamp: new Date().toISOString(),
+    })) as { transactionId: number };
+    await cp.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Charging' });
+    await cp.call('Heartbeat', {});
+    await shows(page, 'tr[data-charge-point="CP-DASH-1"] [data-connector="1"]', '1: Charging');
+    const row = page.locator('tr[data-charge-point="CP-DASH-1"]');
+    assert.match(
+      (await row.locator('[data-transactions]').textContent()) ?? '',
+      new RegExp(`^#${started.transactionId} on 1 since `),
+    );
+    assert.match((await row.locator('[data-heartbeat]').textContent()) ?? '', /^\d\d:\d\d:\d\d$/);
+
+    // A refused handshake, with its reason: /chat takes same-origin pages only.
+    const foreign = new WebSocket(`${ws}/chat`, 'chat.v1', { origin: FOREIGN });
+    assert.equal(await refusedStatus(foreign), 403);
+    await shows(page, '[data-figure="refused"]', '1');
+    const refusal = page.locator('tr.refusal').first();
+    await refusal.filter({ hasText: 'Origin not allowed' }).waitFor({ timeout: WAIT_MS });
+    assert.match(
+      (await refusal.textContent()) ?? '',
+      /403\/chatOrigin not allowed: The Origin of this request is not allowed here\./,
+    );
+
+    // Adding the origin through the page lets the same handshake in.
+    await page.getByLabel('Origin', { exact: true }).fill(FOREIGN);
+    await page.locator('#origin-endpoint').selectOption('/chat');
+    await page.getByRole('button', { name: 'Add origin' }).click();
+    await page.locator(`li[data-origin="${FOREIGN}"]`).waitFor({ timeout: WAIT_MS });
+    const chat = new WebSocket(`${ws}/chat`, 'chat.v1', { origin: FOREIGN });
+    await opened(chat);
+
+    // Closing it through the page: the client gets the close.
+    const goodbye = closed(chat, WAIT_MS);
+    await page.locator('#filter-endpoint').selectOption('/chat');
+    await page.getByRole('button', { name: 'Apply filters and refresh' }).click();
+    const close = page.getByRole('button', { name: /^Close connection .* \(chat\.v1 on \/chat\)$/ });
+    await close.waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('tr[data-connection]').count(), 1);
+    await close.click();
+    assert.deepEqual(await goodbye, { code: 1000, reason: 'closed from the dashboard' });
+    await page.getByText('No open connection matches.').waitFor({ timeout: WAIT_MS });
+
+    // Some traffic for the pictures' charts.
+    const traffic = setInterval(() => void mqtt.publishAsync('dash/load', 'x').catch(() => undefined), 100);
+    await screenshots(browser as Browser, base).finally(() => clearInterval(traffic));
+    await page.close();
+  });
+
+  it('says when the feed drops, and recovers when the broker comes back', async () => {
+    const page = await (browser as Browser).newPage();
+    await signIn(page, base);
+    await shows(page, '[data-figure="mqtt.sessions"]', '1');
+    await (broker as TestBroker).close();
+    await page
+      .locator('.feed-status[data-state="lost"]', { hasText: /^Feed lost \(.+\), reconnecting in \d+ s$/ })
+      .waitFor({ timeout: WAIT_MS });
+    broker = await startDefaultBroker({ port, admin: { tokens: [ADMIN] } });
+    await live(page);
+    // The new broker's figures: nobody there yet, then this client.
+    await shows(page, '[data-figure="mqtt.sessions"]', '0');
+    const mqtt = await connect({ url: `ws://127.0.0.1:${port}` }, { clientId: 'after-restart' });
+    closers.push(() => mqtt.endAsync());
+    await shows(page, '[data-figure="mqtt.sessions"]', '1');
+    await page.close();
+  });
+});
+
+/** The page at desktop and phone widths, light and dark, after a few seconds of history. */
+async function screenshots(browser: Browser, base: string): Promise<void> {
+  const sizes = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
+  for (const [name, viewport] of Object.entries(sizes)) {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const context = await browser.newContext({ viewport, colorScheme, isMobile: name === 'phone' });
+      const page = await context.newPage();
+      await signIn(page, base);
+      await page.waitForTimeout(6000);
+      await page.screenshot({
+        path: `${SHOTS}dashboard-${name}-${colorScheme}.png`,
+        fullPage: name === 'desktop',
+      });
+      await context.close();
+    }
+  }
+}
