@@ -1,0 +1,140 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
+import { refusedStatus, waitFor } from './support/ws-helpers.js';
+
+// The dashboard's page and feed over plain HTTP: what the browser test does not see (headers, the
+// feed's limit, what a snapshot leaves out).
+
+const ADMIN = 'feed-admin-token-0123456789abcdef';
+const BEARER = { Authorization: `Bearer ${ADMIN}` };
+
+interface OpenFeed {
+  readonly status: number;
+  /** Resolves with the text of the first snapshot event. */
+  readonly first: Promise<string>;
+  readonly close: () => void;
+}
+
+async function openFeed(base: string, headers: Record<string, string> = BEARER): Promise<OpenFeed> {
+  const controller = new AbortController();
+  const res = await fetch(`${base}/admin/v1/dashboard/feed`, { headers, signal: controller.signal });
+  const close = (): void => controller.abort();
+  if (!res.ok || res.body === null) {
+    const first = Promise.reject(new Error(`the feed answered ${res.status}`));
+    first.catch(() => undefined);
+    return { status: res.status, first, close };
+  }
+  const reader = res.body.getReader();
+  const first = (async () => {
+    let text = '';
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      text += Buffer.from(next.value).toString('utf8');
+      const end = text.indexOf('\n\n');
+      if (end !== -1) return text.slice(0, end);
+    }
+    throw new Error('the feed ended before its first event');
+  })();
+  first.catch(() => undefined);
+  return { status: res.status, first, close };
+}
+
+describe('dashboard page and feed', () => {
+  let broker: TestBroker;
+  let base = '';
+
+  before(async () => {
+    broker = await startDefaultBroker({ admin: { tokens: [ADMIN] } });
+    base = broker.url.replace(/^ws/, 'http');
+  });
+
+  after(() => broker.close());
+
+  it('serves the page with a strict CSP, no inline script, its assets gzipped', async () => {
+    const res = await fetch(`${base}/dashboard`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    for (const directive of [
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "frame-ancestors 'none'",
+    ]) {
+      assert.ok(csp.includes(directive), `${directive} in ${csp}`);
+    }
+    const html = await res.text();
+    const scripts = [...html.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/g)];
+    assert.ok(scripts.length > 0);
+    for (const [tag, body] of scripts) {
+      assert.match(tag, /src="\/dashboard\/assets\/[^"]+\.js"/);
+      assert.equal(body, '');
+    }
+    const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)?.[1] ?? '';
+    const asset = await fetch(`${base}${script}`, { headers: { 'Accept-Encoding': 'gzip' } });
+    assert.equal(asset.status, 200);
+    assert.equal(asset.headers.get('content-encoding'), 'gzip');
+    assert.match(asset.headers.get('content-type') ?? '', /^text\/javascript/);
+    assert.match(asset.headers.get('cache-control') ?? '', /immutable/);
+    assert.equal((await fetch(`${base}/dashboard/assets/..%2F..%2Fpackage.json`)).status, 404);
+  });
+
+  it('refuses the feed without the admin credential, as the admin API does', async () => {
+    const none = await fetch(`${base}/admin/v1/dashboard/feed`);
+    assert.equal(none.status, 401);
+    assert.match(none.headers.get('content-type') ?? '', /problem\+json/);
+    const wrong = await openFeed(base, { Authorization: 'Bearer not-an-admin-token-at-all' });
+    assert.equal(wrong.status, 401);
+  });
+
+  it('sends snapshots that name refusals without the credentials a client offered', async () => {
+    const foreign = new WebSocket(`${broker.url}/chat?token=query-secret-0123456789`, 'chat.v1', {
+      origin: 'https://elsewhere.example',
+      headers: { Authorization: 'Bearer header-secret-0123456789' },
+    });
+    assert.equal(await refusedStatus(foreign), 403);
+    const feed = await openFeed(base);
+    assert.equal(feed.status, 200);
+    const event = await feed.first;
+    feed.close();
+    assert.match(event, /^event: snapshot\ndata: /);
+    const snapshot = JSON.parse(event.slice(event.indexOf('data: ') + 6)) as {
+      endpoints: string[];
+      refusals: { total: number; latest: { status: number; endpoint: string; title: string }[] };
+      modules: Record<string, unknown>;
+    };
+    assert.deepEqual(snapshot.endpoints, ['/chat', '/mqtt', '/graphql', '/ws', '/ocpp/:chargePointId']);
+    assert.equal(snapshot.refusals.total, 1);
+    assert.deepEqual(
+      snapshot.refusals.latest.map((r) => [r.status, r.endpoint, r.title]),
+      [[403, '/chat', 'Origin not allowed']],
+    );
+    assert.deepEqual(Object.keys(snapshot.modules).sort(), ['mqtt', 'ocpp1.6', 'wamp.2.json']);
+    for (const secret of ['query-secret', 'header-secret', ADMIN]) assert.ok(!event.includes(secret), secret);
+  });
+
+  it('holds at most 8 feeds at once, and takes a new one when one leaves', async () => {
+    const feeds = await Promise.all(Array.from({ length: 8 }, () => openFeed(base)));
+    try {
+      assert.deepEqual(
+        feeds.map((f) => f.status),
+        Array(8).fill(200),
+      );
+      await Promise.all(feeds.map((f) => f.first));
+      const ninth = await fetch(`${base}/admin/v1/dashboard/feed`, { headers: BEARER });
+      assert.equal(ninth.status, 503);
+      assert.match(((await ninth.json()) as { detail: string }).detail, /At most 8 dashboard feeds/);
+      feeds.pop()?.close();
+      let again: OpenFeed | undefined;
+      await waitFor(async () => {
+        again?.close();
+        again = await openFeed(base);
+        return again.status === 200;
+      });
+      again?.close();
+    } finally {
+      for (const f of feeds) f.close();
+    }
+  });
+});
