@@ -1,5 +1,6 @@
 import { USAGE, UsageError } from './cli-options.js';
 import { CLUSTER_USAGE, runClusterBench } from './cluster/cluster-bench.js';
+import { DASHBOARD_USAGE, runDashboardBench } from './dashboard/dashboard-bench.js';
 import { QOS1_USAGE, runQos1Bench } from './cluster/qos1-bench.js';
 import { DEFLATE_USAGE, runDeflateBench } from './deflate/deflate-bench.js';
 import { GRAPHQL_USAGE, runGraphqlBench } from './graphql/graphql-bench.js';
@@ -26,9 +27,10 @@ const BENCHES: Readonly<Record<string, Bench>> = {
   slow: { usage: SLOW_USAGE, run: runSlowConsumerBench },
   soak: { usage: SOAK_USAGE, run: runSoakBench },
   scale: { usage: SCALE_USAGE, run: runScaleBench },
+  dashboard: { usage: DASHBOARD_USAGE, run: runDashboardBench },
 };
 
-/** `main.js [handshake|graphql|wamp|cluster|cluster-qos1|deflate|worst|slow|soak|scale] [options]`; with no name (or only flags) it is the handshake benchmark. */
+/** `main.js [handshake|graphql|wamp|cluster|cluster-qos1|deflate|worst|slow|soak|scale|dashboard] [options]`; with no name (or only flags) it is the handshake benchmark. */
 async function main(): Promise<void> {
   const [first, ...rest] = process.argv.slice(2);
   const named = first !== undefined ? BENCHES[first] : undefined;
