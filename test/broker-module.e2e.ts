@@ -232,6 +232,33 @@ describe('BrokerModule in a plain Nest application (NestFactory.create, listen)'
     }
   });
 
+  it('the dashboard under the global prefix: its page, its files and its feed beside the admin API', async () => {
+    @Module({ imports: [BrokerModule.forRoot({ ...settings(), logger }), ChatModule] })
+    class App {}
+    const app = await NestFactory.create(App, { logger: false, abortOnError: false });
+    app.setGlobalPrefix('api');
+    await app.listen(0, '127.0.0.1');
+    const feed = new AbortController();
+    try {
+      const base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/api`;
+      const redirect = await fetch(`${base}/dashboard`, { redirect: 'manual' });
+      assert.equal(redirect.headers.get('location'), 'dashboard/');
+      const html = await (await fetch(`${base}/dashboard/`)).text();
+      const script = /src="\.\/(assets\/[^"]+)"/.exec(html)?.[1];
+      assert.ok(script !== undefined, html);
+      assert.equal((await fetch(`${base}/dashboard/${script}`)).status, 200);
+      // The page's own '../admin/v1/dashboard/feed' from <prefix>/dashboard/; no token: loopback.
+      const res = await fetch(new URL('../admin/v1/dashboard/feed', `${base}/dashboard/`), {
+        signal: feed.signal,
+      });
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    } finally {
+      feed.abort();
+      await app.close();
+    }
+  });
+
   it('BrokerHealthIndicator reports the broker in the application’s own terminus health check', async () => {
     @Controller('status')
     class Status {

@@ -52,7 +52,10 @@ describe('dashboard page and feed', () => {
   after(() => broker.close());
 
   it('serves the page with a strict CSP, no inline script, its assets gzipped', async () => {
-    const res = await fetch(`${base}/dashboard`);
+    const redirect = await fetch(`${base}/dashboard`, { redirect: 'manual' });
+    assert.equal(redirect.status, 301);
+    assert.equal(redirect.headers.get('location'), 'dashboard/');
+    const res = await fetch(`${base}/dashboard/`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
     const csp = res.headers.get('content-security-policy') ?? '';
@@ -68,11 +71,11 @@ describe('dashboard page and feed', () => {
     const scripts = [...html.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/g)];
     assert.ok(scripts.length > 0);
     for (const [tag, body] of scripts) {
-      assert.match(tag, /src="\/dashboard\/assets\/[^"]+\.js"/);
+      assert.match(tag, /src="\.\/assets\/[^"]+\.js"/);
       assert.equal(body, '');
     }
-    const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)?.[1] ?? '';
-    const asset = await fetch(`${base}${script}`, { headers: { 'Accept-Encoding': 'gzip' } });
+    const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1] ?? '';
+    const asset = await fetch(`${base}/dashboard/${script}`, { headers: { 'Accept-Encoding': 'gzip' } });
     assert.equal(asset.status, 200);
     assert.equal(asset.headers.get('content-encoding'), 'gzip');
     assert.match(asset.headers.get('content-type') ?? '', /^text\/javascript/);

@@ -19,7 +19,8 @@ export const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 /**
- * The dashboard's static page at /dashboard. The page holds no data: it asks the feed and the admin
+ * The dashboard's static page at /dashboard/ (under the application's global prefix, if any; /dashboard
+ * redirects there). The page holds no data: it asks the feed and the admin
  * API, with the admin credential the operator types in, so the page itself is served to anyone who
  * can reach the broker (and shows them the 401 form).
  */
@@ -30,6 +31,9 @@ export class DashboardPageController {
 
   @Get()
   page(@Req() req: Request, @Res() res: Response): void {
+    // The page names its files and the admin API relative to <prefix>/dashboard/, so it must be there.
+    const path = req.originalUrl.split('?')[0] ?? '';
+    if (!path.endsWith('/')) return res.redirect(301, `${path.slice(path.lastIndexOf('/') + 1)}/`);
     this.send(req, res, 'index.html', 'no-cache');
   }
 

@@ -3,11 +3,12 @@ import { defineConfig } from 'vite';
 
 /**
  * The dashboard page, built into dist/libs/dashboard/web, which the broker's DashboardModule
- * serves under /dashboard/ (no dev server: the broker is the server).
+ * serves at /dashboard/ (no dev server: the broker is the server).
  */
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
-  base: '/dashboard/',
+  // Relative: under an application's global prefix the page is at <prefix>/dashboard/.
+  base: './',
   logLevel: 'warn',
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {

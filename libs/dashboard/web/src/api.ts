@@ -1,6 +1,9 @@
 /** The admin credential the operator typed in: kept for this tab only, sent in a header, never in a URL. */
 const TOKEN_KEY = 'broker-dashboard-token';
 
+/** The admin API beside the page (<prefix>/dashboard/ and <prefix>/admin/v1/), whatever the prefix. */
+export const ADMIN_API = '../admin/v1/';
+
 export function savedToken(): string | null {
   return sessionStorage.getItem(TOKEN_KEY);
 }
@@ -37,7 +40,7 @@ export async function problemOf(res: Response): Promise<string> {
 
 /** One admin API call (`path` under /admin/v1/), JSON both ways. */
 export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`/admin/v1/${path}`, {
+  const res = await fetch(`${ADMIN_API}${path}`, {
     method,
     headers: { ...authHeaders(), ...(body !== undefined && { 'Content-Type': 'application/json' }) },
     ...(body !== undefined && { body: JSON.stringify(body) }),

@@ -1,6 +1,6 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { Snapshot } from '../../src/snapshot.types.js';
-import { authHeaders, problemOf } from './api.js';
+import { ADMIN_API, authHeaders, problemOf } from './api.js';
 
 export type FeedState =
   | { readonly kind: 'connecting' }
@@ -38,7 +38,7 @@ export function openFeed(
     onState({ kind: 'connecting' });
     try {
       watchdog();
-      const res = await fetch('/admin/v1/dashboard/feed', {
+      const res = await fetch(`${ADMIN_API}dashboard/feed`, {
         headers: authHeaders(),
         signal: controller.signal,
       });
