@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+import { openFeed, snapshotOf } from './support/dashboard-feed.js';
 import { closed, opened, refusedStatus } from './support/ws-helpers.js';
 
 interface Listed {
@@ -70,6 +71,35 @@ describe('cluster: the admin API sees every node', () => {
     }[];
     assert.ok(audit.some((row) => row.action === 'connection.close' && row.target === onN3.id));
     for (const ws of sockets) ws.close();
+  });
+
+  it("the dashboard's feed on one node shows every node with its own connections", async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const sockets = [await chat(n2), await chat(n3), await chat(n3)];
+    // The other tests' connections are gone first.
+    await until('only these three open', async () => (await listing(n1)).rows.length === 3, 3000);
+    // Loopback without an admin token: the feed needs no credential here.
+    const feed = await openFeed(n1.http);
+    try {
+      assert.equal(feed.status, 200);
+      const snapshot = snapshotOf<{
+        node: string;
+        nodes: { answered: { node: string; connections: number }[]; missing: string[] };
+      }>(await feed.first);
+      assert.equal(snapshot.node, 'n1');
+      assert.deepEqual(
+        snapshot.nodes.answered.map(({ node, connections }) => ({ node, connections })),
+        [
+          { node: 'n1', connections: 0 },
+          { node: 'n2', connections: 1 },
+          { node: 'n3', connections: 2 },
+        ],
+      );
+      assert.deepEqual(snapshot.nodes.missing, []);
+    } finally {
+      feed.close();
+      for (const ws of sockets) ws.close();
+    }
   });
 
   it('an origin added through one node is allowed on the others within a second', async () => {

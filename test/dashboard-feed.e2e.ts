@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
+import { type OpenFeed, openFeed, snapshotOf } from './support/dashboard-feed.js';
 import { refusedStatus, waitFor } from './support/ws-helpers.js';
 
 // The dashboard's page and feed over plain HTTP: what the browser test does not see (headers, the
@@ -9,36 +10,6 @@ import { refusedStatus, waitFor } from './support/ws-helpers.js';
 
 const ADMIN = 'feed-admin-token-0123456789abcdef';
 const BEARER = { Authorization: `Bearer ${ADMIN}` };
-
-interface OpenFeed {
-  readonly status: number;
-  /** Resolves with the text of the first snapshot event. */
-  readonly first: Promise<string>;
-  readonly close: () => void;
-}
-
-async function openFeed(base: string, headers: Record<string, string> = BEARER): Promise<OpenFeed> {
-  const controller = new AbortController();
-  const res = await fetch(`${base}/admin/v1/dashboard/feed`, { headers, signal: controller.signal });
-  const close = (): void => controller.abort();
-  if (!res.ok || res.body === null) {
-    const first = Promise.reject(new Error(`the feed answered ${res.status}`));
-    first.catch(() => undefined);
-    return { status: res.status, first, close };
-  }
-  const reader = res.body.getReader();
-  const first = (async () => {
-    let text = '';
-    for (let next = await reader.read(); !next.done; next = await reader.read()) {
-      text += Buffer.from(next.value).toString('utf8');
-      const end = text.indexOf('\n\n');
-      if (end !== -1) return text.slice(0, end);
-    }
-    throw new Error('the feed ended before its first event');
-  })();
-  first.catch(() => undefined);
-  return { status: res.status, first, close };
-}
 
 describe('dashboard page and feed', () => {
   let broker: TestBroker;
@@ -97,16 +68,16 @@ describe('dashboard page and feed', () => {
       headers: { Authorization: 'Bearer header-secret-0123456789' },
     });
     assert.equal(await refusedStatus(foreign), 403);
-    const feed = await openFeed(base);
+    const feed = await openFeed(base, BEARER);
     assert.equal(feed.status, 200);
     const event = await feed.first;
     feed.close();
     assert.match(event, /^event: snapshot\ndata: /);
-    const snapshot = JSON.parse(event.slice(event.indexOf('data: ') + 6)) as {
+    const snapshot = snapshotOf<{
       endpoints: string[];
       refusals: { total: number; latest: { status: number; endpoint: string; title: string }[] };
       modules: Record<string, unknown>;
-    };
+    }>(event);
     assert.deepEqual(snapshot.endpoints, ['/chat', '/mqtt', '/graphql', '/ws', '/ocpp/:chargePointId']);
     assert.equal(snapshot.refusals.total, 1);
     assert.deepEqual(
@@ -118,7 +89,7 @@ describe('dashboard page and feed', () => {
   });
 
   it('holds at most 8 feeds at once, and takes a new one when one leaves', async () => {
-    const feeds = await Promise.all(Array.from({ length: 8 }, () => openFeed(base)));
+    const feeds = await Promise.all(Array.from({ length: 8 }, () => openFeed(base, BEARER)));
     try {
       assert.deepEqual(
         feeds.map((f) => f.status),
@@ -132,7 +103,7 @@ describe('dashboard page and feed', () => {
       let again: OpenFeed | undefined;
       await waitFor(async () => {
         again?.close();
-        again = await openFeed(base);
+        again = await openFeed(base, BEARER);
         return again.status === 200;
       });
       again?.close();
