@@ -13,7 +13,7 @@ import { connect } from './support/mqtt-helpers.js';
 import { BOOT, chargePoint } from './support/ocpp.js';
 import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
 import { connectWampy, within } from './support/wamp-clients.js';
-import { closed, opened, refusedStatus } from './support/ws-helpers.js';
+import { closed, opened, refusedStatus, waitFor } from './support/ws-helpers.js';
 
 // A real Chromium on the dashboard of the broker as `npm start` composes it, with real MQTT, GraphQL,
 // WAMP and OCPP clients: the page's figures are what the clients did, and what the page does (add an
@@ -184,6 +184,24 @@ describe('dashboard in Chromium, against live traffic', () => {
     assert.deepEqual(await goodbye, { code: 1000, reason: 'closed from the dashboard' });
     await page.getByText('No open connection matches.').waitFor({ timeout: WAIT_MS });
 
+    // A token created through the page is shown once; revoked through the page, it stops working.
+    const asToken = async (token: string): Promise<number> =>
+      (await fetch(`${base}/admin/v1/endpoints`, { headers: { Authorization: `Bearer ${token}` } })).status;
+    await page.getByLabel('Token name').fill('dash-created');
+    await page.getByLabel('Scopes').fill('endpoint:/chat');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const secret = page.locator('.secret code');
+    await secret.waitFor({ timeout: WAIT_MS });
+    const token = (await secret.textContent()) ?? '';
+    assert.equal(await asToken(token), 403, 'a valid credential without the admin scope');
+    await page.getByRole('button', { name: 'Done' }).click();
+    assert.equal(await page.locator('.secret').count(), 0);
+    await page.getByRole('button', { name: 'Revoke credential dash-created' }).click();
+    await page
+      .locator('li[data-credential="dash-created"]', { hasText: 'revoked' })
+      .waitFor({ timeout: WAIT_MS });
+    await waitFor(async () => (await asToken(token)) === 401, WAIT_MS);
+
     // Some traffic for the pictures' charts.
     const traffic = setInterval(() => void mqtt.publishAsync('dash/load', 'x').catch(() => undefined), 100);
     await screenshots(browser as Browser, base).finally(() => clearInterval(traffic));
@@ -193,6 +211,11 @@ describe('dashboard in Chromium, against live traffic', () => {
   it('says when the feed drops, and recovers when the broker comes back', async () => {
     const page = await (browser as Browser).newPage();
     await signIn(page, base);
+    // By keyboard: the first stop is the skip link, which takes the focus to the figures.
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate('document.activeElement.textContent'), 'Skip to the figures');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate('document.activeElement.id'), 'main');
     await shows(page, '[data-figure="mqtt.sessions"]', '1');
     await (broker as TestBroker).close();
     await page

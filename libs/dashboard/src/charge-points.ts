@@ -5,7 +5,7 @@ import { OcppRepositories } from '#broker/protocols/ocpp16';
 import { type ChargePointRow } from './snapshot.types.js';
 
 /** The feed shows this many charge points at most (by identity); the admin API lists them all. */
-export const MAX_CHARGE_POINTS = 50;
+const MAX_CHARGE_POINTS = 50;
 /** Ongoing transactions read per refresh, newest first. */
 const MAX_TRANSACTIONS = 200;
 

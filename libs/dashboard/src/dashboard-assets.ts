@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 /** Where `npm run build` puts the page (Vite's output), beside this lib's compiled code. */
-export const WEB_DIR = fileURLToPath(new URL('../web/', import.meta.url));
+const WEB_DIR = fileURLToPath(new URL('../web/', import.meta.url));
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -23,17 +23,17 @@ export interface Asset {
  * The built page, read once at boot and kept in memory with its gzip: a few small files, served by
  * exact name (a request can only name one of them, so no path reaches the file system).
  */
-export function loadAssets(dir: string = WEB_DIR): Map<string, Asset> {
+export function loadAssets(): Map<string, Asset> {
   const assets = new Map<string, Asset>();
-  if (!existsSync(join(dir, 'index.html'))) {
-    throw new Error(`The dashboard is not built (no ${join(dir, 'index.html')}): run npm run build`);
+  if (!existsSync(join(WEB_DIR, 'index.html'))) {
+    throw new Error(`The dashboard is not built (no ${join(WEB_DIR, 'index.html')}): run npm run build`);
   }
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+  for (const entry of readdirSync(WEB_DIR, { recursive: true, withFileTypes: true })) {
     const type = TYPES[extname(entry.name)];
     if (!entry.isFile() || type === undefined) continue;
     const path = join(entry.parentPath, entry.name);
     const body = readFileSync(path);
-    assets.set(relative(dir, path).split('\\').join('/'), {
+    assets.set(relative(WEB_DIR, path).split('\\').join('/'), {
       type,
       body,
       gzipped: gzipSync(body, { level: 9 }),

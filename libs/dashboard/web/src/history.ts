@@ -1,7 +1,7 @@
 import type { Snapshot } from '../../src/snapshot.types.js';
 
 /** Five minutes of one-second snapshots. */
-export const HISTORY_LENGTH = 300;
+const HISTORY_LENGTH = 300;
 
 /** Series for one chart: x in seconds since the epoch (uPlot's scale), one y array per label. */
 export interface Series {
@@ -11,7 +11,7 @@ export interface Series {
 }
 
 /** The statuses the handshake chart always shows, in this order; others join after them. */
-export const STATUSES = ['101', '400', '401', '403', '426', '429', '503', 'plain'];
+const STATUSES = ['101', '400', '401', '403', '426', '429', '503', 'plain'];
 
 export function appendSnapshot(history: readonly Snapshot[], next: Snapshot): Snapshot[] {
   const kept = history.length >= HISTORY_LENGTH ? history.slice(1 - HISTORY_LENGTH) : [...history];
