@@ -5,16 +5,12 @@ import { MqttModule } from '#broker/protocols/mqtt';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { MQTT_ENDPOINT } from './support/mqtt-helpers.js';
 import { rawExchange, upgradeRequest } from './support/raw-http.js';
-import { startTestBroker, type TestBroker } from './support/test-broker.js';
+import { endpointCounter, startTestBroker, type TestBroker } from './support/test-broker.js';
 import { closed, opened } from './support/ws-helpers.js';
 
-/** broker_input_pauses_total of one endpoint, as /metrics reports it. */
-async function inputPauses(broker: TestBroker, endpoint: string): Promise<number> {
-  const text = await (await fetch(`${broker.url.replace(/^ws/, 'http')}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('broker_input_pauses_total{') && l.includes(`endpoint="${endpoint}"`))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+/** broker_input_pauses_total of one endpoint. */
+function inputPauses(broker: TestBroker, endpoint: string): Promise<number> {
+  return endpointCounter(broker, 'broker_input_pauses_total', endpoint);
 }
 
 /** 200 distinct wildcard filters (the session's limit is 256): the worst-message benchmark's costliest shape. */

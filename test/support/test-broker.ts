@@ -96,11 +96,16 @@ async function launch(
   };
 }
 
-/** broker_messages_dropped_total of one endpoint, as /metrics reports it: events dropped for clients not reading. */
-export async function droppedEvents(broker: TestBroker, endpoint: string): Promise<number> {
+/** The sum of one counter's series for one endpoint, as /metrics reports it. */
+export async function endpointCounter(broker: TestBroker, metric: string, endpoint: string): Promise<number> {
   const text = await (await fetch(`${broker.url.replace(/^ws/, 'http')}/metrics`)).text();
   return text
     .split('\n')
-    .filter((l) => l.startsWith('broker_messages_dropped_total{') && l.includes(`endpoint="${endpoint}"`))
+    .filter((l) => l.startsWith(`${metric}{`) && l.includes(`endpoint="${endpoint}"`))
     .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
+
+/** broker_messages_dropped_total of one endpoint: events dropped for clients not reading. */
+export function droppedEvents(broker: TestBroker, endpoint: string): Promise<number> {
+  return endpointCounter(broker, 'broker_messages_dropped_total', endpoint);
 }
