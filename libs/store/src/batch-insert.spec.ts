@@ -52,6 +52,21 @@ function upserts(onBuild: (rowCount: number) => void = () => undefined): BatchIn
 }
 
 describe('BatchInsert', () => {
+  it('lets the event loop take a turn between its statements, so a large batch does not hold it', async () => {
+    const raw = new SqliteDatabase(':memory:');
+    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }) });
+    await sql`create table ocpp_stations (identity text primary key, last_heartbeat_at text, updated_at text not null)`.execute(
+      db,
+    );
+    const count = (): number =>
+      (raw.prepare('select count(*) as n from ocpp_stations').get() as { n: number }).n;
+    let storedAtFirstTurn = -1;
+    setImmediate(() => (storedAtFirstTurn = count()));
+    await upserts().run(db, rows(300, 't'));
+    assert.equal(storedAtFirstTurn, 128, 'the first statement, then a turn of the loop');
+    assert.equal(count(), 300);
+  });
+
   it('writes every row of batches of any size, the same as the query builder would', async () => {
     const db = await database();
     const insert = upserts();
