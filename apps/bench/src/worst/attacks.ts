@@ -46,7 +46,15 @@ function wildcardSubscribe(seq: number): Buffer {
   });
 }
 
-/** MeterValues with 1,000 sampled values: the schema validation of a large array. */
+/** What a charge point sends first: until its boot is accepted, any other CALL is refused unread. */
+const BOOT_NOTIFICATION = JSON.stringify([
+  2,
+  'boot',
+  'BootNotification',
+  { chargePointVendor: 'bench', chargePointModel: 'attacker' },
+]);
+
+/** MeterValues with 1,000 sampled values: the schema validation of a large array, and its rows stored. */
 function bigMeterValues(seq: number): string {
   const sampledValue = Array.from({ length: 1000 }, (_, i) => ({
     value: String(i * 7),
@@ -115,7 +123,7 @@ export const ATTACKS: readonly Attack[] = [
     name: 'OCPP: MeterValues of 1,000 sampled values',
     path: '/ocpp/attacker',
     subprotocol: 'ocpp1.6',
-    setup: [],
+    setup: [BOOT_NOTIFICATION],
     message: bigMeterValues,
   },
 ];

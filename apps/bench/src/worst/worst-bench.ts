@@ -24,6 +24,7 @@ and the bystander's p99 against its p99 in the idle window just before, as the m
   --hardening <h> hardened (default): each endpoint's inputBudget on (a connection held to a
                   quarter of a core) and the default handshake rate per address; defaults: the
                   settings a broker has unless told otherwise (that rate, no input budget)
+  --only <text>   only the attacks whose name contains <text> (case-insensitive), and the control
   --help          this text`;
 
 const TIMEOUT_MS = 10_000;
@@ -46,7 +47,13 @@ interface Pair {
 }
 
 export async function runWorstBench(argv: readonly string[]): Promise<void> {
-  const values = parseFlags(argv, { seconds: '10', interval: '10', rounds: '3', hardening: 'hardened' });
+  const values = parseFlags(argv, {
+    seconds: '10',
+    interval: '10',
+    rounds: '3',
+    hardening: 'hardened',
+    only: '',
+  });
   if (values === null) {
     console.log(WORST_USAGE);
     return;
@@ -58,6 +65,10 @@ export async function runWorstBench(argv: readonly string[]): Promise<void> {
   if (hardening !== 'hardened' && hardening !== 'defaults') {
     throw new Error(`--hardening: hardened or defaults, not ${hardening}`);
   }
+  const only = values.only.toLowerCase();
+  const chosen = ATTACKS.flatMap((attack, index) =>
+    attack.control === true || attack.name.toLowerCase().includes(only) ? [index] : [],
+  );
   const server = await startEveryModuleBroker(hardening);
   // The broker on a core of its own, the load side on the other: the bystander's round trip is then
   // the broker's event loop, not the two processes taking turns on one core.
@@ -65,7 +76,8 @@ export async function runWorstBench(argv: readonly string[]): Promise<void> {
   try {
     const pairs = ATTACKS.map((): Pair[] => []);
     for (let round = 1; round <= rounds; round++) {
-      for (const [index, attack] of ATTACKS.entries()) {
+      for (const index of chosen) {
+        const attack = ATTACKS[index] as (typeof ATTACKS)[number];
         const idle = await measure(server, null, seconds, intervalMs);
         const attacked = await measure(server, index, seconds, intervalMs);
         pairs[index]?.push({ idle, attacked });
@@ -153,6 +165,7 @@ function report(pairs: readonly Pair[][], run: RunSettings): string {
   const controlP99 = median((pairs[controlIndex] ?? []).map((p) => p.attacked.bystander.p99));
   for (const [index, attack] of ATTACKS.entries()) {
     const rows = pairs[index] ?? [];
+    if (rows.length === 0) continue;
     const of = (f: (p: Pair) => number) => median(rows.map(f));
     const bytes = Buffer.byteLength(attack.message(0));
     const perMessage = of((p) =>
