@@ -163,7 +163,7 @@ async function mqttAfterConnect(bytes: Uint8Array, version: 4 | 5): Promise<numb
   const quiet = { info() {}, warn() {}, debug() {}, error() {} };
   const client = new MqttClient(
     broker,
-    { write: () => undefined, buffered: () => 0, end: (code) => (ended = code) },
+    { send: () => undefined, buffered: () => 0, close: (code) => (ended = code) },
     {
       transport: 'ws',
       remoteAddress: '127.0.0.1',

@@ -23,5 +23,6 @@ export * from './broker-ws-adapter.js';
 export * from './gateway-client.js';
 export * from './json-depth.js';
 export * from './close-codes.js';
+export * from './peer-port.js';
 export * from './module-figures.js';
 export * from './recent-refusals.js';

@@ -37,7 +37,7 @@ describe('CONNECT credentials', () => {
       const stalled = { verifyPassword: () => new Promise<null>(() => undefined) };
       const client = new MqttClient(
         new MqttBroker(mqtt, new ManualClock()),
-        { write: (bytes) => parser.parse(bytes), buffered: () => 0, end: (code) => (ended = code) },
+        { send: (bytes) => parser.parse(bytes), buffered: () => 0, close: (code) => (ended = code) },
         {
           transport: 'ws',
           remoteAddress: '127.0.0.1',

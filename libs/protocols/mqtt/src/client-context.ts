@@ -3,17 +3,14 @@ import {
   type FirstMessageCredential,
   type FirstMessageOutcome,
   type HoldLimits,
+  type PeerPort,
 } from '#broker/gateway';
 import { RC } from './reason-codes.js';
 
-/** The network connection under an MQTT client: a WebSocket or a TCP socket. */
-export interface MqttTransport {
-  /** One whole packet. */
-  write(bytes: Buffer): void;
+/** The network connection under an MQTT client, a WebSocket or a TCP socket: one whole packet per `send`. */
+export interface MqttTransport extends PeerPort<Buffer> {
   /** Bytes written and not yet sent on (a client that stops reading makes it grow). */
   buffered(): number;
-  /** Ends the network connection; `code` is the WebSocket close code (TCP just ends). */
-  end(code: number, reason: string): void;
 }
 
 /** What the transport knows about the client before CONNECT. */

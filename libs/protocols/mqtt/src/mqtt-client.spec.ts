@@ -49,9 +49,9 @@ class Peer {
     this.client = new MqttClient(
       broker,
       {
-        write: (bytes) => this.parser.parse(bytes),
+        send: (bytes) => this.parser.parse(bytes),
         buffered: () => this.buffered,
-        end: (code) => (this.ended = code),
+        close: (code) => (this.ended = code),
       },
       {
         transport: 'ws',

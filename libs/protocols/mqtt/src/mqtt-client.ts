@@ -129,7 +129,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
     );
     if (this.state === 'connecting' && error.message.includes('Invalid protocol version')) {
       // The version is unknown, so answer in 3.1.1's encoding, which every version can read (3.1.4-2).
-      this.transport.write(
+      this.transport.send(
         encodePacket(
           { cmd: 'connack', returnCode: V3_CONNACK.unacceptableProtocolVersion, sessionPresent: false },
           4,
@@ -181,7 +181,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
     if (this.connectTimer !== null) this.broker.clock.cancel(this.connectTimer);
     if (this.keepAliveTimer !== null) this.broker.clock.cancel(this.keepAliveTimer);
     if (wasConnected) this.detach(publishWill);
-    if (endTransport) this.transport.end(code, reason);
+    if (endTransport) this.transport.close(code, reason);
   }
 
   /** CONNACK accepted: from here the keep-alive runs. */
@@ -223,7 +223,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
     }
     this.broker.stats.messagesSent++;
     this.broker.stats.bytesSent += bytes.byteLength;
-    this.transport.write(bytes);
+    this.transport.send(bytes);
   }
 
   sendPublish(delivery: Delivery | InFlight, dup: boolean): boolean {
@@ -255,7 +255,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
     if (alias?.isNew === true) this.outboundAliases.remember(topic, alias.alias);
     this.broker.stats.messagesSent++;
     this.broker.stats.bytesSent += bytes.byteLength;
-    this.transport.write(bytes);
+    this.transport.send(bytes);
     return true;
   }
 

@@ -34,7 +34,7 @@ class WebSocketLink implements MqttTransport, ClientContext {
     return this.context.holdLimits;
   }
 
-  write(bytes: Buffer): void {
+  send(bytes: Buffer): void {
     this.connection.send(bytes);
   }
 
@@ -42,7 +42,7 @@ class WebSocketLink implements MqttTransport, ClientContext {
     return this.connection.bufferedAmount;
   }
 
-  end(code: number, reason: string): void {
+  close(code: number, reason: string): void {
     this.connection.close(code, reason);
   }
 

@@ -85,7 +85,7 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
     } as const;
     const client = this.mqtt.open(
       {
-        write: (bytes) => {
+        send: (bytes) => {
           if (socket.destroyed) return;
           if (socket.writableLength + bytes.byteLength > TCP_OUTBOUND_CAP) {
             this.mqtt.logger.warn(
@@ -98,7 +98,7 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
           socket.write(bytes);
         },
         buffered: () => socket.writableLength,
-        end: () => {
+        close: () => {
           socket.end();
           socket.setTimeout(1000, () => socket.destroy());
         },
