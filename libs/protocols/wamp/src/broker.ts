@@ -209,7 +209,7 @@ export class Broker {
       // A pattern subscription was authorized on its pattern; each concrete topic is checked too.
       if (pattern && !subscriber.permissions.allows('subscribe', topic)) continue;
       text ??= JSON.stringify(withPayload([EVENT, subscription.id, publication, details], args, kwargs));
-      subscriber.sendText(text);
+      subscriber.sendEvent(text);
     }
   }
 

@@ -11,7 +11,7 @@ const ADVANCED = {
   caller: { features: { call_canceling: true, progressive_call_results: true } },
   callee: { features: { call_canceling: true, progressive_call_results: true } },
 };
-const NOBODY = { send: () => undefined };
+const NOBODY = { send: () => undefined, sendEvent: () => undefined };
 
 /** Another node, as the callee of the calls this node sends it in one realm. */
 export class NodeStandIn extends Session {

@@ -1,4 +1,4 @@
-import { CLOSE, type TimerHandle } from '#broker/gateway';
+import { CLOSE, type EventPeerPort, type TimerHandle } from '#broker/gateway';
 import { type AuthStep, type Credentials, startAuthentication } from './authenticate.js';
 import { E, ProtocolViolation } from './errors.js';
 import { randomId } from './ids.js';
@@ -8,12 +8,6 @@ import { type Realm } from './realm.js';
 import { type Router } from './router.js';
 import { type Identity, publicIdentity, Session } from './session.js';
 import { isValidUri } from './uri.js';
-
-/** What the session protocol needs from the connection: one text message out, and a way to end it. */
-export interface Transport {
-  send(text: string): void;
-  close(code: number, reason: string): void;
-}
 
 /** Notable moments, for logs; they never carry a credential. */
 export interface SessionEvents {
@@ -69,7 +63,7 @@ export class SessionProtocol {
 
   constructor(
     private readonly router: Router,
-    private readonly transport: Transport,
+    private readonly peer: EventPeerPort,
     private readonly credentials: Credentials,
     private readonly events: SessionEvents = {},
   ) {
@@ -99,7 +93,7 @@ export class SessionProtocol {
 
   /** The router is shutting down: an open session is told so before the transport closes. */
   shutdown(): void {
-    if (this.state === 'open') this.transport.send(JSON.stringify([M.GOODBYE, {}, E.systemShutdown]));
+    if (this.state === 'open') this.peer.send(JSON.stringify([M.GOODBYE, {}, E.systemShutdown]));
     this.end();
   }
 
@@ -107,7 +101,7 @@ export class SessionProtocol {
     if (m.type === M.ABORT) {
       // ABORT is never answered.
       this.end();
-      return this.transport.close(CLOSE.normal, 'aborted by the client');
+      return this.peer.close(CLOSE.normal, 'aborted by the client');
     }
     switch (this.state) {
       case 'hello':
@@ -151,7 +145,7 @@ export class SessionProtocol {
     if (step.kind === 'welcome') return this.welcome(step.identity);
     this.challenge = step;
     this.state = 'challenge';
-    this.transport.send(JSON.stringify([M.CHALLENGE, step.method, step.extra]));
+    this.peer.send(JSON.stringify([M.CHALLENGE, step.method, step.extra]));
   }
 
   private authenticate(signature: string): void {
@@ -187,14 +181,7 @@ export class SessionProtocol {
       );
     }
     const permissions = realm.settings.roles.get(identity.authrole) ?? DENY_ALL;
-    const session = new Session(
-      this.sessionId,
-      realm.name,
-      identity,
-      permissions,
-      this.roles,
-      this.transport,
-    );
+    const session = new Session(this.sessionId, realm.name, identity, permissions, this.roles, this.peer);
     this.cancelAuthTimer();
     this.session = session;
     this.state = 'open';
@@ -257,18 +244,18 @@ export class SessionProtocol {
 
   private violation(message: string, code: number = CLOSE.protocolError): void {
     if (this.state === 'closed') return;
-    this.transport.send(JSON.stringify([M.ABORT, { message }, E.protocolViolation]));
+    this.peer.send(JSON.stringify([M.ABORT, { message }, E.protocolViolation]));
     this.events.aborted?.(E.protocolViolation, message);
     this.end();
-    this.transport.close(code, 'protocol violation');
+    this.peer.close(code, 'protocol violation');
   }
 
   private abort(reason: string, message: string): void {
     if (this.state === 'closed') return;
-    this.transport.send(JSON.stringify([M.ABORT, { message }, reason]));
+    this.peer.send(JSON.stringify([M.ABORT, { message }, reason]));
     this.events.aborted?.(reason, message);
     this.end();
-    this.transport.close(CLOSE.normal, 'session aborted');
+    this.peer.close(CLOSE.normal, 'session aborted');
   }
 
   private leave(): void {

@@ -1,13 +1,8 @@
-import { type TimerHandle } from '#broker/gateway';
+import { type EventPeerPort, type TimerHandle } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { SequentialIds } from './ids.js';
 import { type Dict, ERROR } from './messages.js';
 import { type Permissions } from './permissions.js';
-
-/** Where a session's outgoing messages go: one serialized WAMP message per call. */
-export interface Peer {
-  send(text: string): void;
-}
 
 export interface Identity {
   readonly authid: string;
@@ -65,15 +60,17 @@ export class Session {
     readonly identity: Identity,
     readonly permissions: Permissions,
     private readonly roles: Dict,
-    private readonly peer: Peer,
+    /** Closing is the session protocol's business, not the session's. */
+    private readonly peer: Omit<EventPeerPort, 'close'>,
   ) {}
 
   send(message: readonly unknown[]): void {
     this.peer.send(JSON.stringify(message));
   }
 
-  sendText(text: string): void {
-    this.peer.send(text);
+  /** An EVENT, serialized once for all its subscribers: what one that stopped reading can do without. */
+  sendEvent(text: string): void {
+    this.peer.sendEvent(text);
   }
 
   /** ERROR answering one of this session's requests, with a readable message as the only argument. */

@@ -1,15 +1,15 @@
-import { authenticateFirstMessage, ManualClock } from '#broker/gateway';
+import { authenticateFirstMessage, ManualClock, type EventPeerPort } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type Credentials } from './authenticate.js';
 import { Permissions, type PermissionRule } from './permissions.js';
 import { type RealmSettings } from './realm.js';
 import { Router, type RouterLimits } from './router.js';
-import { SessionProtocol, type Transport } from './session-protocol.js';
+import { SessionProtocol } from './session-protocol.js';
 import { craKey } from './wampcra.js';
 
 /** Fixtures for the unit specs: the real router core, driven with plain strings and a manual clock. */
 
-export class TestClient implements Transport {
+export class TestClient implements EventPeerPort {
   readonly sent: unknown[][] = [];
   closedWith: { code: number; reason: string } | null = null;
   protocol!: SessionProtocol;
@@ -18,6 +18,11 @@ export class TestClient implements Transport {
 
   send(text: string): void {
     this.sent.push(JSON.parse(text) as unknown[]);
+  }
+
+  /** Recorded with the rest: nothing in the unit specs stops reading. */
+  sendEvent(text: string): void {
+    this.send(text);
   }
 
   close(code: number, reason: string): void {

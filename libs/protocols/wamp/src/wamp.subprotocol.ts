@@ -30,9 +30,6 @@ export const WAMP_SUBPROTOCOL = 'wamp.2.json';
  * The WAMP v2 router on the gateway: each connection gets a sans-IO `SessionProtocol`; the bus realm's
  * topics are bridged to the bus both ways (see topic-mapping.ts).
  */
-/** How the router's serializer starts an EVENT message (code 36). */
-const EVENT_PREFIX = '[36,';
-
 @Subprotocol({
   name: WAMP_SUBPROTOCOL,
   onUnsupported: 'reject',
@@ -102,29 +99,22 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     // Created on first use, as the gateway does: most sessions never log.
     let child: Logger | null = null;
     const log = (): Logger => (child ??= this.log.child({ connection: connection.id }));
-    const protocol = new SessionProtocol(
-      this.router,
-      {
-        // An EVENT is what a subscriber that stopped reading can do without (Connection.sendEvent).
-        send: (text) => (text.startsWith(EVENT_PREFIX) ? connection.sendEvent(text) : connection.send(text)),
-        close: (code, reason) => connection.close(code, reason),
-      },
-      credentials,
-      {
-        joined: (s) =>
-          this.log.isLevelEnabled('debug') &&
-          log().debug(
-            { session: s.id, realm: s.realm, authid: s.identity.authid, authrole: s.identity.authrole },
-            'WAMP session joined',
-          ),
-        left: (s) =>
-          this.log.isLevelEnabled('debug') &&
-          log().debug({ session: s.id, realm: s.realm }, 'WAMP session left'),
-        aborted: (reason, message) => log().info({ reason, message }, 'WAMP session aborted'),
-        failed: (err) =>
-          log().error({ err: err instanceof Error ? err.message : String(err) }, 'WAMP session failed'),
-      },
-    );
+    // The connection is the session's port as it is: EVENTs leave through its sendEvent, which a
+    // subscriber that stopped reading does without.
+    const protocol = new SessionProtocol(this.router, connection, credentials, {
+      joined: (s) =>
+        this.log.isLevelEnabled('debug') &&
+        log().debug(
+          { session: s.id, realm: s.realm, authid: s.identity.authid, authrole: s.identity.authrole },
+          'WAMP session joined',
+        ),
+      left: (s) =>
+        this.log.isLevelEnabled('debug') &&
+        log().debug({ session: s.id, realm: s.realm }, 'WAMP session left'),
+      aborted: (reason, message) => log().info({ reason, message }, 'WAMP session aborted'),
+      failed: (err) =>
+        log().error({ err: err instanceof Error ? err.message : String(err) }, 'WAMP session failed'),
+    });
     this.sessions.set(connection, protocol);
     connection.onMessage((data, isBinary) =>
       isBinary ? protocol.receiveBinary() : protocol.receive(data.toString('utf8')),
