@@ -52,12 +52,12 @@ function setup(
       authenticate: (credential) => authenticateFirstMessage(credential, null, endpoint, checks),
     },
     {
-      send: (m) => sent.push(JSON.parse(JSON.stringify(m)) as LegacyServerMessage),
-      sendEvent: (m) => sent.push(JSON.parse(JSON.stringify(m)) as LegacyServerMessage),
+      send: (text) => sent.push(JSON.parse(text) as LegacyServerMessage),
+      sendEvent: (text) => sent.push(JSON.parse(text) as LegacyServerMessage),
       close: (c, r) => closes.push([c, r]),
-      failed: (e) => failures.push(e),
     },
     clock,
+    (e) => failures.push(e),
   );
   const send = (message: unknown): void => session.receive(JSON.stringify(message));
   const take = (): LegacyServerMessage[] => sent.splice(0);

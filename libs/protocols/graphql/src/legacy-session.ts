@@ -1,20 +1,17 @@
 import { type GraphQLError, type ExecutionResult } from 'graphql';
-import { CLOSE, type Clock, type ConnectionContext, HeldInput, type TimerHandle } from '#broker/gateway';
+import {
+  CLOSE,
+  type Clock,
+  type ConnectionContext,
+  type EventPeerPort,
+  HeldInput,
+  type TimerHandle,
+} from '#broker/gateway';
 import { type InitAuthContext } from './connection-auth.js';
 import { type GraphqlEngine, type OperationRequest } from './graphql-engine.js';
 import { type GraphqlSession } from './graphql.options.js';
 import { parseLegacyMessage, type LegacyServerMessage } from './legacy-message.js';
 import { RefusedOperations, TOO_MANY_REFUSED } from './refused-operations.js';
-
-/** The I/O a session drives; the subprotocol wires it to the Connection. */
-export interface LegacyPort {
-  send(message: LegacyServerMessage): void;
-  /** A subscription's event, which a client that stopped reading can do without (Connection.sendEvent). */
-  sendEvent(message: LegacyServerMessage): void;
-  close(code: number, reason: string): void;
-  /** Something below the protocol failed (a hook threw): logged, the client gets an error. */
-  failed(err: unknown): void;
-}
 
 export const LEGACY_CLOSE = {
   /** The reference server closes 1011 after connection_error on a refused connection_init. */
@@ -47,9 +44,11 @@ export class LegacyGraphqlSession {
   constructor(
     private readonly engine: GraphqlEngine,
     private readonly context: InitAuthContext & Pick<ConnectionContext, 'id' | 'holdLimits'>,
-    private readonly port: LegacyPort,
+    private readonly peer: EventPeerPort,
     /** Time for the init timeout and the keep-alive (a ManualClock in the specs). */
     private readonly clock: Clock,
+    /** Something below the protocol failed (a hook threw): the caller logs it, the client gets an error. */
+    private readonly failed: (err: unknown) => void,
   ) {
     this.refused = new RefusedOperations(() => clock.now());
     this.held = new HeldInput(context.holdLimits);
@@ -71,7 +70,7 @@ export class LegacyGraphqlSession {
     const parsed = parseLegacyMessage(text);
     if (!parsed.ok) {
       if (parsed.id !== undefined) return this.sendError(parsed.id, { message: parsed.problem });
-      return this.port.send({ type: 'connection_error', payload: { message: parsed.problem } });
+      return this.send({ type: 'connection_error', payload: { message: parsed.problem } });
     }
     const message = parsed.message;
     switch (message.type) {
@@ -97,7 +96,7 @@ export class LegacyGraphqlSession {
 
   private init(payload: unknown): void {
     if (this.state !== 'awaiting-init') {
-      return this.port.send({
+      return this.send({
         type: 'connection_error',
         payload: { message: 'connection_init was already received on this connection' },
       });
@@ -107,21 +106,21 @@ export class LegacyGraphqlSession {
       (outcome) => {
         if (this.state === 'closed') return;
         if (!outcome.ok) {
-          this.port.send({ type: 'connection_error', payload: { message: outcome.reason } });
+          this.send({ type: 'connection_error', payload: { message: outcome.reason } });
           return this.close(LEGACY_CLOSE.refused, outcome.reason);
         }
         this.session = outcome.session;
         this.state = 'ready';
-        this.port.send(
+        this.send(
           outcome.ackPayload === undefined
             ? { type: 'connection_ack' }
             : { type: 'connection_ack', payload: outcome.ackPayload },
         );
-        this.port.send({ type: 'ka' });
+        this.send({ type: 'ka' });
         const every = this.engine.limits.keepAliveMs;
         if (every > 0) {
           const keepAlive = this.clock.after(every, () => {
-            this.port.send({ type: 'ka' });
+            this.send({ type: 'ka' });
             keepAlive.refresh();
           });
           this.timers.push(keepAlive);
@@ -130,8 +129,8 @@ export class LegacyGraphqlSession {
       },
       (err: unknown) => {
         if (this.state === 'closed') return;
-        this.port.failed(err);
-        this.port.send({ type: 'connection_error', payload: { message: 'Internal server error' } });
+        this.failed(err);
+        this.send({ type: 'connection_error', payload: { message: 'Internal server error' } });
         this.close(LEGACY_CLOSE.refused, 'Internal server error');
       },
     );
@@ -161,7 +160,7 @@ export class LegacyGraphqlSession {
     const operation: Operation = { stream: null };
     this.operations.set(id, operation);
     this.run(id, operation, prepared).catch((err: unknown) => {
-      this.port.failed(err);
+      this.failed(err);
       if (this.end(id, operation)) this.sendError(id, { message: 'Internal server error' });
     });
   }
@@ -174,8 +173,8 @@ export class LegacyGraphqlSession {
     const outcome = await this.engine.run(prepared, this.session as GraphqlSession);
     if (!(Symbol.asyncIterator in outcome)) {
       if (!this.end(id, operation)) return;
-      this.port.send({ type: 'data', id, payload: resultPayload(outcome) });
-      return this.port.send({ type: 'complete', id });
+      this.send({ type: 'data', id, payload: resultPayload(outcome) });
+      return this.send({ type: 'complete', id });
     }
     if (this.operations.get(id) !== operation) {
       await outcome.return();
@@ -185,19 +184,20 @@ export class LegacyGraphqlSession {
     try {
       for await (const result of outcome) {
         if (this.operations.get(id) !== operation) return;
-        this.port.sendEvent({ type: 'data', id, payload: resultPayload(result) });
+        const event = { type: 'data', id, payload: resultPayload(result) } satisfies LegacyServerMessage;
+        this.peer.sendEvent(JSON.stringify(event));
       }
     } catch (err) {
       if (this.end(id, operation)) this.sendError(id, { message: (err as Error).message });
       return;
     }
-    if (this.end(id, operation)) this.port.send({ type: 'complete', id });
+    if (this.end(id, operation)) this.send({ type: 'complete', id });
   }
 
   private stop(id: string): void {
     const known = this.operations.has(id);
     this.silence(id);
-    if (known) this.port.send({ type: 'complete', id });
+    if (known) this.send({ type: 'complete', id });
   }
 
   /** Ends an operation without telling the client (stop tells it; a replacing start must not). */
@@ -217,23 +217,27 @@ export class LegacyGraphqlSession {
 
   /** An application's own iterator may reject on return(); that must not become an unhandled rejection. */
   private endStream(operation: Operation): void {
-    operation.stream?.return().catch((err: unknown) => this.port.failed(err));
+    operation.stream?.return().catch((err: unknown) => this.failed(err));
   }
 
   /** A flood before the ack is refused as the gateway refuses one before its auth message: 1008. */
   private hold(text: string): void {
     const refusal = this.held.push(text, Buffer.byteLength(text));
     if (refusal === null) return;
-    this.port.send({ type: 'connection_error', payload: { message: refusal } });
+    this.send({ type: 'connection_error', payload: { message: refusal } });
     this.close(CLOSE.policyViolation, refusal);
   }
 
+  private send(message: LegacyServerMessage): void {
+    this.peer.send(JSON.stringify(message));
+  }
+
   private sendError(id: string, payload: Readonly<Record<string, unknown>>): void {
-    this.port.send({ type: 'error', id, payload });
+    this.send({ type: 'error', id, payload });
   }
 
   private close(code: number, reason: string): void {
-    this.port.close(code, reason);
+    this.peer.close(code, reason);
     this.closed();
   }
 }

@@ -27,20 +27,11 @@ export class GraphqlLegacyWsSubprotocol implements SubprotocolHandler {
   ) {}
 
   open(connection: Connection, context: ConnectionContext): void {
-    const session = new LegacyGraphqlSession(
-      this.engine,
-      context,
-      {
-        send: (message) => connection.send(JSON.stringify(message)),
-        sendEvent: (message) => connection.sendEvent(JSON.stringify(message)),
-        close: (code, reason) => connection.close(code, reason),
-        failed: (err) =>
-          this.logger.error(
-            { connection: connection.id, err: (err as Error).message },
-            'graphql-ws operation failed',
-          ),
-      },
-      systemClock,
+    const session = new LegacyGraphqlSession(this.engine, context, connection, systemClock, (err) =>
+      this.logger.error(
+        { connection: connection.id, err: (err as Error).message },
+        'graphql-ws operation failed',
+      ),
     );
     connection.onMessage((data) => session.receive(data.toString('utf8')));
     connection.onClose(() => session.closed());
