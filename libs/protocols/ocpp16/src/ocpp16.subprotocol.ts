@@ -121,7 +121,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     const session = new OcppSession({
       schemas: this.schemas,
       dispatcher: central,
-      send: (text) => connection.send(text),
+      peer: connection,
       callTimeoutMs: settings.callTimeoutMs,
       maxQueuedCalls: settings.maxQueuedCalls,
       // A reconnect without a new boot keeps the acceptance of the last BootNotification.

@@ -42,7 +42,7 @@ function session(
   const s = new OcppSession({
     schemas,
     dispatcher: d,
-    send: (text) => sent.push(JSON.parse(text) as unknown[]),
+    peer: { send: (text) => sent.push(JSON.parse(text) as unknown[]) },
     callTimeoutMs: extra.callTimeoutMs ?? 1000,
     maxQueuedCalls: 4,
     observer: { badMessage: (reason) => bad.push(reason), internalError: (action) => internal.push(action) },

@@ -1,4 +1,4 @@
-import { systemClock, type Clock, type TimerHandle } from '#broker/gateway';
+import { systemClock, type Clock, type PeerPort, type TimerHandle } from '#broker/gateway';
 import { randomUUID } from 'node:crypto';
 import { CallTracker, ConnectionClosedError } from './call-tracker.js';
 import { OcppError } from './errors.js';
@@ -38,7 +38,8 @@ export interface SessionOptions {
   readonly schemas: OcppSchemas;
   readonly dispatcher: CallDispatcher;
   readonly observer: SessionObserver;
-  readonly send: (text: string) => void;
+  /** Only `send`: the session never ends the connection (replacing one is the subprotocol's call). */
+  readonly peer: Pick<PeerPort, 'send'>;
   /** Bounds our CALLs' wait for an answer, and our handlers' time to answer a CALL. */
   readonly callTimeoutMs: number;
   readonly maxQueuedCalls: number;
@@ -111,7 +112,7 @@ export class OcppSession {
       timeoutMs: options.callTimeoutMs,
       maxQueued: options.maxQueuedCalls,
       newId: randomUUID,
-      send: (id, action, payload) => options.send(encodeCall(id, action, payload)),
+      send: (id, action, payload) => options.peer.send(encodeCall(id, action, payload)),
       clock: this.clock,
     });
   }
@@ -128,7 +129,7 @@ export class OcppSession {
         return this.options.observer.badMessage('unknown-type', `message type ${frame.type} ignored`);
       case 'invalid':
         this.options.observer.badMessage(frame.reason, frame.description);
-        if (frame.id !== null) this.options.send(encodeError(frame.id, frame.code, frame.description));
+        if (frame.id !== null) this.options.peer.send(encodeError(frame.id, frame.code, frame.description));
     }
   }
 
@@ -186,7 +187,7 @@ export class OcppSession {
 
   private refuse(id: string, reason: BadMessageReason, err: OcppError): void {
     this.options.observer.badMessage(reason, err.message);
-    this.options.send(encodeError(id, err.code, err.message, err.details));
+    this.options.peer.send(encodeError(id, err.code, err.message, err.details));
   }
 
   /**
@@ -229,7 +230,7 @@ export class OcppSession {
       this.handlingId = null;
       this.inboundIds.shift();
     }
-    if (!this.late) this.options.send(answer);
+    if (!this.late) this.options.peer.send(answer);
   }
 
   private startDeadline(id: string, action: string): void {
@@ -259,7 +260,7 @@ export class OcppSession {
       action,
       new Error(`no result within ${this.options.callTimeoutMs} ms`),
     );
-    this.options.send(encodeError(id, 'InternalError', `${action} could not be processed in time.`));
+    this.options.peer.send(encodeError(id, 'InternalError', `${action} could not be processed in time.`));
   };
 
   /** Our answer must fit its schema too; when it does not, the fault is ours, not the peer's. */
