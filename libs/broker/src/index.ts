@@ -28,6 +28,7 @@ export type {
   GatewayMessageParser,
   HandshakeCheckContext,
   HandshakeCheckFailure,
+  ParseResult,
   PeerPort,
   RunningBroker,
   SubprotocolGatewayOptions,

@@ -24,5 +24,6 @@ export * from './gateway-client.js';
 export * from './json-depth.js';
 export * from './close-codes.js';
 export * from './peer-port.js';
+export * from './parse-result.js';
 export * from './module-figures.js';
 export * from './recent-refusals.js';

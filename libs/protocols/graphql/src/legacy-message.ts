@@ -1,4 +1,4 @@
-import { nestsDeeperThan, TOO_DEEP } from '#broker/gateway';
+import { nestsDeeperThan, type ParseResult, TOO_DEEP } from '#broker/gateway';
 import { type OperationRequest } from './graphql-engine.js';
 
 /** The legacy graphql-ws protocol of subscriptions-transport-ws: what a client may send. */
@@ -17,10 +17,11 @@ export type LegacyServerMessage =
   | { readonly type: 'error'; readonly id: string; readonly payload: Readonly<Record<string, unknown>> }
   | { readonly type: 'complete'; readonly id: string };
 
-export type ParsedLegacyMessage =
-  | { readonly ok: true; readonly message: LegacyClientMessage }
+export type ParsedLegacyMessage = ParseResult<
+  LegacyClientMessage,
   /** `id` is set when the problem belongs to one operation (a start with a bad payload). */
-  | { readonly ok: false; readonly problem: string; readonly id?: string };
+  { readonly id?: string }
+>;
 
 const TYPES = 'connection_init, start, stop, connection_terminate';
 

@@ -19,9 +19,8 @@ describe('readTransportWsMessage', () => {
     ]) {
       const read = readTransportWsMessage(JSON.stringify(message));
       assert.deepEqual(read, {
-        problem: null,
-        type: message.type,
-        id: 'id' in message ? message.id : undefined,
+        ok: true,
+        message: { type: message.type, id: 'id' in message ? message.id : undefined },
       });
     }
   });
@@ -40,7 +39,8 @@ describe('readTransportWsMessage', () => {
       ['{"type":"next","id":"1","payload":{}}', /"next" is sent by servers/],
       ['{"type":"connection_ack"}', /"connection_ack" is sent by servers/],
     ] as const) {
-      assert.match(readTransportWsMessage(text).problem ?? 'accepted', reason, text);
+      const read = readTransportWsMessage(text);
+      assert.match(read.ok ? 'accepted' : read.problem, reason, text);
     }
   });
 });

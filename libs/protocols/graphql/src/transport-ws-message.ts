@@ -1,5 +1,5 @@
 import { MessageType, validateMessage } from 'graphql-ws';
-import { nestsDeeperThan, TOO_DEEP } from '#broker/gateway';
+import { nestsDeeperThan, type ParseResult, TOO_DEEP } from '#broker/gateway';
 
 /** Messages only a server sends: a client sending one is speaking the protocol wrong. */
 const SERVER_ONLY: ReadonlySet<string> = new Set([
@@ -9,9 +9,7 @@ const SERVER_ONLY: ReadonlySet<string> = new Set([
 ]);
 
 /** A client message's type and id, or why it is invalid. */
-export type TransportWsRead =
-  | { readonly problem: string }
-  | { readonly problem: null; readonly type: string; readonly id: string | undefined };
+export type TransportWsRead = ParseResult<{ readonly type: string; readonly id: string | undefined }>;
 
 /**
  * Reads a graphql-transport-ws client message: its type and id, or why it is invalid. graphql-ws's own
@@ -19,19 +17,21 @@ export type TransportWsRead =
  * check runs first so the close reason says what was wrong.
  */
 export function readTransportWsMessage(text: string): TransportWsRead {
-  if (nestsDeeperThan(text)) return { problem: `Invalid message: ${TOO_DEEP}` };
+  if (nestsDeeperThan(text)) return { ok: false, problem: `Invalid message: ${TOO_DEEP}` };
   let message: unknown;
   try {
     message = JSON.parse(text);
   } catch {
-    return { problem: 'Invalid message: not JSON' };
+    return { ok: false, problem: 'Invalid message: not JSON' };
   }
   try {
     validateMessage(message);
   } catch (err) {
-    return { problem: `Invalid message: ${(err as Error).message}` };
+    return { ok: false, problem: `Invalid message: ${(err as Error).message}` };
   }
   const { type, id } = message as { type: string; id?: string };
-  if (SERVER_ONLY.has(type)) return { problem: `Invalid message: "${type}" is sent by servers, not clients` };
-  return { problem: null, type, id };
+  if (SERVER_ONLY.has(type)) {
+    return { ok: false, problem: `Invalid message: "${type}" is sent by servers, not clients` };
+  }
+  return { ok: true, message: { type, id } };
 }

@@ -102,8 +102,8 @@ export class GraphqlTransportWsSubprotocol implements SubprotocolHandler {
           connection.onMessage((data) => {
             const text = data.toString('utf8');
             const read = readTransportWsMessage(text);
-            if (read.problem !== null) return connection.close(CloseCode.BadRequest, read.problem);
-            gate.push(text, read.type, read.id);
+            if (!read.ok) return connection.close(CloseCode.BadRequest, read.problem);
+            gate.push(text, read.message.type, read.message.id);
           });
         },
       },
