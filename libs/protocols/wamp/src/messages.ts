@@ -1,4 +1,4 @@
-import { nestsDeeperThan, TOO_DEEP } from '#broker/gateway';
+import { nestsDeeperThan, type ParseResult, TOO_DEEP } from '#broker/gateway';
 import { isId } from './ids.js';
 
 /** Message type codes (WAMP basic and advanced profile). */
@@ -55,7 +55,7 @@ export type ClientMessage =
   | { type: typeof UNREGISTER; request: number; id: number }
   | { type: typeof YIELD; request: number; options: Dict; args: Args; kwargs: Kwargs };
 
-export type Decoded = { readonly message: ClientMessage } | { readonly violation: string };
+export type Decoded = ParseResult<ClientMessage>;
 
 const NAMES: Record<number, string> = {
   [HELLO]: 'HELLO',
@@ -86,23 +86,27 @@ function isDict(value: unknown): value is Dict {
  * secret, and hostile input does not belong in logs.
  */
 export function decode(text: string): Decoded {
-  if (nestsDeeperThan(text)) return { violation: TOO_DEEP };
+  if (nestsDeeperThan(text)) return { ok: false, problem: TOO_DEEP };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { violation: 'the message is not valid JSON' };
+    return { ok: false, problem: 'the message is not valid JSON' };
   }
   if (!Array.isArray(value) || value.length === 0)
-    return { violation: 'a message must be a non-empty JSON array' };
+    return { ok: false, problem: 'a message must be a non-empty JSON array' };
   const m: unknown[] = value;
   const type = m[0];
   if (typeof type !== 'number' || !Object.hasOwn(NAMES, type)) {
     return {
-      violation: `unknown or unexpected message type ${JSON.stringify(type)?.slice(0, 20) ?? 'undefined'}`,
+      ok: false,
+      problem: `unknown or unexpected message type ${JSON.stringify(type)?.slice(0, 20) ?? 'undefined'}`,
     };
   }
-  const problem = (what: string): Decoded => ({ violation: `malformed ${messageName(type)}: ${what}` });
+  const problem = (what: string): Decoded => ({
+    ok: false,
+    problem: `malformed ${messageName(type)}: ${what}`,
+  });
   const length = (min: number, max: number): boolean => m.length >= min && m.length <= max;
   const payload = (at: number): { args: Args; kwargs: Kwargs } | null => {
     const args = m[at];
@@ -114,16 +118,16 @@ export function decode(text: string): Decoded {
   switch (type) {
     case HELLO:
       if (!length(3, 3) || !isDict(m[2])) return problem('expected [1, Realm, Details]');
-      return { message: { type, realm: m[1], details: m[2] } };
+      return { ok: true, message: { type, realm: m[1], details: m[2] } };
     case AUTHENTICATE:
       if (!length(3, 3) || typeof m[1] !== 'string' || !isDict(m[2])) {
         return problem('expected [5, Signature|string, Extra|dict]');
       }
-      return { message: { type, signature: m[1], extra: m[2] } };
+      return { ok: true, message: { type, signature: m[1], extra: m[2] } };
     case ABORT:
     case GOODBYE:
       if (!length(3, 3) || !isDict(m[1])) return problem(`expected [${type}, Details|dict, Reason|uri]`);
-      return { message: { type, details: m[1], reason: m[2] } };
+      return { ok: true, message: { type, details: m[1], reason: m[2] } };
     case ERROR: {
       const p = payload(5);
       if (!length(5, 7) || typeof m[1] !== 'number' || !isId(m[2]) || !isDict(m[3]) || p === null) {
@@ -131,7 +135,10 @@ export function decode(text: string): Decoded {
           'expected [8, Type|int, Request|id, Details|dict, Error|uri, Arguments|list, ArgumentsKw|dict]',
         );
       }
-      return { message: { type, requestType: m[1], request: m[2], details: m[3], error: m[4], ...p } };
+      return {
+        ok: true,
+        message: { type, requestType: m[1], request: m[2], details: m[3], error: m[4], ...p },
+      };
     }
     case PUBLISH:
     case CALL: {
@@ -139,32 +146,32 @@ export function decode(text: string): Decoded {
       if (!length(4, 6) || !isId(m[1]) || !isDict(m[2]) || p === null) {
         return problem(`expected [${type}, Request|id, Options|dict, URI, Arguments|list, ArgumentsKw|dict]`);
       }
-      return { message: { type, request: m[1], options: m[2], uri: m[3], ...p } };
+      return { ok: true, message: { type, request: m[1], options: m[2], uri: m[3], ...p } };
     }
     case SUBSCRIBE:
     case REGISTER:
       if (!length(4, 4) || !isId(m[1]) || !isDict(m[2])) {
         return problem(`expected [${type}, Request|id, Options|dict, URI]`);
       }
-      return { message: { type, request: m[1], options: m[2], uri: m[3] } };
+      return { ok: true, message: { type, request: m[1], options: m[2], uri: m[3] } };
     case UNSUBSCRIBE:
     case UNREGISTER:
       if (!length(3, 3) || !isId(m[1]) || !isId(m[2]))
         return problem(`expected [${type}, Request|id, Id|id]`);
-      return { message: { type, request: m[1], id: m[2] } };
+      return { ok: true, message: { type, request: m[1], id: m[2] } };
     case CANCEL:
       if (!length(3, 3) || !isId(m[1]) || !isDict(m[2]))
         return problem('expected [49, Request|id, Options|dict]');
-      return { message: { type, request: m[1], options: m[2] } };
+      return { ok: true, message: { type, request: m[1], options: m[2] } };
     case YIELD: {
       const p = payload(3);
       if (!length(3, 5) || !isId(m[1]) || !isDict(m[2]) || p === null) {
         return problem('expected [70, Request|id, Options|dict, Arguments|list, ArgumentsKw|dict]');
       }
-      return { message: { type, request: m[1], options: m[2], ...p } };
+      return { ok: true, message: { type, request: m[1], options: m[2], ...p } };
     }
   }
-  return { violation: `unknown message type ${type}` };
+  return { ok: false, problem: `unknown message type ${type}` };
 }
 
 /** Appends Arguments and ArgumentsKw the way the spec wants: omitted when empty, `[]` before a lone kwargs. */

@@ -73,7 +73,7 @@ export class SessionProtocol {
   receive(text: string): void {
     if (this.state === 'closed') return;
     const decoded = M.decode(text);
-    if ('violation' in decoded) return this.violation(decoded.violation);
+    if (!decoded.ok) return this.violation(decoded.problem);
     try {
       this.handle(decoded.message);
     } catch (err) {
