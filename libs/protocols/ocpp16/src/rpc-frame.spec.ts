@@ -1,47 +1,46 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { encodeCall, encodeError, encodeResult, parseFrame } from './rpc-frame.js';
+import { encodeCall, encodeError, encodeResult, parseFrame, type ParsedFrame } from './rpc-frame.js';
+
+/** The frame's kind, or 'invalid' for a refused message. */
+const kindOf = (parsed: ParsedFrame): string => (parsed.ok ? parsed.message.kind : 'invalid');
 
 describe('parseFrame', () => {
   it('reads the three message types', () => {
     assert.deepEqual(parseFrame('[2,"a","Heartbeat",{}]'), {
-      kind: 'call',
-      id: 'a',
-      action: 'Heartbeat',
-      payload: {},
+      ok: true,
+      message: { kind: 'call', id: 'a', action: 'Heartbeat', payload: {} },
     });
-    assert.deepEqual(parseFrame('[3,"a",{"x":1}]'), { kind: 'result', id: 'a', payload: { x: 1 } });
+    assert.deepEqual(parseFrame('[3,"a",{"x":1}]'), {
+      ok: true,
+      message: { kind: 'result', id: 'a', payload: { x: 1 } },
+    });
     assert.deepEqual(parseFrame('[4,"a","GenericError","bad",{}]'), {
-      kind: 'error',
-      id: 'a',
-      code: 'GenericError',
-      description: 'bad',
-      details: {},
+      ok: true,
+      message: { kind: 'error', id: 'a', code: 'GenericError', description: 'bad', details: {} },
     });
   });
 
   it('keeps a CALL payload of any JSON type for the schema to judge', () => {
     assert.deepEqual(parseFrame('[2,"a","Heartbeat",null]'), {
-      kind: 'call',
-      id: 'a',
-      action: 'Heartbeat',
-      payload: null,
+      ok: true,
+      message: { kind: 'call', id: 'a', action: 'Heartbeat', payload: null },
     });
   });
 
   it('ignores unknown message type numbers', () => {
-    assert.deepEqual(parseFrame('[5,"a"]'), { kind: 'unknown-type', type: 5 });
-    assert.deepEqual(parseFrame('[2.5]'), { kind: 'unknown-type', type: 2.5 });
+    assert.deepEqual(parseFrame('[5,"a"]'), { ok: true, message: { kind: 'unknown-type', type: 5 } });
+    assert.deepEqual(parseFrame('[2.5]'), { ok: true, message: { kind: 'unknown-type', type: 2.5 } });
   });
 
   it('invalid JSON: FormationViolation, with the id when the text starts like a CALL', () => {
     const broken = parseFrame('[2, "abc-1", "Heartbeat", {');
     assert.deepEqual(broken, {
-      kind: 'invalid',
+      ok: false,
       id: 'abc-1',
       code: 'FormationViolation',
       reason: 'invalid-json',
-      description: 'The message is not valid JSON.',
+      problem: 'The message is not valid JSON.',
     });
     assert.equal((parseFrame('[3, "abc", {') as { id: unknown }).id, null, 'only CALLs are answered');
     assert.equal((parseFrame(`[2, "${'x'.repeat(37)}", {`) as { id: unknown }).id, null);
@@ -58,7 +57,7 @@ describe('parseFrame', () => {
       '[2, "", "Heartbeat", {}]',
     ]) {
       const frame = parseFrame(text);
-      assert.equal(frame.kind, 'invalid', text);
+      assert.equal(kindOf(frame), 'invalid', text);
       assert.equal((frame as { code: string }).code, 'ProtocolError', text);
       assert.equal((frame as { id: unknown }).id, null, text);
     }
@@ -68,11 +67,11 @@ describe('parseFrame', () => {
     const long = 'y'.repeat(37);
     const call = parseFrame(`[2,"${long}","Heartbeat",{}]`);
     assert.deepEqual(
-      [call.kind, (call as { id: unknown }).id, (call as { reason: string }).reason],
+      [kindOf(call), (call as { id: unknown }).id, (call as { reason: string }).reason],
       ['invalid', long, 'bad-message-id'],
     );
     assert.equal((parseFrame(`[3,"${long}",{}]`) as { id: unknown }).id, null);
-    assert.equal(parseFrame(`[2,"${'y'.repeat(36)}","Heartbeat",{}]`).kind, 'call');
+    assert.equal(kindOf(parseFrame(`[2,"${'y'.repeat(36)}","Heartbeat",{}]`)), 'call');
   });
 
   it('CALLs, CALLRESULTs and CALLERRORs of the wrong shape', () => {
@@ -88,9 +87,9 @@ describe('parseFrame', () => {
         ['ProtocolError', 'a'],
       ],
     );
-    assert.equal(parseFrame('[3,"a"]').kind, 'invalid');
-    assert.equal(parseFrame('[4,"a","GenericError"]').kind, 'invalid');
-    assert.equal(parseFrame('[4,"a",1,"x",{}]').kind, 'invalid');
+    assert.equal(kindOf(parseFrame('[3,"a"]')), 'invalid');
+    assert.equal(kindOf(parseFrame('[4,"a","GenericError"]')), 'invalid');
+    assert.equal(kindOf(parseFrame('[4,"a",1,"x",{}]')), 'invalid');
   });
 });
 

@@ -1,3 +1,4 @@
+import { type ParseResult } from '#broker/gateway';
 import { type ErrorCode } from './errors.js';
 
 export const CALL = 2;
@@ -20,20 +21,25 @@ export type Frame =
       readonly details: unknown;
     }
   /** A message type number we do not know: ignored (OCPP-J 1.6 section 4.1.3). */
-  | { readonly kind: 'unknown-type'; readonly type: number }
-  /** Not a usable frame. `id` is set when one could be recovered, so that a CALLERROR can answer. */
-  | {
-      readonly kind: 'invalid';
-      readonly id: string | null;
-      readonly code: ErrorCode;
-      readonly reason: InvalidReason;
-      readonly description: string;
-    };
+  | { readonly kind: 'unknown-type'; readonly type: number };
 
 export type InvalidReason = 'invalid-json' | 'not-a-frame' | 'bad-message-id';
 
-function invalid(id: string | null, code: ErrorCode, reason: InvalidReason, description: string): Frame {
-  return { kind: 'invalid', id, code, reason, description };
+/**
+ * Why a message is not a usable frame, beside the problem (the CALLERROR's description). `id` is set
+ * when one could be recovered, so that a CALLERROR can answer.
+ */
+export interface InvalidFrame {
+  readonly id: string | null;
+  readonly code: ErrorCode;
+  readonly reason: InvalidReason;
+}
+
+/** What parseFrame makes of one text message. */
+export type ParsedFrame = ParseResult<Frame, InvalidFrame>;
+
+function invalid(id: string | null, code: ErrorCode, reason: InvalidReason, problem: string): ParsedFrame {
+  return { ok: false, id, code, reason, problem };
 }
 
 /** The id of a CALL whose JSON does not parse, read off its start: `[2, "id", ...`. */
@@ -44,7 +50,7 @@ const CALL_PREFIX = /^\s*\[\s*2\s*,\s*"([^"\\\p{Cc}]{1,36})"/u;
  * recovered only where the message was (or looks like) a CALL: a broken CALLRESULT or CALLERROR
  * gets no answer (section 4.2.3: errors answer CALLs).
  */
-export function parseFrame(text: string): Frame {
+export function parseFrame(text: string): ParsedFrame {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -64,7 +70,9 @@ export function parseFrame(text: string): Frame {
   if (typeof type !== 'number') {
     return invalid(null, 'ProtocolError', 'not-a-frame', 'The message type must be a number.');
   }
-  if (type !== CALL && type !== CALLRESULT && type !== CALLERROR) return { kind: 'unknown-type', type };
+  if (type !== CALL && type !== CALLRESULT && type !== CALLERROR) {
+    return { ok: true, message: { kind: 'unknown-type', type } };
+  }
   const answerable = type === CALL && typeof id === 'string' ? id : null;
   if (typeof id !== 'string' || id.length === 0) {
     return invalid(null, 'ProtocolError', 'bad-message-id', 'The message id must be a non-empty string.');
@@ -82,13 +90,13 @@ export function parseFrame(text: string): Frame {
     if (value.length !== 4 || typeof action !== 'string' || action.length === 0) {
       return invalid(id, 'ProtocolError', 'not-a-frame', 'A CALL is [2, "<id>", "<action>", {payload}].');
     }
-    return { kind: 'call', id, action, payload };
+    return { ok: true, message: { kind: 'call', id, action, payload } };
   }
   if (type === CALLRESULT) {
     if (value.length !== 3) {
       return invalid(null, 'ProtocolError', 'not-a-frame', 'A CALLRESULT is [3, "<id>", {payload}].');
     }
-    return { kind: 'result', id, payload: value[2] };
+    return { ok: true, message: { kind: 'result', id, payload: value[2] } };
   }
   const [, , code, description, details] = value as unknown[];
   if (value.length !== 5 || typeof code !== 'string' || typeof description !== 'string') {
@@ -99,7 +107,7 @@ export function parseFrame(text: string): Frame {
       'A CALLERROR is [4, "<id>", "<code>", "<description>", {details}].',
     );
   }
-  return { kind: 'error', id, code, description, details };
+  return { ok: true, message: { kind: 'error', id, code, description, details } };
 }
 
 export function encodeCall(id: string, action: string, payload: unknown): string {

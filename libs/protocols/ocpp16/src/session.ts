@@ -118,7 +118,13 @@ export class OcppSession {
   }
 
   receive(text: string): void {
-    const frame = parseFrame(text);
+    const parsed = parseFrame(text);
+    if (!parsed.ok) {
+      this.options.observer.badMessage(parsed.reason, parsed.problem);
+      if (parsed.id !== null) this.options.peer.send(encodeError(parsed.id, parsed.code, parsed.problem));
+      return;
+    }
+    const frame = parsed.message;
     switch (frame.kind) {
       case 'call':
         return this.onCall(frame.id, frame.action, frame.payload);
@@ -127,9 +133,6 @@ export class OcppSession {
         return this.onResponse(frame);
       case 'unknown-type':
         return this.options.observer.badMessage('unknown-type', `message type ${frame.type} ignored`);
-      case 'invalid':
-        this.options.observer.badMessage(frame.reason, frame.description);
-        if (frame.id !== null) this.options.peer.send(encodeError(frame.id, frame.code, frame.description));
     }
   }
 
