@@ -19,8 +19,9 @@ export interface InputBudgetLimits {
  * flood of cheap ones) delays every other client by what it spends. The time its message handlers
  * take is charged here as debt, paid back at `share` milliseconds per millisecond; past `burstMs` of
  * debt the connection's reads pause until it is paid, so the client is slowed by TCP's own flow
- * control, loses nothing, and can never hold more than its share of the loop for long. What a
- * handler starts and finishes later (an awaited store write) is not charged: that waits off the loop.
+ * control, loses nothing, and can never hold more than its share of the loop for long. Loop time a
+ * module spends for the connection after an await (the rows of a MeterValues inserted into SQLite)
+ * is charged by the module (Connection.charge); time spent waiting off the loop is not.
  */
 export class InputBudget {
   /** Milliseconds of handler time not yet paid back, as of `since`. */

@@ -81,6 +81,13 @@ export interface Connection {
    */
   sendEvent(data: string | Uint8Array): boolean;
   close(code?: number, reason?: string): void;
+  /**
+   * Loop time spent on this client's messages after its message handler returned (a store write the
+   * handler awaited, say), in milliseconds: counted against the endpoint's `inputBudget` as the
+   * handler's own time is, so work deferred past an await is no way around the budget. Nothing
+   * happens on an endpoint without one.
+   */
+  charge(ms: number): void;
   onMessage(handler: (data: Buffer, isBinary: boolean) => void): void;
   onClose(handler: (code: number, reason: string) => void): void;
 }

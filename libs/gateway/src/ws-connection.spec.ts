@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type WebSocket } from 'ws';
+import { type InputBudgetLimits } from './input-budget.js';
 import { WsConnection } from './ws-connection.js';
 
 /** The parts of a ws WebSocket that WsConnection uses, recording what is sent. */
@@ -21,6 +22,12 @@ class FakeWs extends EventEmitter {
     this.sent.push(`close ${code} ${reason}`);
     this.readyState = this.CLOSING;
   }
+  pause(): void {
+    this.sent.push('pause');
+  }
+  resume(): void {
+    this.sent.push('resume');
+  }
 }
 
 /** The socket under the WebSocket: records corks, and emits 'data' for a read. */
@@ -36,7 +43,7 @@ class FakeSocket extends EventEmitter {
   }
 }
 
-function connection() {
+function connection(inputLimits: InputBudgetLimits | null = null) {
   const ws = new FakeWs();
   const calls: string[] = [];
   const socket = new FakeSocket(calls);
@@ -51,7 +58,7 @@ function connection() {
     failed: (err: Error) => calls.push(`failed ${err.message}`),
     throttled: () => calls.push('throttled'),
   };
-  const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer, 100);
+  const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer, 100, inputLimits);
   return { conn, ws, socket, calls };
 }
 
@@ -59,6 +66,26 @@ const nextTick = (): Promise<void> => new Promise((resolve) => process.nextTick(
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('WsConnection', () => {
+  it('counts work charged after a handler returned against the input budget: past its burst, reads pause', () => {
+    const { conn, ws, calls } = connection({ share: 0.25, burstMs: 100 });
+    conn.charge(60);
+    assert.deepEqual(ws.sent, [], 'within the burst');
+    conn.charge(60);
+    assert.deepEqual(ws.sent, ['pause']);
+    assert.deepEqual(calls, ['throttled']);
+    conn.closedBy(1000, '');
+  });
+
+  it('a charge pauses nothing on an endpoint without a budget, or once the connection is closing', () => {
+    const unbudgeted = connection();
+    unbudgeted.conn.charge(1_000);
+    assert.deepEqual(unbudgeted.ws.sent, []);
+    const closing = connection({ share: 0.25, burstMs: 100 });
+    closing.conn.close(1000, 'bye');
+    closing.conn.charge(1_000);
+    assert.deepEqual(closing.ws.sent, ['close 1000 bye']);
+  });
+
   it('an event is dropped and reported while more than the drop threshold is unsent; other sends go on to the cap', () => {
     const { conn, ws, calls } = connection();
     assert.equal(conn.sendEvent('first'), true);

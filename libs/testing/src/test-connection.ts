@@ -14,6 +14,8 @@ export class TestConnection implements Connection {
   bufferedAmount = 0;
   /** Set to play a client that stopped reading: sendEvent then drops (returns false). */
   dropEvents = false;
+  /** The loop time the module charged to this connection after its handlers returned (Connection.charge). */
+  charged = 0;
   private readonly messageHandlers: ((data: Buffer, isBinary: boolean) => void)[] = [];
   private readonly closeHandlers: ((code: number, reason: string) => void)[] = [];
 
@@ -35,6 +37,10 @@ export class TestConnection implements Connection {
     if (this.closedWith !== null) return;
     this.closedWith = { code, reason };
     for (const handler of this.closeHandlers) handler(code, reason);
+  }
+
+  charge(ms: number): void {
+    this.charged += ms;
   }
 
   onMessage(handler: (data: Buffer, isBinary: boolean) => void): void {
