@@ -244,7 +244,7 @@ for (const backend of storeBackends) {
         { timestamp: '2026-01-01T10:05:00.000Z', sampledValue: [{ value: '150', unit: 'Wh' }] },
         { timestamp: '2026-01-01T10:06:00.000Z', sampledValue: values },
       ]);
-      assert.equal(stored, 451);
+      assert.equal(stored.rows, 451);
       const listed = await ocpp.meterValues.list({ transactionId: first.id, limit: 1000 });
       assert.equal(listed.length, 451);
       assert.deepEqual([listed[0]?.value, listed[0]?.unit, listed[450]?.value], ['150', 'Wh', '449']);

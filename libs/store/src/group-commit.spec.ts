@@ -6,15 +6,24 @@ import { CommitNotDurableError } from './errors.js';
 /** A writer that records each batch and settles it when the test says so. */
 function recordingWriter(fail: (item: number) => boolean = () => false) {
   const batches: number[][] = [];
-  const write = async (items: readonly number[]): Promise<void> => {
+  const write = async (items: readonly number[]): Promise<number> => {
     batches.push([...items]);
     await new Promise((resolve) => setImmediate(resolve));
     if (items.some(fail)) throw new Error(`cannot write ${items.join(',')}`);
+    return 0;
   };
   return { batches, write };
 }
 
 describe('GroupCommit', () => {
+  it("shares out the loop time a batch's write reports by the items' weights", async () => {
+    const timed = new GroupCommit(async (items: readonly string[]) => 12 * items.length, 100);
+    assert.deepEqual(
+      await Promise.all([timed.add('a', 1), timed.add('b', 2), timed.add('c', 3)]),
+      [6, 12, 18],
+    );
+  });
+
   it('writes the items of one tick in one batch, and settles each only after the write', async () => {
     const { batches, write } = recordingWriter();
     const commit = new GroupCommit(write, 100);
@@ -39,9 +48,10 @@ describe('GroupCommit', () => {
   it('keeps one write in flight: what arrives meanwhile, over any number of ticks, is the next batch', async () => {
     const batches: number[][] = [];
     const releases: (() => void)[] = [];
-    const write = async (items: readonly number[]): Promise<void> => {
+    const write = async (items: readonly number[]): Promise<number> => {
       batches.push([...items]);
       await new Promise<void>((resolve) => releases.push(resolve));
+      return 0;
     };
     const commit = new GroupCommit(write, 100);
     const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

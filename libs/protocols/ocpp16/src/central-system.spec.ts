@@ -12,6 +12,7 @@ function context(accepted: boolean): HandlerContext {
     isKnown: async () => false,
     accepted,
     now: () => new Date(0),
+    charge: () => undefined,
   };
 }
 

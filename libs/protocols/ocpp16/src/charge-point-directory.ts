@@ -6,7 +6,7 @@ import { CallQueueFullError, CallTimeoutError, ConnectionClosedError } from './c
 import { CENTRAL_SYSTEM_ACTIONS } from './central-system-actions.js';
 import { type ChargePointConnection, ChargePointSessions } from './charge-point-sessions.js';
 import { type ErrorCode, OcppError } from './errors.js';
-import { CallErrorResponse, InvalidResponseError } from './session.js';
+import { CallErrorResponse, InvalidResponseError } from './errors.js';
 
 /** Asked of the node holding the charge point (node-addressed). */
 const CALL = 'ocpp.call';

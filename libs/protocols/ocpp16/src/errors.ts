@@ -30,3 +30,40 @@ export class OcppError extends Error {
     super(description);
   }
 }
+
+/** Why a message was refused or dropped: the label of the bad-message counter. */
+export type BadMessageReason =
+  | 'invalid-json'
+  | 'not-a-frame'
+  | 'bad-message-id'
+  | 'unknown-type'
+  | 'unknown-action'
+  | 'unsupported-action'
+  | 'not-accepted'
+  | 'invalid-payload'
+  | 'duplicate-id'
+  | 'busy'
+  | 'unknown-response-id'
+  | 'invalid-response';
+
+/** A CALLERROR the charge point answered one of our CALLs with. */
+export class CallErrorResponse extends Error {
+  override readonly name = 'CallErrorResponse';
+
+  constructor(
+    readonly code: string,
+    readonly description: string,
+    readonly details: unknown,
+  ) {
+    super(`${code}: ${description}`);
+  }
+}
+
+/** The charge point answered one of our CALLs with a CALLRESULT that fails the action's schema. */
+export class InvalidResponseError extends Error {
+  override readonly name = 'InvalidResponseError';
+
+  constructor(readonly error: OcppError) {
+    super(error.message);
+  }
+}

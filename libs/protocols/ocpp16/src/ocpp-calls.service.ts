@@ -7,7 +7,7 @@ import { ChargePointDirectory } from './charge-point-directory.js';
 import { CENTRAL_SYSTEM_ACTIONS } from './central-system-actions.js';
 import { ChargePointSessions } from './charge-point-sessions.js';
 import { OcppMetrics } from './ocpp-metrics.js';
-import { CallErrorResponse, InvalidResponseError } from './session.js';
+import { CallErrorResponse, InvalidResponseError } from './errors.js';
 
 export class ChargePointNotConnectedError extends Error {
   override readonly name = 'ChargePointNotConnectedError';

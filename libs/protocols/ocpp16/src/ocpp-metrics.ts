@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { GatewayMetrics } from '#broker/gateway';
 import { Counter, Gauge } from 'prom-client';
 import { ChargePointSessions } from './charge-point-sessions.js';
-import { type BadMessageReason } from './session.js';
+import { type BadMessageReason } from './errors.js';
 
 /** The module's counters, on the gateway's registry so that /metrics shows them. */
 @Injectable()

@@ -112,6 +112,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
       accepted: false,
       isKnown: () => this.isKnown(identity),
       now: () => new Date(),
+      charge: (ms) => connection.charge(ms),
     };
     const topics = new EventTopics(identity);
     const central = new CentralSystem(handlerContext, CORE_HANDLERS, (event) => {

@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CallTimeoutError, ConnectionClosedError } from './call-tracker.js';
-import { OcppError } from './errors.js';
+import { CallErrorResponse, InvalidResponseError, OcppError, type BadMessageReason } from './errors.js';
 import { type Payload } from './rpc-frame.js';
 import { OcppSchemas } from './schemas.js';
-import {
-  CallErrorResponse,
-  InvalidResponseError,
-  OcppSession,
-  type BadMessageReason,
-  type CallDispatcher,
-} from './session.js';
+import { OcppSession, type CallDispatcher } from './session.js';
 import { ManualClock } from '#broker/gateway';
 
 const schemas = new OcppSchemas();
@@ -39,17 +33,18 @@ function session(
   const sent: unknown[][] = [];
   const bad: BadMessageReason[] = [];
   const internal: string[] = [];
+  const charged: number[] = [];
   const s = new OcppSession({
     schemas,
     dispatcher: d,
-    peer: { send: (text) => sent.push(JSON.parse(text) as unknown[]) },
+    peer: { send: (text) => sent.push(JSON.parse(text) as unknown[]), charge: (ms) => charged.push(ms) },
     callTimeoutMs: extra.callTimeoutMs ?? 1000,
     maxQueuedCalls: 4,
     observer: { badMessage: (reason) => bad.push(reason), internalError: (action) => internal.push(action) },
     ...(extra.ready ? { ready: extra.ready } : {}),
     ...(extra.clock ? { clock: extra.clock } : {}),
   });
-  return { s, sent, bad, internal };
+  return { s, sent, bad, internal, charged };
 }
 
 const heartbeat = async () => ({ currentTime: new Date(0).toISOString() });
@@ -66,6 +61,27 @@ function slowAuthorize() {
 }
 
 describe('OcppSession: inbound CALLs', () => {
+  it('charges the judging of a CALL that waited behind another; one its own message started, its delivery charges', async () => {
+    const clock = new ManualClock();
+    const { d, finish } = slowAuthorize();
+    // Each admission takes 3 ms of the loop's time.
+    const costly: CallDispatcher = {
+      admit: (action) => (clock.advance(3), d.admit(action)),
+      handle: d.handle,
+    };
+    const { s, sent, charged } = session(costly, { clock });
+    s.receive('[2,"a","Authorize",{"idTag":"x"}]');
+    s.receive('[2,"b","Heartbeat",{}]');
+    assert.deepEqual(charged, [], 'the first started inside its receive');
+    finish();
+    await tick();
+    assert.deepEqual(charged, [3], 'the second started after the first, outside any receive');
+    assert.deepEqual(
+      sent.map((m) => m[1]),
+      ['a', 'b'],
+    );
+  });
+
   it('answers a CALL with the handler result', async () => {
     const { s, sent } = session(dispatcher({ Heartbeat: heartbeat }));
     s.receive('[2,"1","Heartbeat",{}]');

@@ -1,25 +1,10 @@
-import { systemClock, type Clock, type PeerPort, type TimerHandle } from '#broker/gateway';
+import { systemClock, type Clock, type Connection, type PeerPort, type TimerHandle } from '#broker/gateway';
 import { randomUUID } from 'node:crypto';
 import { CallTracker, ConnectionClosedError } from './call-tracker.js';
-import { OcppError } from './errors.js';
+import { type BadMessageReason, CallErrorResponse, InvalidResponseError, OcppError } from './errors.js';
 import { encodeCall, encodeError, encodeResult, parseFrame, type Frame, type Payload } from './rpc-frame.js';
 import { type OcppSchemas } from './schemas.js';
 import { SerialQueue } from './serial-queue.js';
-
-/** Why a message was refused or dropped: the label of the bad-message counter. */
-export type BadMessageReason =
-  | 'invalid-json'
-  | 'not-a-frame'
-  | 'bad-message-id'
-  | 'unknown-type'
-  | 'unknown-action'
-  | 'unsupported-action'
-  | 'not-accepted'
-  | 'invalid-payload'
-  | 'duplicate-id'
-  | 'busy'
-  | 'unknown-response-id'
-  | 'invalid-response';
 
 /** What the central system does with a CALL once the frame is sound (see central-system.ts). */
 export interface CallDispatcher {
@@ -38,8 +23,11 @@ export interface SessionOptions {
   readonly schemas: OcppSchemas;
   readonly dispatcher: CallDispatcher;
   readonly observer: SessionObserver;
-  /** Only `send`: the session never ends the connection (replacing one is the subprotocol's call). */
-  readonly peer: Pick<PeerPort, 'send'>;
+  /**
+   * Only `send`: the session never ends the connection (replacing one is the subprotocol's call); and
+   * `charge`, for the loop time of a CALL that waited behind another (see handle).
+   */
+  readonly peer: Pick<PeerPort, 'send'> & Pick<Connection, 'charge'>;
   /** Bounds our CALLs' wait for an answer, and our handlers' time to answer a CALL. */
   readonly callTimeoutMs: number;
   readonly maxQueuedCalls: number;
@@ -47,28 +35,6 @@ export interface SessionOptions {
   readonly clock?: Clock;
   /** Resolves once the dispatcher can judge CALLs; inbound CALLs wait for it, in order. */
   readonly ready?: Promise<void>;
-}
-
-/** A CALLERROR the charge point answered one of our CALLs with. */
-export class CallErrorResponse extends Error {
-  override readonly name = 'CallErrorResponse';
-
-  constructor(
-    readonly code: string,
-    readonly description: string,
-    readonly details: unknown,
-  ) {
-    super(`${code}: ${description}`);
-  }
-}
-
-/** The charge point answered one of our CALLs with a CALLRESULT that fails the action's schema. */
-export class InvalidResponseError extends Error {
-  override readonly name = 'InvalidResponseError';
-
-  constructor(readonly error: OcppError) {
-    super(error.message);
-  }
 }
 
 /**
@@ -100,6 +66,8 @@ export class OcppSession {
   private late = false;
   private deadline: TimerHandle | null = null;
   private isClosed = false;
+  /** In receive(): a CALL started now runs inside its message's delivery. */
+  private receiving = false;
 
   constructor(private readonly options: SessionOptions) {
     this.clock = options.clock ?? systemClock;
@@ -118,6 +86,15 @@ export class OcppSession {
   }
 
   receive(text: string): void {
+    this.receiving = true;
+    try {
+      this.take(text);
+    } finally {
+      this.receiving = false;
+    }
+  }
+
+  private take(text: string): void {
     const parsed = parseFrame(text);
     if (!parsed.ok) {
       this.options.observer.badMessage(parsed.reason, parsed.problem);
@@ -194,10 +171,23 @@ export class OcppSession {
   }
 
   /**
+   * A CALL that waited behind another starts outside its message's delivery, whose time the input
+   * budget charged: its judging and its handler's start (up to the handler's first await), which
+   * for a large MeterValues is most of its cost, are charged here instead.
+   */
+  private handle(id: string, action: string, payload: unknown): Promise<void> {
+    if (this.receiving) return this.judge(id, action, payload);
+    const started = this.clock.monotonic();
+    const done = this.judge(id, action, payload);
+    this.options.peer.charge(this.clock.monotonic() - started);
+    return done;
+  }
+
+  /**
    * Admission and validation run in the queue too, so a CALL is judged once the ones before it are
    * done: a Heartbeat pipelined behind an accepted BootNotification is admitted.
    */
-  private async handle(id: string, action: string, payload: unknown): Promise<void> {
+  private async judge(id: string, action: string, payload: unknown): Promise<void> {
     const { dispatcher, schemas } = this.options;
     const refusal = dispatcher.admit(action);
     if (refusal !== null) {

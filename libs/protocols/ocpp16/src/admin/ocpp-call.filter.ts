@@ -2,7 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common'
 import { type Response } from 'express';
 import { CallQueueFullError, CallTimeoutError, ConnectionClosedError } from '../call-tracker.js';
 import { ChargePointNotConnectedError, UnknownActionError } from '../ocpp-calls.service.js';
-import { CallErrorResponse, InvalidResponseError } from '../session.js';
+import { CallErrorResponse, InvalidResponseError } from '../errors.js';
 
 type CallFailure =
   | ChargePointNotConnectedError

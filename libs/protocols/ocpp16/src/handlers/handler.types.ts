@@ -12,6 +12,11 @@ export interface HandlerContext {
   /** Set by an Accepted BootNotification; until then every other CALL is refused with SecurityError. */
   accepted: boolean;
   now(): Date;
+  /**
+   * Loop time spent for this charge point's CALL after an await (its rows' share of a store write),
+   * counted against its connection's input budget (Connection.charge).
+   */
+  charge(ms: number): void;
 }
 
 /** `Req` is the action's request shape: a payload reaches its handler only after passing the schema. */

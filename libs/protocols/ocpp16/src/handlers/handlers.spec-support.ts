@@ -27,6 +27,7 @@ export function handlerContext(
     isKnown: async () => false,
     accepted: true,
     now: () => new Date('2026-06-01T12:00:00.000Z'),
+    charge: () => undefined,
     ...overrides,
   };
 }

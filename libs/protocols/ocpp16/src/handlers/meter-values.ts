@@ -2,6 +2,12 @@ import { type MeterValuesReq } from '../messages.js';
 import { type ActionHandler } from './handler.types.js';
 
 export const meterValues: ActionHandler<MeterValuesReq> = async (req, ctx) => {
-  await ctx.store.meterValues.add(ctx.identity, req.connectorId, req.transactionId ?? null, req.meterValue);
+  const stored = await ctx.store.meterValues.add(
+    ctx.identity,
+    req.connectorId,
+    req.transactionId ?? null,
+    req.meterValue,
+  );
+  ctx.charge(stored.loopMs);
   return {};
 };

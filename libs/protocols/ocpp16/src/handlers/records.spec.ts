@@ -59,6 +59,29 @@ describe('Heartbeat, StatusNotification, Authorize, MeterValues, DataTransfer', 
     );
   });
 
+  it("MeterValues charges its sender its rows' share of the loop time their insert took", async () => {
+    const charged = new Map<string, number>();
+    const ctx = (identity: string) =>
+      handlerContext(store, identity, {
+        charge: (ms) => charged.set(identity, (charged.get(identity) ?? 0) + ms),
+      });
+    const values = (count: number) => [
+      {
+        timestamp: '2026-06-01T10:00:00Z',
+        sampledValue: Array.from({ length: count }, (_, i) => ({ value: String(i) })),
+      },
+    ];
+    // One tick: both calls' rows go in one group commit, whose time is shared out by rows.
+    await Promise.all([
+      meterValues({ connectorId: 1, meterValue: values(1) }, ctx('CP-small')),
+      meterValues({ connectorId: 1, meterValue: values(600) }, ctx('CP-large')),
+    ]);
+    const small = charged.get('CP-small') ?? 0;
+    const large = charged.get('CP-large') ?? 0;
+    assert.ok(small > 0, 'a row stored is loop time charged');
+    assert.ok(Math.abs(large / small - 600) < 1e-6, `shared by rows: ${large} against ${small}`);
+  });
+
   it('DataTransfer: UnknownVendorId', async () => {
     assert.deepEqual(await dataTransfer({ vendorId: 'x' }, handlerContext(store, 'CP-1')), {
       status: 'UnknownVendorId',

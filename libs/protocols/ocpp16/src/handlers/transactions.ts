@@ -34,12 +34,13 @@ export const stopTransaction: ActionHandler<StopTransactionReq> = async (req, ct
   // A stop of ours already recorded is a resend (its answer was lost): its data is kept already.
   const resent = ours && known.stoppedAt !== null;
   if (!resent && req.transactionData !== undefined && req.transactionData.length > 0) {
-    await ctx.store.meterValues.add(
+    const stored = await ctx.store.meterValues.add(
       ctx.identity,
       ours ? known.connectorId : 0,
       ours ? req.transactionId : null,
       req.transactionData,
     );
+    ctx.charge(stored.loopMs);
   }
   await ctx.store.transactions.stop({
     identity: ctx.identity,

@@ -49,6 +49,13 @@ function concat(calls: readonly (readonly Row[])[]): Row[] {
   return rows;
 }
 
+/** What storing one call's sampled values took. */
+export interface StoredMeterValues {
+  readonly rows: number;
+  /** The event loop's time spent on its rows (BatchInsert.run): the caller charges it to the sender. */
+  readonly loopMs: number;
+}
+
 /** Sampled values, one row each, in the order the charge point sent them. */
 export class OcppMeterValuesRepository {
   /** Every column, in COLUMNS order; one per repository, since the SQL text is the dialect's. */
@@ -71,7 +78,10 @@ export class OcppMeterValuesRepository {
       row.format,
     ],
   );
-  /** The rows of one tick's calls are committed in one transaction; each call's rows stay together. */
+  /**
+   * The rows of one tick's calls are committed in one transaction; each call's rows stay together, and
+   * each call is told its rows' share of the loop time the inserts took.
+   */
   private readonly batches = new GroupCommit<readonly Row[]>(
     (calls) => this.db.transaction().execute((trx) => this.inserts.run(trx, concat(calls))),
     200,
@@ -79,12 +89,13 @@ export class OcppMeterValuesRepository {
 
   constructor(private readonly db: Kysely<OcppDatabase>) {}
 
+  /** Stores the sampled values once committed: how many rows, and their share of the loop's time. */
   async add(
     identity: string,
     connectorId: number,
     transactionId: number | null,
     meterValues: readonly MeterValueInput[],
-  ): Promise<number> {
+  ): Promise<StoredMeterValues> {
     const rows: Row[] = [];
     for (const mv of meterValues) {
       for (const sv of mv.sampledValue) {
@@ -104,9 +115,9 @@ export class OcppMeterValuesRepository {
         });
       }
     }
-    if (rows.length === 0) return 0;
-    await this.batches.add(rows);
-    return rows.length;
+    if (rows.length === 0) return { rows: 0, loopMs: 0 };
+    const loopMs = await this.batches.add(rows, rows.length);
+    return { rows: rows.length, loopMs };
   }
 
   /** Waits for rows not yet written. */
