@@ -9,7 +9,11 @@ import { OwnSchemaPostgresDialect } from './own-schema-dialect.js';
 import { DurableSqliteDialect } from './durable-sqlite-dialect.js';
 import { type Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 import { WalSync } from './wal-sync.js';
+
+/** How long a statement waits for a lock another connection holds (the checkpoint thread's). */
+const BUSY_TIMEOUT_MS = 5000;
 
 export type Backend = 'sqlite' | 'postgres';
 
@@ -49,7 +53,7 @@ async function openSqlite(path: string): Promise<OpenDatabase> {
 }
 
 async function configureSqlite(sqlite: SqliteDatabase.Database): Promise<OpenDatabase> {
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   const database = withStatementCache(sqlite);
   if (sqlite.pragma('journal_mode = WAL', { simple: true }) !== 'wal') {
     // ':memory:' (nothing to lose), or a file system without the shared memory WAL needs: each commit
@@ -66,8 +70,9 @@ async function configureSqlite(sqlite: SqliteDatabase.Database): Promise<OpenDat
   if (main === undefined) throw new Error('store: SQLite lists no main database');
   sqlite.prepare('select count(*) from sqlite_master').get();
   const wal = await WalSync.open(`${main.file}-wal`);
+  const checkpointer = WalCheckpointer.start(sqlite, main.file, BUSY_TIMEOUT_MS);
   return {
-    db: new Kysely<Database>({ dialect: new DurableSqliteDialect(database, wal) }),
+    db: new Kysely<Database>({ dialect: new DurableSqliteDialect(database, wal, checkpointer) }),
     backend: 'sqlite',
   };
 }

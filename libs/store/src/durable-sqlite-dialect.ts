@@ -6,6 +6,7 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import { type PreparingDatabase } from './statement-cache.js';
+import { type WalCheckpointer } from './wal-checkpointer.js';
 import { type WalSync } from './wal-sync.js';
 
 /** Whether a statement that changes the database ran since the connection was last acquired. */
@@ -25,6 +26,7 @@ class DurableSqliteDriver implements Driver {
     private readonly inner: Driver,
     private readonly wal: WalSync,
     private readonly writes: Writes,
+    private readonly checkpointer: WalCheckpointer | null,
   ) {}
 
   init(): Promise<void> {
@@ -85,11 +87,12 @@ class DurableSqliteDriver implements Driver {
 
   /**
    * Takes the connection first: a query or transaction under way ends and its sync runs before the
-   * WAL file and the database close.
+   * WAL file and the database close, and the checkpoint thread's connection closes before ours.
    */
   async destroy(): Promise<void> {
     const connection = await this.inner.acquireConnection();
     try {
+      await this.checkpointer?.stop();
       await this.wal.close();
     } finally {
       await this.inner.destroy();
@@ -112,6 +115,8 @@ export class DurableSqliteDialect extends SqliteDialect {
   constructor(
     database: PreparingDatabase,
     private readonly wal: WalSync,
+    /** Checkpoints off the event loop (WalCheckpointer), stopped when the database closes. */
+    private readonly checkpointer: WalCheckpointer | null = null,
   ) {
     const writes: Writes = { wrote: false, beforeTransaction: false };
     super({
@@ -132,6 +137,6 @@ export class DurableSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new DurableSqliteDriver(super.createDriver(), this.wal, this.writes);
+    return new DurableSqliteDriver(super.createDriver(), this.wal, this.writes, this.checkpointer);
   }
 }
