@@ -17,3 +17,18 @@ export function pinToCpu(pid: number, cpu: number): boolean {
     return false;
   }
 }
+
+/**
+ * Runs a process only when its CPU has nothing else to run (Linux's SCHED_IDLE, through util-linux's
+ * chrt), so that a process sharing its core is never kept waiting for it: a nice level only shares
+ * the core out unevenly, and the one waiting still waits for a scheduler slice. False where it cannot
+ * be done.
+ */
+export function runWhenIdle(pid: number): boolean {
+  try {
+    execFileSync('chrt', ['--all-tasks', '--idle', '--pid', '0', String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}

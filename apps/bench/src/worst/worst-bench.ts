@@ -2,7 +2,7 @@ import { setPriority } from 'node:os';
 import { startEveryModuleBroker } from '../broker-config.js';
 import { forkLoadProcess, nextMessage, type ServerProcess } from '../child-servers.js';
 import { integer, parseFlags } from '../cli-options.js';
-import { pinToCpu } from '../cpu-pinning.js';
+import { pinToCpu, runWhenIdle } from '../cpu-pinning.js';
 import { processCpuMs } from '../process-cpu.js';
 import { median, summarizeLatencies, type LatencySummary } from '../stats.js';
 import { Bystander } from '../bystander.js';
@@ -129,7 +129,9 @@ async function attacker(port: number, attack: number, seconds: number): Promise<
     String(seconds),
   ]);
   // Beside the bystander, below it: its turns must not stand in the bystander's way.
-  if (child.pid !== undefined && pinToCpu(child.pid, 1)) setPriority(child.pid, ATTACKER_NICE);
+  if (child.pid !== undefined && pinToCpu(child.pid, 1) && !runWhenIdle(child.pid)) {
+    setPriority(child.pid, ATTACKER_NICE);
+  }
   return nextMessage<AttackerReport>(child, 'attacker', 'its report', seconds * 1000 + TIMEOUT_MS).catch(
     (err: unknown) => {
       child.kill('SIGKILL');
