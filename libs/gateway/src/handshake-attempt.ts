@@ -50,7 +50,7 @@ export function extendedConnectAttempt(
 /**
  * The decision log's line for an attempt: the client's own text clipped and redacted. Built as one
  * literal, every field in the same order: spreading the outcome in made V8 build each line's object
- * another way, and a handshake took about 6 % more CPU (BENCHMARKS.md, Handshake rate).
+ * another way, which cost every handshake measurably (BENCHMARKS.md, Handshake rate).
  */
 export function decisionFields(
   attempt: Attempt,

@@ -85,7 +85,7 @@ export interface Connection {
    * Loop time spent on this client's messages after its message handler returned (a store write the
    * handler awaited, say), in milliseconds: counted against the endpoint's `inputBudget` as the
    * handler's own time is, so work deferred past an await is no way around the budget. Nothing
-   * happens on an endpoint without one.
+   * happens on an endpoint without one, on a connection that is closing, or for a non-positive `ms`.
    */
   charge(ms: number): void;
   onMessage(handler: (data: Buffer, isBinary: boolean) => void): void;

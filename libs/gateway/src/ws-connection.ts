@@ -262,7 +262,7 @@ export class WsConnection implements Connection {
 
   charge(ms: number): void {
     // Work that finished after the client left: its budget is stopped, and no read is left to pause.
-    if (this.inputLimits === null || this.ws.readyState !== this.ws.OPEN) return;
+    if (!(ms > 0) || this.inputLimits === null || this.ws.readyState !== this.ws.OPEN) return;
     if (this.budget === null) {
       const limits = this.inputLimits as InputBudgetLimits;
       this.budget = new InputBudget(limits, systemClock, this.ws, this.observer);

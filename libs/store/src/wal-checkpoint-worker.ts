@@ -17,7 +17,6 @@ db.pragma('synchronous = NORMAL');
 const CATCH_UP_ROUNDS = 8;
 
 interface CheckpointRow {
-  busy: number;
   log: number;
   checkpointed: number;
 }
@@ -28,7 +27,8 @@ function checkpoint(): void {
     // writer that committed meanwhile leaves more; a few rounds in a row catch up with all but the
     // busiest, and a WAL caught up with is written from its start again by the next COMMIT. Past
     // the frame bound RESTART waits for the writer, so that even under writes that never pause the
-    // WAL stops growing, at the cost of holding the broker's next COMMIT for that checkpoint.
+    // WAL stops growing, at the cost of holding the broker's next write (and so its event loop,
+    // better-sqlite3 being synchronous) until that checkpoint is done.
     for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
       const [row] = db.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[];
       if (row === undefined || row.checkpointed >= row.log) return;
@@ -38,15 +38,23 @@ function checkpoint(): void {
       }
     }
   } catch (err) {
+    // The broker's connection takes the checkpoints back; two checkpointers would only contend.
     parentPort?.postMessage({ failed: (err as Error).message });
+    end();
   }
 }
 
 const timer = setInterval(checkpoint, settings.intervalMs);
+
+function end(): void {
+  clearInterval(timer);
+  if (db.open) db.close();
+  parentPort?.close();
+}
+
 parentPort?.on('message', (message: string) => {
   if (message !== 'stop') return;
   clearInterval(timer);
   checkpoint();
-  db.close();
-  parentPort?.close();
+  end();
 });

@@ -39,10 +39,9 @@ describe('WalCheckpointer', () => {
         for (let i = 0; i < 100; i++) insert.run(row);
       })();
     }
-    assert.ok(statSync(path).size < 1_000_000, 'nothing was checkpointed by the writes themselves');
     assert.ok(await until(() => statSync(path).size > 7_000_000), 'the rows reached the database file');
-    await checkpointer.stop();
-    assert.equal(checkpointer.failed, null);
+    await Promise.all([checkpointer.stop(), checkpointer.stop()]);
+    assert.equal(checkpointer.failed, null, 'a thread asked to stop is not a failure');
     assert.equal((sqlite.prepare('select count(*) as n from t').get() as { n: number }).n, 8000);
     sqlite.close();
   });

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type SqliteDatabase from 'better-sqlite3';
 
@@ -21,27 +20,31 @@ const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 /**
  * SQLite's checkpoints on a thread of their own. With `synchronous = NORMAL`, SQLite checkpoints the
  * WAL itself once it passes 1,000 pages, inside the COMMIT that crossed the line: the copy into the
- * database and two fsyncs then ran on the event loop's thread, for milliseconds at a time, and under a
- * charge point storing large MeterValues every other client's p99 more than doubled (BENCHMARKS.md,
- * the worst message). The broker's connection turns those off (`wal_autocheckpoint = 0`) and a
- * worker with a connection of its own checkpoints every half second, as PostgreSQL's checkpointer
- * does in a process of its own. What was committed is durable before any checkpoint (WalSync): a
+ * database and two fsyncs then ran on the event loop's thread, for milliseconds at a time, in which
+ * no other client was served (BENCHMARKS.md, the worst message). The broker's connection turns those
+ * off (`wal_autocheckpoint = 0`) and a worker with a connection of its own checkpoints every half
+ * second, as PostgreSQL's checkpointer does in a process of its own. What was committed is durable before any checkpoint (WalSync): a
  * checkpoint only moves it. If the worker fails or dies, the broker's connection checkpoints again as
  * SQLite would, so the WAL never grows unchecked.
  */
 export class WalCheckpointer {
   private failure: string | null = null;
-  private stopping = false;
+  private stopping: Promise<void> | null = null;
+  /** Settles when the thread has ended, however it ended: never rejects. */
+  private readonly exited: Promise<void>;
 
   private constructor(
     private readonly worker: Worker,
     sqlite: SqliteDatabase.Database,
   ) {
+    this.exited = new Promise((resolve) => {
+      worker.on('exit', (code) => {
+        if (this.stopping === null) this.fallBack(sqlite, `the checkpoint thread exited (${code})`);
+        resolve();
+      });
+    });
     worker.on('message', (message: { failed: string }) => this.fallBack(sqlite, message.failed));
     worker.on('error', (err) => this.fallBack(sqlite, err.message));
-    worker.on('exit', (code) => {
-      if (!this.stopping) this.fallBack(sqlite, `the checkpoint thread exited (${code})`);
-    });
     // Checkpoints never keep the process alive; stop() still waits for the last one.
     worker.unref();
   }
@@ -67,23 +70,25 @@ export class WalCheckpointer {
   }
 
   /** A last checkpoint, then the worker's connection closes: before the broker's own closes. */
-  async stop(): Promise<void> {
-    if (this.stopping) return;
-    this.stopping = true;
+  stop(): Promise<void> {
+    this.stopping ??= this.end();
+    return this.stopping;
+  }
+
+  private async end(): Promise<void> {
     // Waited for now: an unreferenced worker would let the process end before its last checkpoint.
     this.worker.ref();
-    if (this.failure !== null) {
-      await this.worker.terminate();
-      return;
-    }
-    const exited = once(this.worker, 'exit');
     this.worker.postMessage('stop');
-    await exited;
+    await this.exited;
   }
 
   private fallBack(sqlite: SqliteDatabase.Database, reason: string): void {
     if (this.failure !== null) return;
     this.failure = reason;
     if (sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000');
+    // The store has no logger of its own; a process warning reaches stderr, as Node's own do.
+    process.emitWarning(`SQLite checkpoints are back on the event loop's thread: ${reason}`, {
+      code: 'BROKER_WAL_CHECKPOINT',
+    });
   }
 }

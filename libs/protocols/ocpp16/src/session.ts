@@ -86,11 +86,13 @@ export class OcppSession {
   }
 
   receive(text: string): void {
+    // Restored, not cleared: a receive nested in a handler leaves the outer one's flag as it was.
+    const outer = this.receiving;
     this.receiving = true;
     try {
       this.take(text);
     } finally {
-      this.receiving = false;
+      this.receiving = outer;
     }
   }
 
