@@ -1,19 +1,7 @@
 import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
 import { ClusterNode } from '#broker/cluster';
 import { ConnectionRegistry, type TrackedConnection } from '#broker/gateway';
-
-export interface ConnectionView {
-  readonly id: string;
-  /** The node holding the connection in cluster mode; null on a single node. */
-  readonly node: string | null;
-  readonly endpoint: string;
-  readonly subprotocol: string;
-  readonly principal: string | null;
-  readonly address: string;
-  readonly openedAt: string;
-  readonly bytesIn: number;
-  readonly bytesOut: number;
-}
+import { type ConnectionView } from './connection-view.js';
 
 export interface ConnectionFilter {
   readonly endpoint?: string | undefined;

@@ -4,7 +4,8 @@ import { BrokerStore } from '#broker/store';
 import { type Response } from 'express';
 import { type Logger } from 'pino';
 import { Actor, AdminApi } from './admin-api.decorator.js';
-import { ConnectionDirectory, type ConnectionView } from './connection-directory.js';
+import { ConnectionDirectory } from './connection-directory.js';
+import { type ConnectionView } from './connection-view.js';
 import { CloseConnectionQuery, ListConnectionsQuery } from './dto/connection.dto.js';
 
 /** Names the cluster nodes that did not answer, so a partial answer never reads as a whole one. */

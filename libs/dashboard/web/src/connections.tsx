@@ -1,21 +1,9 @@
 import { useCallback, useState } from 'preact/hooks';
+import type { ConnectionView } from '../../../admin/src/connection-view.js';
 import type { Snapshot } from '../../src/snapshot.types.js';
 import { api, query } from './api.js';
 import { formatCount, formatTime } from './format.js';
 import { useAdminList } from './use-admin.js';
-
-/** A connection as GET /admin/v1/connections lists it. */
-interface ConnectionView {
-  readonly id: string;
-  readonly node: string | null;
-  readonly endpoint: string;
-  readonly subprotocol: string;
-  readonly principal: string | null;
-  readonly address: string;
-  readonly openedAt: string;
-  readonly bytesIn: number;
-  readonly bytesOut: number;
-}
 
 const EMPTY = { endpoint: '', subprotocol: '', principal: '', address: '' };
 
