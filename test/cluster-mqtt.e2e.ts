@@ -122,6 +122,8 @@ describe('cluster: MQTT state across nodes', () => {
       protocolVersion: 5,
       properties: { sessionExpiryInterval: 300 },
       will: { topic: 'wills/device-7', payload: Buffer.from('gone'), qos: 0, retain: false },
+      // The node that adopts the session waits 1.5 keep-alives (3 s) for the client to come back first.
+      keepalive: 2,
     });
     device.on('error', () => undefined);
     await device.subscribeAsync('cmd/device-7', { qos: 1 });
@@ -229,6 +231,8 @@ describe('cluster: MQTT state across nodes', () => {
       protocolVersion: 5,
       properties: { sessionExpiryInterval: 300 },
       will: { topic: 'wills/phoenix-device', payload: Buffer.from('gone'), qos: 0, retain: false },
+      // The node that adopts the session waits 1.5 keep-alives (3 s) for the client to come back first.
+      keepalive: 2,
     });
     device.on('error', () => undefined);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -457,6 +461,8 @@ describe('cluster: MQTT state across nodes', () => {
     const expiring = await connectAsync(`${doomed.url}/mqtt`, {
       ...persistentSession('q6-expiring'),
       properties: { sessionExpiryInterval: 3 },
+      // Its expiry runs from 1.5 keep-alives after the node's death (the client may only be cut off).
+      keepalive: 2,
     });
     await expiring.subscribeAsync('q6/expiring', { qos: 1 });
     const restarting = await connectAsync(`${doomed.url}/mqtt`, persistentSession('q6-clean'));

@@ -212,9 +212,26 @@ export class BrokerNode {
     await this.exited;
   }
 
+  /**
+   * SIGSTOP: the process stops where it is (a GC pause, a stalled VM, a partition seen from outside); its
+   * sockets stay open and their data waits in the kernel.
+   */
+  pause(): void {
+    if (this.alive) this.child.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after `pause`: the process goes on from where it stopped. */
+  resume(): void {
+    if (this.alive) this.child.kill('SIGCONT');
+  }
+
   /** SIGTERM: the node drains and leaves the cluster. */
   async stop(): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGTERM');
+      // A paused node would keep the signal pending.
+      this.child.kill('SIGCONT');
+    }
     return this.exited;
   }
 }

@@ -1,4 +1,4 @@
-import { type KV, type KvWatchEntry } from '@nats-io/kv';
+import { type KV, type KvWatchEntry, KvWatchInclude } from '@nats-io/kv';
 import { type QueuedIterator } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
 
@@ -10,6 +10,8 @@ export interface BucketWatchOptions {
   readonly retryMs: number;
   /** The longest `loaded` waits for the bucket's current entries. */
   readonly loadTimeoutMs: number;
+  /** Only the changes from now on, not the entries the bucket holds (`loaded` resolves at once). */
+  readonly updatesOnly?: boolean;
 }
 
 export interface BucketWatch {
@@ -43,7 +45,9 @@ export async function watchBucket(
   };
   const open = async (): Promise<void> => {
     const mine = ++generation;
-    const watcher = await kv.watch();
+    const watcher = await kv.watch(
+      options.updatesOnly === true ? { include: KvWatchInclude.UpdatesOnly } : {},
+    );
     if (mine !== generation || stopped) {
       watcher.stop();
       return;
@@ -67,7 +71,7 @@ export async function watchBucket(
     );
   };
 
-  if ((await kv.status()).values === 0) markLoaded();
+  if (options.updatesOnly === true || (await kv.status()).values === 0) markLoaded();
   await open();
   setTimeout(markLoaded, options.loadTimeoutMs).unref();
   return {

@@ -49,6 +49,7 @@ function beatOf(entry: KvEntry): Beat | null {
 export class Membership {
   private readonly seen = new Map<string, Seen>();
   private readonly listeners = new Set<(change: MembershipChange) => void>();
+  private readonly resumeListeners = new Set<() => void>();
   private timer: NodeJS.Timeout | null = null;
   private watch: BucketWatch | null = null;
   private wasConnected = true;
@@ -89,10 +90,15 @@ export class Membership {
 
   /**
    * Asks the bucket itself before acting on a death (adopting the node's sessions, freeing its
-   * registrations): true unless the node's entry is there, fresh by the server's clock, and of the
+   * registrations): false while this node still counts that incarnation live (its absence not yet timed
+   * out here); else true unless the node's entry is there, fresh by the server's clock, and of the
    * incarnation this node last knew.
    */
   async confirmDead(node: string, incarnation?: string): Promise<boolean> {
+    // Absence is timed by this node, from a healthy connection: a bucket that came back empty (a restarted
+    // nats-server keeps no heartbeats) says nothing of a node whose beats this node saw a moment ago.
+    const seen = this.seen.get(node);
+    if (seen !== undefined && (incarnation === undefined || seen.incarnation === incarnation)) return false;
     const entry = await this.kv.get(node).catch(() => undefined);
     if (entry === undefined) return false;
     if (entry === null || entry.operation !== 'PUT') return true;
@@ -103,6 +109,16 @@ export class Membership {
   /** The incarnation a live node beats with, as last seen. */
   incarnationOf(node: string): string | undefined {
     return node === this.options.nodeId ? this.options.incarnation : this.seen.get(node)?.incarnation;
+  }
+
+  /**
+   * Called when what this node knows may be stale: its loop stalled past two heartbeats (a GC pause, a
+   * SIGSTOP, a VM stall) or its NATS connection came back. Whatever it holds under a lease it checks
+   * before it goes on; returns the unsubscribe.
+   */
+  onResume(listener: () => void): () => void {
+    this.resumeListeners.add(listener);
+    return () => this.resumeListeners.delete(listener);
   }
 
   /** Called for each node that joins or leaves the live set; returns the unsubscribe. */
@@ -120,6 +136,7 @@ export class Membership {
     const now = performance.now();
     for (const entry of this.seen.values()) entry.at = now;
     this.watch?.restart();
+    this.resumed();
   }
 
   /** Stops renewing and deletes this node's entry, so the others see it leave without waiting. */
@@ -164,6 +181,7 @@ export class Membership {
       // After an outage the watch may wait for a consumer the server lost: a new one reads the bucket now.
       if (!this.wasConnected) this.watch?.restart();
       this.wasConnected = true;
+      this.resumed();
     }
     this.beat().catch((err: unknown) =>
       this.options.logger.warn({ err: (err as Error).message }, 'cluster heartbeat not written'),
@@ -210,6 +228,16 @@ export class Membership {
     if (!this.seen.delete(node)) return;
     this.options.logger.warn({ peer: node, why }, 'cluster node gone');
     this.emit({ node, up: false });
+  }
+
+  private resumed(): void {
+    for (const listener of this.resumeListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.options.logger.error({ err: (err as Error).message }, 'membership resume listener failed');
+      }
+    }
   }
 
   private emit(change: MembershipChange): void {

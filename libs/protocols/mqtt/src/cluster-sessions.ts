@@ -5,7 +5,8 @@ import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { OrphanSessions, publishWill } from './orphan-sessions.js';
 import { type Session } from './session.js';
-import { SessionBucket } from './session-bucket.js';
+import { type Claimed, SessionBucket } from './session-bucket.js';
+import { SessionLeases } from './session-leases.js';
 import { SessionWrites } from './session-writes.js';
 import {
   type Claim,
@@ -55,6 +56,7 @@ export class ClusterSessions implements SessionDirectory {
   /** Client ids being handed to another node: their session ends here without deleting the record. */
   private readonly handingOver = new Set<string>();
   private readonly writes: SessionWrites;
+  private readonly leases: SessionLeases;
 
   constructor(
     private readonly node: ClusterNode,
@@ -63,11 +65,13 @@ export class ClusterSessions implements SessionDirectory {
   ) {
     this.bucket = new SessionBucket(node, log);
     this.orphans = new OrphanSessions(node, broker, this.bucket, log);
-    this.writes = new SessionWrites(node, broker, this.bucket, this.handingOver, log);
+    this.writes = new SessionWrites(broker, this.bucket, this.handingOver, log);
+    this.leases = new SessionLeases(node, this.bucket, this.writes, this.orphans, this.claiming, log);
   }
 
   async start(): Promise<void> {
     await this.bucket.open();
+    await this.leases.start();
     this.broker.directory = this;
     this.node.serve(TAKEOVER, (body) => this.takeover(body as TakeoverRequest));
     this.offMembership = this.node.membership.onChange((change) => {
@@ -77,20 +81,27 @@ export class ClusterSessions implements SessionDirectory {
 
   /** Shutdown: no orphan's timer fires any more (the others adopt them when this node has left). */
   stop(): void {
+    this.leases.stop();
     this.orphans.stop();
     this.offMembership?.();
     this.broker.directory = null;
   }
 
-  async claim(clientId: string, clean: boolean, expirySec: number, will: WillRecord | null): Promise<Claim> {
+  async claim(
+    clientId: string,
+    clean: boolean,
+    expirySec: number,
+    will: WillRecord | null,
+    keepAliveSec: number,
+  ): Promise<Claim> {
     const kv = this.bucket.sessions;
     const key = keyOf(clientId);
     if (kv === null || key === null) return { state: null };
-    const nonce = randomUUID();
+    const claimed: Claimed = { nonce: randomUUID(), keepAliveSec };
     const pending = { superseded: false };
     this.claiming.set(clientId, pending);
     try {
-      return await this.claimAs(kv, key, clientId, nonce, pending, clean, expirySec, will);
+      return await this.claimAs(kv, key, clientId, claimed, pending, clean, expirySec, will);
     } finally {
       if (this.claiming.get(clientId) === pending) this.claiming.delete(clientId);
     }
@@ -100,7 +111,7 @@ export class ClusterSessions implements SessionDirectory {
     kv: KV,
     key: string,
     clientId: string,
-    nonce: string,
+    claimed: Claimed,
     pending: { superseded: boolean },
     clean: boolean,
     expirySec: number,
@@ -121,8 +132,10 @@ export class ClusterSessions implements SessionDirectory {
         released = outcome;
       }
       const state = released?.state ?? null;
-      const record = this.bucket.recordOf(nonce, expirySec, state?.subscriptions ?? [], will);
+      const record = this.bucket.recordOf(claimed, expirySec, state?.subscriptions ?? [], will);
       try {
+        // Indexed before the record is taken: a crash between the two still leaves the record findable.
+        await this.bucket.index?.put(`${this.node.nodeId}.${key}`, '');
         const revision =
           entry !== null && entry.operation === 'PUT'
             ? await kv.update(key, record, entry.revision)
@@ -131,14 +144,11 @@ export class ClusterSessions implements SessionDirectory {
         // before our acknowledgement was read): its claim stands, ours does not.
         if (pending.superseded) return 'lost';
         this.bucket.revisions.set(clientId, revision);
-        this.bucket.claims.set(clientId, nonce);
+        this.bucket.claims.set(clientId, claimed);
         // Won: the old holder's due will goes out now, once; a clean start ends what the stream kept for it.
         if (released !== null && released.will !== null) publishWill(this.broker, released.will);
         if (clean && held !== null) this.broker.queues?.discard(clientId, held.subscriptions);
         if (held !== null && held.node !== this.node.nodeId) this.bucket.unindex(held.node, key);
-        this.bucket.enqueue(clientId, async () => {
-          await this.bucket.index?.put(`${this.node.nodeId}.${key}`, '');
-        });
         return { state };
       } catch (err) {
         if (!isConflict(err)) return 'unavailable';

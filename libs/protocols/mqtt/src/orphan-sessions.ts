@@ -4,7 +4,10 @@ import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { type SessionBucket } from './session-bucket.js';
 import { type WillRecord } from './session-directory.js';
-import { decodeWill, keyOf, parseRecord, type SessionRecord } from './session-record.js';
+import { decodeWill, graceOf, isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';
+
+/** How long a will or an expiry that NATS did not take waits before it tries again. */
+const RETRY_MS = 1000;
 
 /** A dead node's session this node adopted: its will and expiry run here until its client is back. */
 interface Orphan {
@@ -98,9 +101,17 @@ export class OrphanSessions {
           node: this.node.nodeId,
           incarnation: this.node.incarnation,
         };
-        const revision = await kv.update(key, JSON.stringify(adopted), entry.revision);
+        // Indexed first: a crash right after the record's write still leaves the record findable.
+        await index.put(`${this.node.nodeId}.${key}`, '');
+        let revision: number;
+        try {
+          revision = await kv.update(key, JSON.stringify(adopted), entry.revision);
+        } catch (err) {
+          const mine = this.broker.sessions.has(clientId) || this.orphans.has(clientId);
+          if (node !== this.node.nodeId && !mine) this.bucket.unindex(this.node.nodeId, key);
+          throw err;
+        }
         if (node !== this.node.nodeId) this.bucket.unindex(node, key);
-        await this.bucket.index?.put(`${this.node.nodeId}.${key}`, '');
         this.adopt(clientId, adopted, revision);
       } catch {
         // Another survivor won this one, or its client reconnected first.
@@ -119,50 +130,104 @@ export class OrphanSessions {
     return orphan.record;
   }
 
+  /**
+   * The record of an orphan moved on without this node (another node holds it or ended it): the orphan is
+   * let go without its will; its record and consumers belong to the new holder. True if it was one.
+   */
+  lost(clientId: string, revision: number): boolean {
+    const orphan = this.orphans.get(clientId);
+    if (orphan === undefined || revision <= orphan.revision) return false;
+    this.cancel(orphan);
+    this.orphans.delete(clientId);
+    return true;
+  }
+
+  /** The revision of each orphan's record as this node wrote it, to check its leases. */
+  held(): [string, number][] {
+    return [...this.orphans].map(([clientId, orphan]) => [clientId, orphan.revision]);
+  }
+
+  /**
+   * A session adopted from a node thought dead. That node may only be paused or cut off, its client still
+   * connected to it: the connection counts as lost only after 1.5 keep-alives (as a silent client's would),
+   * and the will's delay and the session's expiry run from then. Each act (the will, the expiry) is done
+   * under the lease: only if the record is still the one this node wrote.
+   */
   private adopt(clientId: string, record: SessionRecord, revision: number): void {
     const orphan: Orphan = { record, revision, willTimer: null, expiryTimer: null };
     this.orphans.set(clientId, orphan);
     this.log.info({ clientId }, 'mqtt: adopted the session of a node that is gone');
     const { clock } = this.broker;
+    const grace = graceOf(record);
     const will = decodeWill(record.will);
     if (will !== null) {
-      const delay = Math.min(will.delaySec, record.expirySec);
+      const delay = grace + Math.min(will.delaySec, record.expirySec);
       const publish = (): void => {
         orphan.willTimer = null;
-        publishWill(this.broker, will);
-        this.forgetWill(clientId, orphan);
+        this.publishUnderLease(clientId, orphan, will);
       };
       if (delay === 0) publish();
       else orphan.willTimer = clock.after(delay * 1000, publish);
     }
-    if (record.expirySec === 0) return this.expire(clientId, orphan);
-    orphan.expiryTimer = clock.after(record.expirySec * 1000, () => this.expire(clientId, orphan));
+    if (grace + record.expirySec === 0) return this.expire(clientId, orphan);
+    orphan.expiryTimer = clock.after((grace + record.expirySec) * 1000, () => this.expire(clientId, orphan));
   }
 
-  /** A will that went out leaves the record, so no later adopter publishes it again. */
-  private forgetWill(clientId: string, orphan: Orphan): void {
+  /**
+   * The will goes out once, under the lease: the record drops it first (so no later adopter publishes it
+   * again), and only if that write finds the record as this node left it is the will published.
+   */
+  private publishUnderLease(clientId: string, orphan: Orphan, will: WillRecord): void {
     const key = keyOf(clientId);
     if (key === null) return;
     this.bucket.enqueue(clientId, async () => {
       const kv = this.bucket.sessions;
       if (this.orphans.get(clientId) !== orphan || kv === null) return;
       const record: SessionRecord = { ...orphan.record, will: null };
-      orphan.revision = await kv.update(key, JSON.stringify(record), orphan.revision);
+      try {
+        orphan.revision = await kv.update(key, JSON.stringify(record), orphan.revision);
+      } catch (err) {
+        // The record moved on: its client is back elsewhere, or another node holds it.
+        if (isConflict(err)) this.release(clientId, orphan, false);
+        // NATS did not answer: the will waits for it.
+        else
+          orphan.willTimer = this.broker.clock.after(RETRY_MS, () =>
+            this.publishUnderLease(clientId, orphan, will),
+          );
+        return;
+      }
+      publishWill(this.broker, will);
     });
   }
 
-  /** An orphan's expiry: a will still waiting goes out, the record goes. */
-  private expire(clientId: string, orphan: Orphan): void {
-    if (orphan.willTimer !== null) {
-      const will = decodeWill(orphan.record.will);
-      if (will !== null) publishWill(this.broker, will);
-    }
+  /**
+   * An orphan's expiry, under the lease: the record goes if it is still the one this node wrote, and only
+   * then do a will still waiting go out and the stream's consumers go.
+   */
+  private expire(
+    clientId: string,
+    orphan: Orphan,
+    waiting = orphan.willTimer !== null ? decodeWill(orphan.record.will) : null,
+  ): void {
     this.cancel(orphan);
-    this.orphans.delete(clientId);
-    this.broker.queues?.discard(clientId, orphan.record.subscriptions);
     const key = keyOf(clientId);
-    if (key === null) return;
-    this.bucket.enqueue(clientId, () => this.bucket.deleteRecord(key, orphan.revision));
+    if (key === null) {
+      this.orphans.delete(clientId);
+      return;
+    }
+    this.bucket.enqueue(clientId, async () => {
+      if (this.orphans.get(clientId) !== orphan) return;
+      const outcome = await this.bucket.deleteRecord(key, orphan.revision);
+      if (outcome === 'failed') {
+        // NATS did not answer: the expiry waits for it.
+        orphan.expiryTimer = this.broker.clock.after(RETRY_MS, () => this.expire(clientId, orphan, waiting));
+        return;
+      }
+      this.orphans.delete(clientId);
+      if (outcome === 'moved') return;
+      if (waiting !== null) publishWill(this.broker, waiting);
+      this.broker.queues?.discard(clientId, orphan.record.subscriptions);
+    });
   }
 
   /** The orphan's client is back (here or elsewhere): on a clean start its waiting will goes out now. */

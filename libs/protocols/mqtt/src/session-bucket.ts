@@ -2,8 +2,14 @@ import { type ClusterNode } from '#broker/cluster';
 import { type KV } from '@nats-io/kv';
 import { type Logger } from 'pino';
 import { type WillRecord } from './session-directory.js';
-import { encodeWill, MAX_RECORD_BYTES, type SessionRecord } from './session-record.js';
+import { encodeWill, isConflict, MAX_RECORD_BYTES, type SessionRecord } from './session-record.js';
 import { type Subscription } from './subscription.js';
+
+/** A claim this node made for a client id: its nonce, and the keep-alive of the connection it is for. */
+export interface Claimed {
+  readonly nonce: string;
+  readonly keepAliveSec: number;
+}
 
 /**
  * The buckets the session records live in, what this node wrote there last, and the one queue per
@@ -16,8 +22,8 @@ export class SessionBucket {
   index: KV | null = null;
   /** The revision of each record this node wrote last. */
   readonly revisions = new Map<string, number>();
-  /** The claim nonce of each record this node holds. */
-  readonly claims = new Map<string, string>();
+  /** The claim of each record this node holds. */
+  readonly claims = new Map<string, Claimed>();
   /** Per client id, the tail of its record writes. */
   private readonly queues = new Map<string, Promise<void>>();
 
@@ -33,7 +39,7 @@ export class SessionBucket {
 
   /** This node's record of a session, as it is written. */
   recordOf(
-    claim: string,
+    claimed: Claimed,
     expirySec: number,
     subscriptions: readonly Subscription[],
     will: WillRecord | null,
@@ -41,8 +47,9 @@ export class SessionBucket {
     const record: SessionRecord = {
       node: this.node.nodeId,
       incarnation: this.node.incarnation,
-      claim,
+      claim: claimed.nonce,
       expirySec,
+      keepAliveSec: claimed.keepAliveSec,
       subscriptions,
       will: encodeWill(will),
     };
@@ -71,14 +78,29 @@ export class SessionBucket {
     return this.queues.get(clientId);
   }
 
-  /** Deletes this node's record if it is still the one written at `revision`; its index entry only then. */
-  async deleteRecord(key: string, revision: number): Promise<void> {
+  /**
+   * Deletes this node's record if it is still the one written at `revision`, and its index entry only
+   * then: 'moved' when the record moved on (another node holds it now), 'failed' when NATS did not take it.
+   */
+  async deleteRecord(key: string, revision: number): Promise<'deleted' | 'moved' | 'failed'> {
+    if (this.sessions === null) return 'failed';
     try {
-      await this.sessions?.delete(key, { previousSeq: revision });
-    } catch {
-      return;
+      await this.sessions.delete(key, { previousSeq: revision });
+    } catch (err) {
+      return isConflict(err) ? 'moved' : 'failed';
     }
     this.unindex(this.node.nodeId, key);
+    return 'deleted';
+  }
+
+  /** Whether `record` is the one this node wrote for its claim of `clientId`. */
+  holds(clientId: string, record: SessionRecord | null): boolean {
+    return (
+      record !== null &&
+      record.node === this.node.nodeId &&
+      record.incarnation === this.node.incarnation &&
+      record.claim === this.claims.get(clientId)?.nonce
+    );
   }
 
   unindex(node: string, key: string): void {

@@ -32,9 +32,17 @@ export interface SessionDirectory {
   /**
    * Makes this node the owner of `clientId`: the node holding it lets go (its connection gets DISCONNECT
    * 0x8E; on a clean start its session ends and a waiting will goes out, else its state comes here).
-   * 'lost' when a CONNECT for the same id on another node won the race.
+   * 'lost' when a CONNECT for the same id on another node won the race. `keepAliveSec` is the
+   * connection's: a node that adopts the session when this one seems dead waits 1.5 times it before it
+   * counts the connection lost.
    */
-  claim(clientId: string, clean: boolean, expirySec: number, will: WillRecord | null): Promise<Claim>;
+  claim(
+    clientId: string,
+    clean: boolean,
+    expirySec: number,
+    will: WillRecord | null,
+    keepAliveSec: number,
+  ): Promise<Claim>;
   /** The connection that claimed `clientId` went away before taking it. */
   abandon(clientId: string): void;
   /** The session's subscriptions, expiry or will changed. */

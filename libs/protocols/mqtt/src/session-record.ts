@@ -16,8 +16,19 @@ export interface SessionRecord {
   /** Set by the CONNECT that claimed the id; later writes of that connection keep it. */
   readonly claim: string;
   readonly expirySec: number;
+  /**
+   * The keep-alive of the connection that holds it (0: none). A node that adopts the record of a node it
+   * thinks dead counts the connection lost only after 1.5 times this, as a server does for a silent
+   * client: the client may still be connected to a node that is only paused or cut off.
+   */
+  readonly keepAliveSec: number;
   readonly subscriptions: readonly Subscription[];
   readonly will: EncodedWill | null;
+}
+
+/** Seconds an adopter waits before it counts the held connection lost (MQTT 3.1.2.10's 1.5 keep-alives). */
+export function graceOf(record: SessionRecord): number {
+  return Math.ceil(record.keepAliveSec * 1.5);
 }
 
 export interface EncodedWill {
@@ -90,6 +101,8 @@ export function parseRecord(value: Uint8Array): SessionRecord | null {
       incarnation: typeof record.incarnation === 'string' ? record.incarnation : '',
       claim: typeof record.claim === 'string' ? record.claim : '',
       expirySec: Number.isInteger(expirySec) && expirySec >= 0 ? expirySec : 0,
+      keepAliveSec:
+        Number.isInteger(record.keepAliveSec) && record.keepAliveSec > 0 ? record.keepAliveSec : 0,
       subscriptions: record.subscriptions.map(subscriptionOf).filter((s): s is Subscription => s !== null),
       will: record.will ?? null,
     };

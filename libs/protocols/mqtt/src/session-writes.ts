@@ -1,4 +1,3 @@
-import { type ClusterNode } from '#broker/cluster';
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { type Session } from './session.js';
@@ -14,7 +13,6 @@ export class SessionWrites {
   private flushScheduled = false;
 
   constructor(
-    private readonly node: ClusterNode,
     private readonly broker: MqttBroker,
     private readonly bucket: SessionBucket,
     /** Client ids being handed to another node (ClusterSessions' own set). */
@@ -77,9 +75,9 @@ export class SessionWrites {
     ) {
       return;
     }
-    const nonce = this.bucket.claims.get(clientId) ?? '';
+    const claimed = this.bucket.claims.get(clientId) ?? { nonce: '', keepAliveSec: 0 };
     const record = this.bucket.recordOf(
-      nonce,
+      claimed,
       session.expirySec,
       [...session.subscriptions.values()],
       session.will,
@@ -91,22 +89,38 @@ export class SessionWrites {
       // A newer claim of this node's own moved the revision on: nothing lost, the next write uses it.
       if (this.bucket.revisions.get(clientId) !== revision) return;
       const now = await kv.get(key).catch(() => null);
-      const holder = now?.operation === 'PUT' ? parseRecord(now.value) : null;
-      if (holder !== null && holder.claim === nonce && holder.node === this.node.nodeId) return;
+      if (this.bucket.holds(clientId, now?.operation === 'PUT' ? parseRecord(now.value) : null)) return;
       // Another node took the id (its CONNECT won): the connection here lets go too.
-      this.log.info({ clientId }, 'mqtt: session taken by another node, letting go here');
-      this.bucket.revisions.delete(clientId);
-      this.bucket.claims.delete(clientId);
-      this.handingOver.add(clientId);
-      try {
-        session.owner?.takeOver();
-        if (this.broker.sessions.get(clientId) === session) {
-          session.clearTimers(this.broker.clock);
-          this.broker.endSession(session, true);
-        }
-      } finally {
-        this.handingOver.delete(clientId);
+      this.lost(clientId);
+    }
+  }
+
+  /**
+   * The record of `clientId` is no longer this node's (another node took it, or adopted it while this one
+   * was paused or cut off, or ended it): the session here lets go at once (its connection gets DISCONNECT
+   * 0x8E), without a will and without touching the record or the stream's consumers, which the new holder
+   * uses.
+   */
+  lost(clientId: string): void {
+    this.log.info({ clientId }, 'mqtt: session taken by another node, letting go here');
+    this.bucket.revisions.delete(clientId);
+    this.bucket.claims.delete(clientId);
+    const session = this.broker.sessions.get(clientId);
+    if (session === undefined) return;
+    this.dirty.delete(session);
+    this.handingOver.add(clientId);
+    try {
+      // The will is the new holder's now (a claimer's at once, an adopter's after its grace): the connection
+      // here ends without it, its session no longer its own when it closes.
+      const owner = session.owner;
+      session.owner = null;
+      owner?.takeOver();
+      if (this.broker.sessions.get(clientId) === session) {
+        session.clearTimers(this.broker.clock);
+        this.broker.endSession(session, true);
       }
+    } finally {
+      this.handingOver.delete(clientId);
     }
   }
 }

@@ -62,7 +62,13 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
       const claim =
         directory === null
           ? { state: null }
-          : await directory.claim(taking.clientId, clean, taking.expirySec, taking.willRecord);
+          : await directory.claim(
+              taking.clientId,
+              clean,
+              taking.expirySec,
+              taking.willRecord,
+              taking.keepAliveSec,
+            );
       if (client.state !== 'authenticating') {
         // The session it took from another node stays here, not nowhere.
         if (directory !== null && typeof claim === 'object') {
@@ -113,6 +119,8 @@ interface Taking {
   readonly principal: Principal | null;
   readonly permissions: Permissions;
   readonly willRecord: WillRecord | null;
+  /** The keep-alive the connection will have: v5's capped at `maxKeepAliveSec` (the CONNACK says so). */
+  readonly keepAliveSec: number;
 }
 
 function take(client: MqttClient, packet: IConnectPacket, principal: Principal | null): Taking {
@@ -128,9 +136,11 @@ function take(client: MqttClient, packet: IConnectPacket, principal: Principal |
   const clientId = assigned ?? packet.clientId;
   const permissions = Permissions.of(principal, client.broker.acl.forClient(clientId, principal));
   const will = client.will;
+  const keepalive = packet.keepalive ?? 0;
   return {
     clientId,
     assigned,
+    keepAliveSec: client.version === 5 ? Math.min(keepalive, config.maxKeepAliveSec) : keepalive,
     requestedExpiry,
     expirySec: Math.min(requestedExpiry, config.maxSessionExpirySec),
     principal,
@@ -175,7 +185,7 @@ function accept(
   if (props.maximumPacketSize !== undefined) client.clientMaxPacketSize = props.maximumPacketSize;
   if (props.topicAliasMaximum !== undefined) client.outboundAliases.maximum = props.topicAliasMaximum;
 
-  let keepAlive = packet.keepalive ?? 0;
+  const keepAlive = taking.keepAliveSec;
   const connack: IConnackPacket = { cmd: 'connack', sessionPresent };
   if (client.version === 5) {
     const properties: NonNullable<IConnackPacket['properties']> = {
@@ -189,10 +199,7 @@ function accept(
     };
     if (assigned !== null) properties.assignedClientIdentifier = assigned;
     if (requestedExpiry !== session.expirySec) properties.sessionExpiryInterval = session.expirySec;
-    if (keepAlive > config.maxKeepAliveSec) {
-      keepAlive = config.maxKeepAliveSec;
-      properties.serverKeepAlive = keepAlive;
-    }
+    if (keepAlive !== (packet.keepalive ?? 0)) properties.serverKeepAlive = keepAlive;
     connack.reasonCode = RC.success;
     connack.properties = properties;
   } else {

@@ -1,0 +1,97 @@
+import { type BucketWatch, type ClusterNode, watchBucket } from '#broker/cluster';
+import { type Logger } from 'pino';
+import { type OrphanSessions } from './orphan-sessions.js';
+import { type SessionBucket } from './session-bucket.js';
+import { keyOf, parseRecord, type SessionRecord } from './session-record.js';
+import { type SessionWrites } from './session-writes.js';
+
+/**
+ * The leases this node holds on session records, kept honest: a record's revision as this node wrote it
+ * is its lease. Every node watches the records, and the moment another node takes one this node holds
+ * (a CONNECT elsewhere, an adoption while this node was paused or cut off, an expiry), the session here
+ * lets go (its connection gets DISCONNECT 0x8E), as nats-server's MQTT closes a connection whose session
+ * another server took. A watch misses what changed while this process was stopped or NATS was away, so
+ * after either (membership's resume) every lease is read again before this node goes on.
+ */
+export class SessionLeases {
+  private watch: BucketWatch | null = null;
+  private offResume: (() => void) | null = null;
+  private checking: Promise<void> | null = null;
+
+  constructor(
+    private readonly node: ClusterNode,
+    private readonly bucket: SessionBucket,
+    private readonly writes: SessionWrites,
+    private readonly orphans: OrphanSessions,
+    /** Client ids with a claim under way here: their record is about to change by this node's hand. */
+    private readonly claiming: ReadonlyMap<string, unknown>,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const kv = this.bucket.sessions;
+    if (kv === null) return;
+    const { heartbeatMs, nodeTimeoutMs } = this.node.config;
+    this.watch = await watchBucket(
+      kv,
+      (entry) =>
+        this.saw(entry.key, entry.revision, entry.operation === 'PUT' ? parseRecord(entry.value) : null),
+      {
+        log: this.log,
+        what: 'mqtt sessions',
+        retryMs: heartbeatMs,
+        loadTimeoutMs: nodeTimeoutMs,
+        updatesOnly: true,
+      },
+    );
+    this.offResume = this.node.membership.onResume(() => void this.check());
+  }
+
+  stop(): void {
+    this.offResume?.();
+    this.watch?.stop();
+  }
+
+  /** Reads every record this node holds (its sessions and its orphans) and lets go of those that moved on. */
+  check(): Promise<void> {
+    // One check at a time; a resume during one is covered by the reads it has yet to make.
+    this.checking ??= this.checkAll().finally(() => (this.checking = null));
+    return this.checking;
+  }
+
+  private async checkAll(): Promise<void> {
+    const kv = this.bucket.sessions;
+    if (kv === null) return;
+    const held = [...this.bucket.revisions.keys(), ...this.orphans.held().map(([clientId]) => clientId)];
+    let lost = 0;
+    for (const clientId of held) {
+      const key = keyOf(clientId);
+      if (key === null) continue;
+      let entry;
+      try {
+        entry = await kv.get(key);
+      } catch (err) {
+        // NATS away again: its return brings another check.
+        this.log.warn({ err: (err as Error).message }, 'mqtt: session leases not checked');
+        return;
+      }
+      const record = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
+      if (this.saw(key, entry?.revision ?? Number.MAX_SAFE_INTEGER, record)) lost++;
+    }
+    if (held.length > 0) this.log.info({ held: held.length, lost }, 'mqtt: session leases checked');
+  }
+
+  /** A record as it is now; true when this node held it and lets go. */
+  private saw(key: string, revision: number, record: SessionRecord | null): boolean {
+    const clientId = Buffer.from(key, 'base64url').toString('utf8');
+    if (this.claiming.has(clientId)) return false;
+    const mine = this.bucket.revisions.get(clientId);
+    if (mine !== undefined && revision > mine && !this.bucket.holds(clientId, record)) {
+      this.writes.lost(clientId);
+      return true;
+    }
+    const ours =
+      record !== null && record.node === this.node.nodeId && record.incarnation === this.node.incarnation;
+    return !ours && this.orphans.lost(clientId, revision);
+  }
+}

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import mqtt, { type MqttClient } from 'mqtt';
+import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+import { connect, Inbox, persistentSession } from './support/mqtt-helpers.js';
+import { Device, judge, Publisher, watchWills } from './support/nemesis.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Connects `clientId` to `node` again and again until a CONNACK accepts it (a refusal 0x88 says "not yet"). */
+async function connectWhenAccepted(node: BrokerNode, clientId: string): Promise<MqttClient> {
+  let client: MqttClient | null = null;
+  await until(
+    `${clientId} is accepted on ${node.id}`,
+    async () => {
+      const attempt = mqtt.connect(`${node.url}/mqtt`, persistentSession(clientId));
+      const ok = await new Promise<boolean>((resolve) => {
+        attempt.once('connect', () => resolve(true));
+        attempt.once('error', () => resolve(false));
+        attempt.once('close', () => resolve(false));
+      });
+      if (ok) client = attempt;
+      else attempt.end(true);
+      return ok;
+    },
+    15_000,
+  );
+  return client as unknown as MqttClient;
+}
+
+describe('cluster faults: a paused node, a NATS restart under a pause', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await TestCluster.start(3);
+  });
+  after(() => cluster?.close());
+
+  it('a node paused past nodeTimeoutMs while its device reads QoS 1 slowly: every PUBACKed message arrives, no will while it is connected', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const wills = await watchWills(n1, 'wills/paused');
+    // The session expires 4 s after its client is gone: the survivors' view of it must not end it while
+    // the paused node's client is still connected, nor once that client is back elsewhere.
+    const device = new Device({
+      clientId: 'paused',
+      nodes: () => [n3, n2, n1],
+      filter: 'paused/seq',
+      qos: 1,
+      expirySec: 4,
+      keepaliveSec: 5,
+      willTopic: 'wills/paused',
+      readMs: 8,
+    });
+    await device.subscribed();
+    const publisher = await Publisher.on(n1, 'paused-publisher');
+    publisher.start('paused/seq', 1, 10);
+    await until('the device reads from the stream', () => device.seen.length > 20, 10_000);
+
+    n3.pause();
+    await sleep(3500);
+    n3.resume();
+    // Past the moment the survivors' adoption would have expired the session.
+    await sleep(7000);
+    await publisher.stop();
+
+    const verdict = () => judge(publisher.acked, device);
+    await until('every acknowledged message arrived', () => verdict().lost.length === 0, 30_000).catch(
+      (err: Error) => {
+        throw new Error(
+          `${err.message}: ${verdict().lost.length} of ${publisher.acked.length} lost\n${cluster.warnings()}`,
+        );
+      },
+    );
+    const whileConnected = wills.at.filter((at) => device.connectedAt(at));
+    assert.equal(
+      whileConnected.length,
+      0,
+      `${whileConnected.length} wills while the device was connected (wills at ${wills.at.map(Math.round).join(', ')}; connections ${JSON.stringify(device.connections)})\n${cluster.warnings()}`,
+    );
+    await device.end();
+    await wills.end();
+  });
+
+  it('nats-server restarted while a node is paused: the session is taken only once that node is dead, and the paused node lets its connection go when it comes back', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const first = await mqtt.connectAsync(`${n3.url}/mqtt`, persistentSession('twin'));
+    first.on('error', () => undefined);
+    const firstInbox = new Inbox(first);
+    await first.subscribeAsync('twin/x', { qos: 1 });
+    const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
+
+    n3.pause();
+    await cluster.nats.stop();
+    await cluster.nats.restart();
+    const second = await connectWhenAccepted(n1, 'twin');
+    const secondInbox = new Inbox(second);
+    n3.resume();
+    await Promise.race([
+      closed,
+      sleep(5000).then(() => {
+        throw new Error('the paused node still serves the client id another node holds');
+      }),
+    ]);
+
+    const publisher = await connect(n2, { clientId: 'twin-publisher' });
+    await until(
+      'the session on n1 gets the messages',
+      async () => {
+        await publisher.publishAsync('twin/x', 'probe', { qos: 1 });
+        return secondInbox.received.length > 0;
+      },
+      10_000,
+    );
+    assert.equal(firstInbox.received.length, 0, 'the connection let go on the paused node got messages');
+    await publisher.endAsync();
+    await second.endAsync();
+  });
+});

@@ -1,0 +1,174 @@
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { type BrokerNode, until } from './cluster.js';
+import { connect } from './mqtt-helpers.js';
+
+/** One message as a device saw it. */
+export interface Seen {
+  readonly n: number;
+  readonly dup: boolean;
+  readonly qos: number;
+  /** performance.now() when it arrived. */
+  readonly at: number;
+}
+
+/** A connection of the device, as the device saw it: from its CONNACK to its close. */
+export interface Connected {
+  readonly node: string;
+  readonly from: number;
+  to: number | null;
+}
+
+export interface DeviceOptions {
+  readonly clientId: string;
+  /** The nodes it connects to, in turn, one per (re)connect. */
+  readonly nodes: () => readonly BrokerNode[];
+  readonly filter: string;
+  readonly qos: 1 | 2;
+  readonly expirySec: number;
+  readonly keepaliveSec: number;
+  /** The will's topic (payload 'gone'), or none. */
+  readonly willTopic?: string;
+  /** How long it takes over each message before acknowledging it (a slow reader). */
+  readonly readMs?: number;
+}
+
+/**
+ * A persistent subscriber that behaves like a real device: MQTT.js v5 with a session that outlives its
+ * connections, reconnecting on its own (to the next node each time), resubscribing as MQTT.js does.
+ * It records every message with its DUP flag, and each of its connections from CONNACK to close.
+ */
+export class Device {
+  readonly seen: Seen[] = [];
+  readonly connections: Connected[] = [];
+  readonly client: MqttClient;
+  private turn = 0;
+  private current: Connected | null = null;
+  private subscription: Promise<void> | null = null;
+
+  constructor(private readonly options: DeviceOptions) {
+    const { nodes, readMs = 0 } = options;
+    const first = nodes()[0] as BrokerNode;
+    let node = first;
+    const clientOptions: IClientOptions = {
+      clientId: options.clientId,
+      clean: false,
+      protocolVersion: 5,
+      keepalive: options.keepaliveSec,
+      reconnectPeriod: 200,
+      connectTimeout: 2000,
+      properties: { sessionExpiryInterval: options.expirySec },
+      ...(options.willTopic === undefined
+        ? {}
+        : { will: { topic: options.willTopic, payload: Buffer.from('gone'), qos: 1, retain: false } }),
+      transformWsUrl: () => {
+        const all = nodes();
+        node = all[this.turn++ % all.length] as BrokerNode;
+        return `${node.url}/mqtt`;
+      },
+    };
+    this.client = mqtt.connect(`${first.url}/mqtt`, clientOptions);
+    this.client.on('error', () => undefined);
+    this.client.on('connect', () => {
+      this.current = { node: node.id, from: performance.now(), to: null };
+      this.connections.push(this.current);
+      // MQTT.js subscribes again on its own only for what it subscribed in this process.
+      if (this.subscription === null) {
+        this.subscription = this.client
+          .subscribeAsync(options.filter, { qos: options.qos })
+          .then(() => undefined);
+      }
+    });
+    this.client.on('close', () => {
+      if (this.current !== null) this.current.to = performance.now();
+      this.current = null;
+    });
+    this.client.handleMessage = (packet, done) => {
+      if (packet.cmd === 'publish') {
+        this.seen.push({
+          n: Number(packet.payload.toString()),
+          dup: packet.dup,
+          qos: packet.qos,
+          at: performance.now(),
+        });
+      }
+      if (readMs === 0) done();
+      else setTimeout(done, readMs);
+    };
+  }
+
+  /** Whether the device had a connection open at `at` (by its own view). */
+  connectedAt(at: number): boolean {
+    return this.connections.some((c) => c.from <= at && (c.to === null || c.to >= at));
+  }
+
+  /** Resolves once the first subscription is in place (the first SUBACK). */
+  async subscribed(): Promise<void> {
+    await until('the device subscribed', () => this.subscription !== null, 10_000);
+    await this.subscription;
+  }
+
+  async end(): Promise<void> {
+    await this.client.endAsync(true);
+  }
+}
+
+/** A publisher of numbered QoS 1/2 messages; `acked` are those its broker acknowledged (PUBACK/PUBCOMP). */
+export class Publisher {
+  readonly acked: number[] = [];
+  private stopped = false;
+  private running: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly client: MqttClient) {}
+
+  static async on(node: BrokerNode, clientId: string): Promise<Publisher> {
+    return new Publisher(await connect(node, { clientId }));
+  }
+
+  /** Publishes 1, 2, 3, ... to `topic`, one after the other, `gapMs` apart, until `stop`. */
+  start(topic: string, qos: 1 | 2, gapMs: number): void {
+    this.running = (async () => {
+      for (let n = 1; !this.stopped; n++) {
+        await this.client.publishAsync(topic, String(n), { qos });
+        this.acked.push(n);
+        await new Promise((resolve) => setTimeout(resolve, gapMs));
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+    await this.client.endAsync();
+  }
+}
+
+/** What a run did to the guarantees: acknowledged messages lost, repeats without DUP, QoS 2 repeats. */
+export interface Verdict {
+  readonly lost: number[];
+  readonly repeatsWithoutDup: number[];
+  readonly qos2Repeats: number[];
+}
+
+export function judge(acked: readonly number[], device: Device): Verdict {
+  const copies = new Map<number, Seen[]>();
+  for (const m of device.seen) copies.set(m.n, [...(copies.get(m.n) ?? []), m]);
+  return {
+    lost: acked.filter((n) => !copies.has(n)),
+    repeatsWithoutDup: [...copies].filter(([, c]) => c.slice(1).some((m) => !m.dup)).map(([n]) => n),
+    qos2Repeats: [...copies].filter(([, c]) => c.length > 1 && c[0]?.qos === 2).map(([n]) => n),
+  };
+}
+
+/** Wills that reached `watcher` for `topic`, with when each arrived. */
+export async function watchWills(
+  node: BrokerNode,
+  topic: string,
+): Promise<{ at: number[]; end(): Promise<void> }> {
+  const watcher = await connect(node, { clientId: `wills-${Math.random().toString(36).slice(2)}` });
+  const at: number[] = [];
+  watcher.on('message', (t) => {
+    if (t === topic) at.push(performance.now());
+  });
+  await watcher.subscribeAsync(topic, { qos: 1 });
+  return { at, end: () => watcher.endAsync() };
+}
