@@ -71,6 +71,13 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
         );
       },
     );
+    const copies = (n: number) =>
+      device.seen.filter((m) => m.n === n).map((m) => `${Math.round(m.at)}${m.dup ? ' DUP' : ''}`);
+    assert.deepEqual(
+      verdict().repeatsWithoutDup.map((n) => `${n}: ${copies(n).join(', ')}`),
+      [],
+      `a repeat went out without DUP (connections ${JSON.stringify(device.connections)})`,
+    );
     const whileConnected = wills.at.filter((at) => device.connectedAt(at));
     assert.equal(
       whileConnected.length,

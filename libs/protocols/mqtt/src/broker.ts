@@ -131,7 +131,7 @@ export class MqttBroker {
     for (const { clientId, subscription } of matches) {
       if (subscription.noLocal && clientId === message.publisherId) continue;
       // A subscription fed by the stream gets its QoS 1/2 messages from there, not twice (it still counts).
-      if (queues !== null && queues.isQueued(clientId, subscription)) {
+      if (queues !== null && queues.takes(clientId, subscription, message)) {
         streamFed++;
         continue;
       }
@@ -153,7 +153,7 @@ export class MqttBroker {
   /** The common fan-in case, one matching subscription: nothing to group, no encoding to share. */
   private routeToOne({ clientId, subscription }: SubscriptionMatch, message: MqttMessage): number {
     if (subscription.noLocal && clientId === message.publisherId) return 0;
-    if (message.stored === true && this.queues !== null && this.queues.isQueued(clientId, subscription))
+    if (message.stored === true && this.queues !== null && this.queues.takes(clientId, subscription, message))
       return 1;
     const session = this.sessions.get(clientId);
     if (session === undefined) return 0;

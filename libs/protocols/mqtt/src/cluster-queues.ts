@@ -110,8 +110,13 @@ export class ClusterQueues implements MessageQueues {
     return this.interest.wants(topic);
   }
 
-  isQueued(clientId: string, subscription: Subscription): boolean {
-    return this.feeds.get(keyOf(clientId, subscription))?.ready === true;
+  takes(clientId: string, subscription: Subscription, message: MqttMessage): boolean {
+    const feed = this.feeds.get(keyOf(clientId, subscription));
+    if (feed === undefined) return false;
+    if (feed.ready) return true;
+    if (feed.held === null || feed.held.length >= this.broker.config.maxQueuedMessages) return false;
+    feed.held.push(message);
+    return true;
   }
 
   async store(message: MqttMessage): Promise<void> {
@@ -144,6 +149,7 @@ export class ClusterQueues implements MessageQueues {
       members: new Map([[session.clientId, { session, subscription }]]),
       cursor: 0,
       ready: false,
+      held: subscription.group === null ? [] : null,
       opened: Promise.resolve(),
       failures: 0,
       starting: false,

@@ -75,7 +75,7 @@ export class ClusterShares {
       const session = this.broker.sessions.get(clientId);
       if (session === undefined || session.owner === null) continue;
       // The group's stream consumer brings its QoS 1/2 messages here, acknowledged one by one.
-      if (message.stored === true && queues !== null && queues.isQueued(clientId, subscription)) return;
+      if (message.stored === true && queues !== null && queues.takes(clientId, subscription, message)) return;
       joined.cursor = (joined.cursor + step + 1) % members.length;
       this.broker.deliver(session, deliveryFor(message, [subscription], false));
       return;

@@ -82,9 +82,12 @@ export class FeedReader {
     if (jsm === null) return;
     const subjects = filterToSubjects(feed.filter).map((subject) => this.prefix + subject);
     const expiryMs = this.broker.config.maxSessionExpirySec * 1000;
+    // Only a feed holding what was routed to it asks whether its consumers were there already.
+    let existed = feed.held !== null;
     try {
       let revision = 0;
       for (const [i, durable] of feed.durables.entries()) {
+        if (existed) existed = await jsm.consumers.info(this.stream, durable).then(Boolean, () => false);
         // Stored from now on, on every node once its watch has it (`everywhere` below waits for that).
         revision = await this.interest.add(durable, feed.filter);
         await jsm.consumers.add(this.stream, {
@@ -102,11 +105,23 @@ export class FeedReader {
       await this.interest.everywhere(revision);
     } catch (err) {
       this.failed(feed, err, 'mqtt: stream consumer not made yet; its QoS 1/2 messages stay on their node');
+      this.release(feed, true);
       return this.later(feed, () => (feed.opened = this.open(feed)));
     }
     if (this.feeds.get(feed.key) !== feed) return;
     feed.ready = true;
+    this.release(feed, !existed);
     await this.consume(feed);
+  }
+
+  /** What the feed held while it opened goes out from here (`deliver`) or is left to the stream. */
+  private release(feed: Feed, deliver: boolean): void {
+    const held = feed.held;
+    feed.held = null;
+    if (held === null || !deliver) return;
+    for (const { session, subscription } of feed.members.values()) {
+      for (const message of held) this.broker.deliver(session, deliveryFor(message, [subscription], false));
+    }
   }
 
   /** Runs `step` in a moment if the feed is still in use then. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type ConsumerMessages } from '@nats-io/jetstream';
+import { type MqttMessage } from './message.js';
 import { type Session } from './session.js';
 import { type Subscription } from './subscription.js';
 
@@ -25,6 +26,13 @@ export interface Feed {
   cursor: number;
   /** Set once its consumers exist: from then on its QoS 1/2 messages come only from the stream. */
   ready: boolean;
+  /**
+   * A session's own feed while it opens: the stored messages routed to it meanwhile. If its consumers
+   * were there before (a session resumed from another node), the stream holds these too and they are
+   * dropped here; if they were made now, after these were stored, these go out from here. Null once
+   * known, and for a group's feed.
+   */
+  held: MqttMessage[] | null;
   /** Settles once its consumers exist, or could not be made. */
   opened: Promise<void>;
   /** Failed attempts in a row to make or read its consumers. */

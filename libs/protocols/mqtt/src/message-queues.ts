@@ -11,8 +11,12 @@ import { type Subscription } from './subscription.js';
 export interface MessageQueues {
   /** Whether a stream consumer anywhere reads `topic`: only then is a QoS 1/2 message on it stored. */
   wants(topic: string): boolean;
-  /** Whether this subscription gets its stored QoS 1/2 messages from the stream (so routing skips it for them). */
-  isQueued(clientId: string, subscription: Subscription): boolean;
+  /**
+   * Whether this subscription gets the stored QoS 1/2 `message` from the stream (so routing skips it):
+   * true once its consumers are read, and while they are being opened (the message then waits until it
+   * is known whether they held it already).
+   */
+  takes(clientId: string, subscription: Subscription, message: MqttMessage): boolean;
   /** Resolves once the stream holds the message (one that `wants` its topic); rejects when it could not store it. */
   store(message: MqttMessage): Promise<void>;
   subscribed(session: Session, subscription: Subscription): void;
