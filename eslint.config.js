@@ -20,7 +20,7 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },
   {
-    files: ['apps/bench/**', 'scripts/**'],
+    files: ['apps/bench/**', 'scripts/**', 'test/nemesis/**'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -11,6 +11,8 @@ import { createTestSchema, type TestSchema } from './postgres.js';
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const NATS_SERVER = process.env['NATS_SERVER_BIN'] ?? '/usr/sbin/nats-server';
 const START_TIMEOUT_MS = 15_000;
+/** The test clusters' cluster.nodeTimeoutMs: a node silent this long is dead to the others. */
+export const TEST_NODE_TIMEOUT_MS = 1500;
 
 async function until(
   what: string,
@@ -86,8 +88,8 @@ export class TestNats {
     await this.startServer(index, false);
   }
 
-  /** Kills server `index` at once (SIGKILL), waiting for the exit. */
-  async kill(index: number): Promise<void> {
+  /** Kills server `index` at once (SIGKILL, or SIGTERM: a clean shutdown), waiting for the exit. */
+  async kill(index: number, signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
     const server = this.servers[index] as NatsServer;
     const child = server.child;
     if (child === null) return;
@@ -95,13 +97,16 @@ export class TestNats {
     if (child.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
-      child.kill('SIGKILL');
+      child.kill(signal);
     });
   }
 
-  /** Stops every server at once (SIGKILL: no goodbye to the clients), waiting for the exits. */
-  async stop(): Promise<void> {
-    await Promise.all(this.servers.map((_, i) => this.kill(i)));
+  /**
+   * Stops every server at once (SIGKILL: no goodbye to the clients, and what JetStream had not flushed is
+   * gone; SIGTERM: the shutdown an operator's restart does), waiting for the exits.
+   */
+  async stop(signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
+    await Promise.all(this.servers.map((_, i) => this.kill(i, signal)));
   }
 
   async close(): Promise<void> {
@@ -311,7 +316,7 @@ export class TestCluster {
           ...(this.options.config?.['cluster'] as Record<string, unknown> | undefined),
           name: this.name,
           heartbeatMs: 250,
-          nodeTimeoutMs: 1500,
+          nodeTimeoutMs: TEST_NODE_TIMEOUT_MS,
           requestTimeoutMs: 1500,
           mqttAckWaitMs: 2000,
         },

@@ -55,6 +55,8 @@ export class Device {
       protocolVersion: 5,
       keepalive: options.keepaliveSec,
       reconnectPeriod: 200,
+      // A refusal (0x88 while a dead node's sessions are not yet free) is a reason to try again, not to stop.
+      reconnectOnConnackError: true,
       connectTimeout: 2000,
       properties: { sessionExpiryInterval: options.expirySec },
       ...(options.willTopic === undefined
@@ -112,9 +114,17 @@ export class Device {
   }
 }
 
-/** A publisher of numbered QoS 1/2 messages; `acked` are those its broker acknowledged (PUBACK/PUBCOMP). */
+/** The longest a publish waits for its acknowledgement before it counts as not acknowledged. */
+const PUBLISH_TIMEOUT_MS = 10_000;
+
+/**
+ * A publisher of numbered QoS 1/2 messages; `acked` are those its broker acknowledged (PUBACK/PUBCOMP),
+ * with when (`ackedAt`); a refusal (a PUBACK with a failure code) or no answer is not an acknowledgement.
+ */
 export class Publisher {
   readonly acked: number[] = [];
+  readonly ackedAt: number[] = [];
+  refused = 0;
   private stopped = false;
   private running: Promise<void> = Promise.resolve();
 
@@ -128,8 +138,17 @@ export class Publisher {
   start(topic: string, qos: 1 | 2, gapMs: number): void {
     this.running = (async () => {
       for (let n = 1; !this.stopped; n++) {
-        await this.client.publishAsync(topic, String(n), { qos });
-        this.acked.push(n);
+        const answered = await Promise.race([
+          this.client.publishAsync(topic, String(n), { qos }).then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), PUBLISH_TIMEOUT_MS)),
+        ]);
+        if (answered) {
+          this.acked.push(n);
+          this.ackedAt.push(performance.now());
+        } else this.refused++;
         await new Promise((resolve) => setTimeout(resolve, gapMs));
       }
     })();

@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { TestCluster } from './support/cluster.js';
+import { type Nemesis, reportTable, runNemesis, seeded } from './support/nemesis-run.js';
+
+/** The faults of the short run, each once, in an order the seed draws. */
+function shuffled(nemeses: readonly Nemesis[], random: () => number): Nemesis[] {
+  const order = [...nemeses];
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j] as Nemesis, order[i] as Nemesis];
+  }
+  return order;
+}
+
+describe('nemesis: a short seeded run (npm run chaos runs the long one)', () => {
+  // nats-server restarts are left to the long run: under QoS 1 traffic they still lose about one
+  // acknowledged message each (issue 36), which this test would only hide behind a bound.
+  it('nodes killed and paused past nodeTimeoutMs: nothing acknowledged lost, every repeat with DUP, no will while its device is connected', async () => {
+    // NEMESIS_SEED repeats a run's schedule; the timing is the machine's.
+    const seed = Number(process.env['NEMESIS_SEED'] ?? 36);
+    const schedule = shuffled(['kill', 'pause', 'kill', 'pause'], seeded(seed + 1));
+    const cluster = await TestCluster.start(3);
+    try {
+      const report = await runNemesis(cluster, { seed, schedule, devices: 2, settleMs: 3000 });
+      const table = `${reportTable(report)}\n${cluster.warnings()}`;
+      assert.ok(report.acked > 200, `the workload ran: ${table}`);
+      assert.deepEqual(
+        report.lost.map((l) => `${l.device} #${l.n} after ${l.after?.nemesis ?? 'no fault'}`),
+        [],
+        table,
+      );
+      assert.equal(report.repeatsWithoutDup, 0, table);
+      assert.equal(report.willsWhileConnected, 0, table);
+      assert.equal(report.faults.length, schedule.length);
+    } finally {
+      await cluster.close();
+    }
+  });
+});

@@ -1,0 +1,239 @@
+import { type BrokerNode, TEST_NODE_TIMEOUT_MS, type TestCluster, until } from './cluster.js';
+import { Device, judge, Publisher, watchWills } from './nemesis.js';
+
+/**
+ * The faults a run injects: a node SIGKILLed (and started again under its id), a node SIGSTOPped past
+ * nodeTimeoutMs, nats-server restarted cleanly (SIGTERM) or killed (SIGKILL, losing what JetStream had not
+ * flushed), and a node paused while nats-server restarts.
+ */
+export const NEMESES = ['kill', 'pause', 'nats-restart', 'nats-kill', 'pause-nats-restart'] as const;
+export type Nemesis = (typeof NEMESES)[number];
+
+/** mulberry32: a run's schedule (which fault, which node, how long) repeats with its seed. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface NemesisRunOptions {
+  readonly seed: number;
+  /** The faults, in this order (one round each), or drawn from `NEMESES` until `deadline`. */
+  readonly schedule: readonly Nemesis[] | { readonly deadline: number; readonly nemeses: readonly Nemesis[] };
+  readonly devices: number;
+  /** How long after each fault the cluster is left alone before the next. */
+  readonly settleMs: number;
+  readonly log?: (line: string) => void;
+}
+
+/** One fault as it was injected. */
+export interface Fault {
+  readonly nemesis: Nemesis;
+  readonly node: string;
+  /** performance.now() when it began. */
+  readonly at: number;
+}
+
+/** What one run did to the guarantees, per fault as far as it can be told (a message by when it was acknowledged). */
+export interface NemesisReport {
+  readonly seed: number;
+  readonly faults: readonly Fault[];
+  readonly acked: number;
+  readonly refused: number;
+  /** Acknowledged messages a device never got, each with the fault before its acknowledgement. */
+  readonly lost: readonly { readonly device: string; readonly n: number; readonly after: Fault | null }[];
+  readonly repeats: number;
+  readonly repeatsWithoutDup: number;
+  /** Wills that arrived while their device was connected. */
+  readonly willsWhileConnected: number;
+  readonly wills: number;
+  /** Per device: its connections (node, from, to) and how many messages it got, for a failure to show. */
+  readonly devices: readonly string[];
+  /** A device's connection lost and the next one accepted, in ms, with the fault before the loss. */
+  readonly failovers: readonly { readonly ms: number; readonly after: Fault | null }[];
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs a workload under faults on a running test cluster: its first node (the anchor) hosts a QoS 1
+ * publisher and a will watcher and is never faulted itself; persistent QoS 1 devices with wills and a
+ * 2 s keep-alive read every message, reconnecting on their own to the nodes in turn. After the last
+ * fault the publisher stops and the devices get up to 60 s to catch up; then the checker counts.
+ */
+export async function runNemesis(cluster: TestCluster, options: NemesisRunOptions): Promise<NemesisReport> {
+  const random = seeded(options.seed);
+  const log = options.log ?? (() => undefined);
+  const anchor = cluster.nodes[0] as BrokerNode;
+  const current = (): BrokerNode[] => {
+    const byId = new Map<string, BrokerNode>();
+    for (const node of cluster.nodes) if (node.alive) byId.set(node.id, node);
+    return [...byId.values()];
+  };
+  const run = `r${options.seed}`;
+  const wills = await watchWills(anchor, `wills/${run}/#`);
+  const devices: Device[] = [];
+  for (let i = 0; i < options.devices; i++) {
+    const rotation = current();
+    const start = (i + 1) % rotation.length;
+    devices.push(
+      new Device({
+        clientId: `${run}-d${i}`,
+        nodes: () => {
+          const nodes = current();
+          return [...nodes.slice(start), ...nodes.slice(0, start)];
+        },
+        filter: `chaos/${run}`,
+        qos: 1,
+        expirySec: 60,
+        keepaliveSec: 2,
+        willTopic: `wills/${run}/d${i}`,
+      }),
+    );
+  }
+  for (const device of devices) await device.subscribed();
+  const publisher = await Publisher.on(anchor, `${run}-publisher`);
+  publisher.start(`chaos/${run}`, 1, 20);
+
+  const faults: Fault[] = [];
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const { schedule } = options;
+  for (let round = 0; ; round++) {
+    let nemesis: Nemesis;
+    if (Array.isArray(schedule)) {
+      if (round >= schedule.length) break;
+      nemesis = schedule[round] as Nemesis;
+    } else {
+      const timed = schedule as { deadline: number; nemeses: readonly Nemesis[] };
+      if (performance.now() >= timed.deadline) break;
+      nemesis = pick(timed.nemeses);
+    }
+    const victim = pick(current().filter((node) => node.id !== anchor.id));
+    const fault: Fault = { nemesis, node: victim.id, at: performance.now() };
+    faults.push(fault);
+    log(`fault ${round + 1}: ${nemesis} ${nemesis.startsWith('nats') ? '' : victim.id}`);
+    await inject(cluster, nemesis, victim, random);
+    await sleep(options.settleMs);
+  }
+
+  await publisher.stop();
+  const everything = () => devices.every((device) => judge(publisher.acked, device).lost.length === 0);
+  await until('every device got every acknowledged message', everything, 60_000).catch(() => undefined);
+  const report = checker(options.seed, faults, publisher, devices, wills.at);
+  for (const device of devices) await device.end();
+  await wills.end();
+  return report;
+}
+
+async function inject(
+  cluster: TestCluster,
+  nemesis: Nemesis,
+  victim: BrokerNode,
+  random: () => number,
+): Promise<void> {
+  switch (nemesis) {
+    case 'kill':
+      await victim.kill();
+      await sleep(500 + random() * 1500);
+      await cluster.startNode({}, victim.id);
+      return;
+    case 'pause':
+      victim.pause();
+      await sleep(TEST_NODE_TIMEOUT_MS * 2 + random() * 1500);
+      victim.resume();
+      return;
+    case 'nats-restart':
+    case 'nats-kill':
+      await cluster.nats.stop(nemesis === 'nats-kill' ? 'SIGKILL' : 'SIGTERM');
+      await sleep(random() * 1000);
+      await cluster.nats.restart();
+      return;
+    case 'pause-nats-restart':
+      victim.pause();
+      await cluster.nats.stop('SIGTERM');
+      await cluster.nats.restart();
+      await sleep(1000 + random() * 2000);
+      victim.resume();
+      return;
+  }
+}
+
+function checker(
+  seed: number,
+  faults: readonly Fault[],
+  publisher: Publisher,
+  devices: readonly Device[],
+  willsAt: readonly number[],
+): NemesisReport {
+  const before = (at: number): Fault | null => faults.filter((fault) => fault.at <= at).at(-1) ?? null;
+  const ackedAt = new Map(publisher.acked.map((n, i) => [n, publisher.ackedAt[i] as number]));
+  const lost: { device: string; n: number; after: Fault | null }[] = [];
+  let repeats = 0;
+  let repeatsWithoutDup = 0;
+  const failovers: { ms: number; after: Fault | null }[] = [];
+  for (const device of devices) {
+    const verdict = judge(publisher.acked, device);
+    for (const n of verdict.lost)
+      lost.push({ device: device.client.options.clientId ?? '', n, after: before(ackedAt.get(n) ?? 0) });
+    repeatsWithoutDup += verdict.repeatsWithoutDup.length;
+    repeats += device.seen.length - new Set(device.seen.map((m) => m.n)).size;
+    const connections = device.connections;
+    for (let i = 1; i < connections.length; i++) {
+      const closed = connections[i - 1]?.to ?? null;
+      if (closed !== null)
+        failovers.push({ ms: (connections[i]?.from ?? closed) - closed, after: before(closed) });
+    }
+  }
+  const whileConnected = willsAt.filter((at) => devices.some((device) => device.connectedAt(at)));
+  return {
+    seed,
+    faults,
+    acked: publisher.acked.length,
+    refused: publisher.refused,
+    lost,
+    repeats,
+    repeatsWithoutDup,
+    willsWhileConnected: whileConnected.length,
+    wills: willsAt.length,
+    failovers,
+    devices: devices.map(
+      (device) =>
+        `${device.client.options.clientId}: ${device.seen.length} messages, connections ${device.connections
+          .map((c) => `${c.node} ${Math.round(c.from)}-${c.to === null ? '' : Math.round(c.to)}`)
+          .join(', ')}`,
+    ),
+  };
+}
+
+/** The run as a Markdown table, one row per nemesis. */
+export function reportTable(report: NemesisReport): string {
+  const rows = [
+    '| nemesis | faults | acked msgs lost | failovers | failover median | failover max |',
+    '|---|---|---|---|---|---|',
+  ];
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted.length === 0 ? '-' : `${Math.round(sorted[Math.floor(sorted.length / 2)] as number)} ms`;
+  };
+  for (const nemesis of NEMESES) {
+    const faults = report.faults.filter((fault) => fault.nemesis === nemesis).length;
+    if (faults === 0) continue;
+    const lost = report.lost.filter((l) => l.after?.nemesis === nemesis).length;
+    const failovers = report.failovers.filter((f) => f.after?.nemesis === nemesis).map((f) => f.ms);
+    const max = failovers.length === 0 ? '-' : `${Math.round(Math.max(...failovers))} ms`;
+    rows.push(`| ${nemesis} | ${faults} | ${lost} | ${failovers.length} | ${median(failovers)} | ${max} |`);
+  }
+  rows.push(
+    '',
+    ...report.faults.map((f) => `${Math.round(f.at)}: ${f.nemesis} ${f.node}`),
+    ...report.devices,
+    `seed ${report.seed}: ${report.acked} messages acknowledged (${report.refused} refused), ${report.lost.length} deliveries lost, ` +
+      `${report.repeats} repeats (${report.repeatsWithoutDup} without DUP), ${report.wills} wills (${report.willsWhileConnected} while connected)`,
+  );
+  return rows.join('\n');
+}
