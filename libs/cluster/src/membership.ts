@@ -43,8 +43,9 @@ function beatOf(entry: KvEntry): Beat | null {
  * entry in a KV bucket, every node watches the bucket, and a node whose entry has not changed for
  * `nodeTimeoutMs` (by this node's clock) is dead. A node that stops cleanly deletes its entry, so the
  * others see it go at once; one restarted under the same id shows a new incarnation, and counts as gone
- * and back. A node whose own loop stalled, or that lost NATS, judges nobody on that gap: the heartbeats
- * it could not read are not the others' fault.
+ * and back. A node whose own loop stalled, that lost NATS, or that cannot write its own heartbeat
+ * (JetStream away or electing a leader) judges nobody on that gap: the heartbeats it could not read are
+ * not the others' fault.
  */
 export class Membership {
   private readonly seen = new Map<string, Seen>();
@@ -53,6 +54,8 @@ export class Membership {
   private timer: NodeJS.Timeout | null = null;
   private watch: BucketWatch | null = null;
   private wasConnected = true;
+  /** Whether this node's own last heartbeat was written: while it is not, JetStream is away for it too. */
+  private beating = true;
   private lastTick = performance.now();
 
   constructor(
@@ -174,6 +177,11 @@ export class Membership {
       this.wasConnected = false;
       return;
     }
+    if (!this.beating) {
+      // This node cannot write its own heartbeat (JetStream away, electing a leader, full): the others'
+      // beats fail alike, so nobody is judged until its own write works again.
+      for (const entry of this.seen.values()) entry.at = now;
+    }
     if (!this.wasConnected || late) {
       // Back from an outage, or this process's loop stalled: the heartbeats it could not read meanwhile
       // wait behind this timer, so nobody is judged on that gap.
@@ -183,8 +191,15 @@ export class Membership {
       this.wasConnected = true;
       this.resumed();
     }
-    this.beat().catch((err: unknown) =>
-      this.options.logger.warn({ err: (err as Error).message }, 'cluster heartbeat not written'),
+    this.beat().then(
+      () => {
+        if (!this.beating) this.resumed();
+        this.beating = true;
+      },
+      (err: unknown) => {
+        this.beating = false;
+        this.options.logger.warn({ err: (err as Error).message }, 'cluster heartbeat not written');
+      },
     );
     for (const [node, entry] of this.seen) {
       if (now - entry.at > this.options.nodeTimeoutMs) this.leave(node, 'heartbeat timed out');
