@@ -123,3 +123,45 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     await second.endAsync();
   });
 });
+
+describe('cluster faults: QoS 2 across node moves', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await TestCluster.start(3);
+  });
+  after(() => cluster?.close());
+
+  // Exactly once is not asserted yet: a message can still arrive twice when the session's feed opens on
+  // the next node (about one run in six here), the part of issue 36 still open.
+  it('a QoS 2 persistent subscriber whose connection drops every 300 ms, reconnecting to the next node: every PUBCOMPed message arrives', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const device = new Device({
+      clientId: 'mover',
+      nodes: () => [n2, n3, n1],
+      filter: 'mover/seq',
+      qos: 2,
+      expirySec: 60,
+      keepaliveSec: 5,
+    });
+    await device.subscribed();
+    const publisher = await Publisher.on(n1, 'mover-publisher');
+    publisher.start('mover/seq', 2, 10);
+    await until('the device reads from the stream', () => device.seen.length > 10, 10_000);
+    for (let i = 0; i < 20; i++) {
+      await sleep(300);
+      device.dropConnection();
+    }
+    await publisher.stop();
+    const verdict = () => judge(publisher.acked, device);
+    await until('every acknowledged message arrived', () => verdict().lost.length === 0, 30_000).catch(
+      (err: Error) => {
+        throw new Error(
+          `${err.message}: ${verdict().lost.length} of ${publisher.acked.length} lost (${verdict().lost.join(' ')})\n${cluster.warnings()}`,
+        );
+      },
+    );
+    assert.ok(device.connections.length > 10, 'the device moved between the nodes');
+    await device.end();
+  });
+});

@@ -7,6 +7,8 @@ export interface Seen {
   readonly n: number;
   readonly dup: boolean;
   readonly qos: number;
+  /** Its packet id on the connection that brought it. */
+  readonly packetId: number | undefined;
   /** performance.now() when it arrived. */
   readonly at: number;
 }
@@ -90,12 +92,18 @@ export class Device {
           n: Number(packet.payload.toString()),
           dup: packet.dup,
           qos: packet.qos,
+          packetId: packet.messageId,
           at: performance.now(),
         });
       }
       if (readMs === 0) done();
       else setTimeout(done, readMs);
     };
+  }
+
+  /** Drops its network connection without DISCONNECT (a radio gone): it reconnects to the next node. */
+  dropConnection(): void {
+    (this.client as unknown as { stream?: { destroy(): void } }).stream?.destroy();
   }
 
   /** Whether the device had a connection open at `at` (by its own view). */

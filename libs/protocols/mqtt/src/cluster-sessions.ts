@@ -14,7 +14,15 @@ import {
   type SessionState,
   type WillRecord,
 } from './session-directory.js';
-import { decodeWill, isConflict, keyOf, parseRecord, type SessionRecord, stateOf } from './session-record.js';
+import {
+  decodeWill,
+  isConflict,
+  keyOf,
+  packetIdsOf,
+  parseRecord,
+  type SessionRecord,
+  stateOf,
+} from './session-record.js';
 
 /** The node-addressed request that asks the node holding a client id to let go. */
 const TAKEOVER = 'mqtt.takeover';
@@ -132,7 +140,11 @@ export class ClusterSessions implements SessionDirectory {
         released = outcome;
       }
       const state = released?.state ?? null;
-      const record = this.bucket.recordOf(claimed, expirySec, state?.subscriptions ?? [], will);
+      const record = this.bucket.recordOf(
+        claimed,
+        { subscriptions: [], releasing: [], lastPacketId: 0, ...state, expirySec },
+        will,
+      );
       try {
         // Indexed before the record is taken: a crash between the two still leaves the record findable.
         await this.bucket.index?.put(`${this.node.nodeId}.${key}`, '');
@@ -204,10 +216,18 @@ export class ClusterSessions implements SessionDirectory {
       return { state: clean ? null : stateOf(held), will: null };
     if (!mine) {
       try {
-        const state = await this.node.request<SessionState | null>(held.node, TAKEOVER, {
+        const answer = await this.node.request<SessionState | null>(held.node, TAKEOVER, {
           clientId,
           clean,
         } satisfies TakeoverRequest);
+        const state =
+          answer === null
+            ? null
+            : {
+                ...answer,
+                releasing: packetIdsOf(answer.releasing),
+                lastPacketId: packetIdsOf([answer.lastPacketId])[0] ?? 0,
+              };
         // A holder that has no such session any more (it let go for a claim whose write then failed, with
         // JetStream recovering) leaves its record to decide: what it wrote there last is not lost.
         return { state: state ?? (clean ? null : stateOf(held)), will: null };

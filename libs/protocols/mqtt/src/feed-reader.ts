@@ -30,6 +30,11 @@ const RETRY_MS = 500;
  */
 const PULL_EXPIRES_MS = 5000;
 
+/** JetStream's "consumer not found" (10014). */
+function notFound(err: unknown): boolean {
+  return (err as { code?: number }).code === 10014 || /consumer not found/i.test((err as Error).message);
+}
+
 /**
  * The JetStream side of the feeds on this node: each feed's consumers made (or found), read within its
  * client's window while a client it serves is here, and made or read again after a failure or a loss.
@@ -87,7 +92,9 @@ export class FeedReader {
     try {
       let revision = 0;
       for (const [i, durable] of feed.durables.entries()) {
-        if (existed) existed = await jsm.consumers.info(this.stream, durable).then(Boolean, () => false);
+        // Only "not found" says it was not there: a timeout says nothing, and a resumed session's was.
+        if (existed)
+          existed = await jsm.consumers.info(this.stream, durable).then(Boolean, (err) => !notFound(err));
         // Stored from now on, on every node once its watch has it (`everywhere` below waits for that).
         revision = await this.interest.add(durable, feed.filter);
         await jsm.consumers.add(this.stream, {

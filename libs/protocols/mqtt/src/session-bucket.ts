@@ -1,9 +1,8 @@
 import { type ClusterNode } from '#broker/cluster';
 import { type KV } from '@nats-io/kv';
 import { type Logger } from 'pino';
-import { type WillRecord } from './session-directory.js';
+import { type SessionState, type WillRecord } from './session-directory.js';
 import { encodeWill, isConflict, MAX_RECORD_BYTES, type SessionRecord } from './session-record.js';
-import { type Subscription } from './subscription.js';
 
 /** A claim this node made for a client id: its nonce, and the keep-alive of the connection it is for. */
 export interface Claimed {
@@ -38,19 +37,13 @@ export class SessionBucket {
   }
 
   /** This node's record of a session, as it is written. */
-  recordOf(
-    claimed: Claimed,
-    expirySec: number,
-    subscriptions: readonly Subscription[],
-    will: WillRecord | null,
-  ): string {
+  recordOf(claimed: Claimed, state: SessionState, will: WillRecord | null): string {
     const record: SessionRecord = {
       node: this.node.nodeId,
       incarnation: this.node.incarnation,
       claim: claimed.nonce,
-      expirySec,
       keepAliveSec: claimed.keepAliveSec,
-      subscriptions,
+      ...state,
       will: encodeWill(will),
     };
     const json = JSON.stringify(record);

@@ -2,10 +2,20 @@ import { type MqttMessage } from './message.js';
 import { type Session } from './session.js';
 import { type Subscription } from './subscription.js';
 
-/** What moves with a session from one node to another: its expiry and its subscriptions. */
+/**
+ * What moves with a session from one node to another: its expiry, its subscriptions, and the packet ids
+ * of its QoS 2 deliveries in their PUBREL stage (the stream's part of them is done, the client waits for
+ * PUBREL: the next node sends it, 4.3.3).
+ */
 export interface SessionState {
   readonly expirySec: number;
   readonly subscriptions: readonly Subscription[];
+  readonly releasing: readonly number[];
+  /**
+   * The last packet id the session gave out: the next node continues past it (by `maxInflight`, as a
+   * record may be that far behind), so a new message never takes an id the client may still hold.
+   */
+  readonly lastPacketId: number;
 }
 
 /** A connection's will as the directory keeps it, so another node can publish it if this one dies. */

@@ -2,8 +2,18 @@ import { type MqttConfig } from '#broker/config';
 import { type Clock } from '#broker/gateway';
 import { type MessageQueues } from './message-queues.js';
 import { type SessionDirectory, type SessionState, type WillRecord } from './session-directory.js';
-import { Session, type SessionOwner } from './session.js';
+import { releaseOnly, Session, type SessionOwner } from './session.js';
 import { type Subscription } from './subscription.js';
+
+/** What of a session moves with it to another node. */
+export function stateOfSession(session: Session): SessionState {
+  return {
+    expirySec: session.expirySec,
+    subscriptions: [...session.subscriptions.values()],
+    releasing: session.releasing(),
+    lastPacketId: session.lastPacketId,
+  };
+}
 
 /** The broker state a session's life touches (MqttBroker provides it). */
 export interface SessionHost {
@@ -71,6 +81,8 @@ export class SessionLifecycle {
       session = new Session(clientId);
       sessions.set(clientId, session);
       for (const subscription of imported?.subscriptions ?? []) this.host.subscribe(session, subscription);
+      for (const packetId of imported?.releasing ?? []) session.inflight.set(packetId, releaseOnly(packetId));
+      if (imported !== null) session.lastPacketId = (imported.lastPacketId + config.maxInflight) % 65535;
     }
     // A resumed session's delayed will and expiry are off: its client is back (3.1.3.2.2).
     session.clearTimers(this.host.clock);
@@ -142,7 +154,7 @@ export class SessionLifecycle {
       this.end(session);
       return null;
     }
-    const state = { expirySec: session.expirySec, subscriptions: [...session.subscriptions.values()] };
+    const state = stateOfSession(session);
     session.clearTimers(this.host.clock);
     this.host.endSession(session, true);
     return state;

@@ -23,6 +23,9 @@ export interface SessionRecord {
    */
   readonly keepAliveSec: number;
   readonly subscriptions: readonly Subscription[];
+  /** Packet ids of QoS 2 deliveries in their PUBREL stage. */
+  readonly releasing: readonly number[];
+  readonly lastPacketId: number;
   readonly will: EncodedWill | null;
 }
 
@@ -91,6 +94,15 @@ export function subscriptionOf(raw: unknown): Subscription | null {
   };
 }
 
+/** Packet ids from NATS (a record, another node's answer): integers 1 to 65535, each once; anything else dropped. */
+export function packetIdsOf(raw: unknown): number[] {
+  if (!Array.isArray(raw)) return [];
+  const ids = new Set<number>();
+  for (const id of raw.slice(0, 65535))
+    if (Number.isInteger(id) && id >= 1 && id <= 65535) ids.add(id as number);
+  return [...ids];
+}
+
 export function parseRecord(value: Uint8Array): SessionRecord | null {
   try {
     const record = JSON.parse(Buffer.from(value).toString('utf8')) as SessionRecord;
@@ -104,6 +116,8 @@ export function parseRecord(value: Uint8Array): SessionRecord | null {
       keepAliveSec:
         Number.isInteger(record.keepAliveSec) && record.keepAliveSec > 0 ? record.keepAliveSec : 0,
       subscriptions: record.subscriptions.map(subscriptionOf).filter((s): s is Subscription => s !== null),
+      releasing: packetIdsOf(record.releasing),
+      lastPacketId: packetIdsOf([record.lastPacketId])[0] ?? 0,
       will: record.will ?? null,
     };
   } catch {
@@ -112,7 +126,8 @@ export function parseRecord(value: Uint8Array): SessionRecord | null {
 }
 
 export function stateOf(record: SessionRecord): SessionState {
-  return { expirySec: record.expirySec, subscriptions: record.subscriptions };
+  const { expirySec, subscriptions, releasing, lastPacketId } = record;
+  return { expirySec, subscriptions, releasing, lastPacketId };
 }
 
 /** JetStream's "wrong last sequence": someone else wrote the record since it was read. */

@@ -1,6 +1,7 @@
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { type Session } from './session.js';
+import { stateOfSession } from './session-lifecycle.js';
 import { type SessionBucket } from './session-bucket.js';
 import { isConflict, keyOf, parseRecord } from './session-record.js';
 
@@ -76,12 +77,7 @@ export class SessionWrites {
       return;
     }
     const claimed = this.bucket.claims.get(clientId) ?? { nonce: '', keepAliveSec: 0 };
-    const record = this.bucket.recordOf(
-      claimed,
-      session.expirySec,
-      [...session.subscriptions.values()],
-      session.will,
-    );
+    const record = this.bucket.recordOf(claimed, stateOfSession(session), session.will);
     try {
       this.bucket.revisions.set(clientId, await kv.update(key, record, revision));
     } catch (err) {

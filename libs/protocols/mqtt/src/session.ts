@@ -35,6 +35,30 @@ export interface InFlight extends Delivery {
   state: 'publish' | 'pubrel';
 }
 
+/** The message of a QoS 2 delivery that came from another node in its PUBREL stage: only its id is left. */
+const RELEASED: MqttMessage = {
+  topic: '',
+  payload: Buffer.alloc(0),
+  qos: 2,
+  retain: false,
+  publisherId: null,
+  expiresAt: null,
+  properties: {},
+};
+
+/** A QoS 2 delivery another node took to its PUBREL stage: this node sends the PUBREL (4.3.3, 4.4). */
+export function releaseOnly(packetId: number): InFlight {
+  return {
+    message: RELEASED,
+    qos: 2,
+    retain: false,
+    subscriptionIds: [],
+    packetId,
+    settle: undefined,
+    state: 'pubrel',
+  };
+}
+
 /** What a session's network connection must provide to it. */
 export interface SessionOwner {
   /** Sends a QoS 0 delivery or a new or redelivered in-flight one; false when it was dropped (too large). */
@@ -67,7 +91,8 @@ export class Session {
   pendingWill: (() => void) | null = null;
   /** Cluster mode: the will the directory keeps for this session (the connection's, or one still waiting). */
   will: WillRecord | null = null;
-  private lastPacketId = 0;
+  /** The last packet id given out (a session from another node starts past that node's). */
+  lastPacketId = 0;
 
   constructor(readonly clientId: string) {}
 
@@ -114,6 +139,15 @@ export class Session {
     do this.lastPacketId = (this.lastPacketId % 65535) + 1;
     while (this.inflight.has(this.lastPacketId));
     return this.lastPacketId;
+  }
+
+  /** Packet ids of QoS 2 deliveries in their PUBREL stage (PUBREC received, PUBCOMP not yet). */
+  releasing(): number[] {
+    if (this.inflightTable === null) return [];
+    const ids: number[] = [];
+    for (const inflight of this.inflightTable.values())
+      if (inflight.state === 'pubrel') ids.push(inflight.packetId);
+    return ids;
   }
 
   clearTimers(clock: Clock): void {

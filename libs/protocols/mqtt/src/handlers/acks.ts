@@ -27,13 +27,21 @@ export function handlePubrec(client: MqttClient, packet: IPubrecPacket): void {
   if (inflight?.qos !== 2) {
     return client.write({ cmd: 'pubrel', messageId: id, reasonCode: RC.packetIdNotFound });
   }
-  // The stream's part ends here: from now on only the PUBREL exchange remains, which the session keeps.
-  inflight.settle?.(true);
   if ((packet.reasonCode ?? 0) >= 0x80) {
+    inflight.settle?.(true);
     session.inflight.delete(id);
     return client.broker.pump(session);
   }
   inflight.state = 'pubrel';
+  // The stream's part ends here: from now on only the PUBREL exchange remains, which the session keeps.
+  // In a cluster the stream lets go of the message only once the session's record holds this stage, so
+  // whichever node serves the client next sends the PUBREL; a node that dies before gets it redelivered.
+  const settle = inflight.settle;
+  const directory = client.broker.directory;
+  if (settle !== undefined && directory !== null) {
+    directory.changed(session, session.will);
+    void directory.persisted(session).then(() => settle(true));
+  } else settle?.(true);
   client.sendPubrel(id);
 }
 
@@ -49,5 +57,7 @@ export function handlePubcomp(client: MqttClient, packet: IPubcompPacket): void 
   const session = sessionOf(client);
   if (session.inflight.get(id)?.state !== 'pubrel') return;
   session.inflight.delete(id);
+  // The record forgets the stage too (a PUBREL sent again for it after a move is answered 0x92, harmless).
+  client.broker.directory?.changed(session, session.will);
   client.broker.pump(session);
 }
