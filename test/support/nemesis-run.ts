@@ -79,13 +79,14 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   const wills = await watchWills(anchor, `wills/${run}/#`);
   const devices: Device[] = [];
   for (let i = 0; i < options.devices; i++) {
-    const rotation = current();
+    const rotation = current().filter((node) => node.id !== anchor.id);
     const start = (i + 1) % rotation.length;
     devices.push(
       new Device({
         clientId: `${run}-d${i}`,
+        // Never the anchor: a device there would sit out every fault but NATS's.
         nodes: () => {
-          const nodes = current();
+          const nodes = current().filter((node) => node.id !== anchor.id);
           return [...nodes.slice(start), ...nodes.slice(0, start)];
         },
         filter: `chaos/${run}`,
