@@ -137,14 +137,13 @@ export class OrphanSessions {
   lost(clientId: string, revision: number): boolean {
     const orphan = this.orphans.get(clientId);
     if (orphan === undefined || revision <= orphan.revision) return false;
-    this.cancel(orphan);
-    this.orphans.delete(clientId);
+    this.release(clientId, orphan, false);
     return true;
   }
 
-  /** The revision of each orphan's record as this node wrote it, to check its leases. */
-  held(): [string, number][] {
-    return [...this.orphans].map(([clientId, orphan]) => [clientId, orphan.revision]);
+  /** The client ids of the orphans, to check their leases. */
+  held(): string[] {
+    return [...this.orphans.keys()];
   }
 
   /**

@@ -62,7 +62,7 @@ export class SessionLeases {
   private async checkAll(): Promise<void> {
     const kv = this.bucket.sessions;
     if (kv === null) return;
-    const held = [...this.bucket.revisions.keys(), ...this.orphans.held().map(([clientId]) => clientId)];
+    const held = [...this.bucket.revisions.keys(), ...this.orphans.held()];
     let lost = 0;
     for (const clientId of held) {
       const key = keyOf(clientId);
