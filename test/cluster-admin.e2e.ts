@@ -39,7 +39,7 @@ describe('cluster: the admin API sees every node', () => {
             requireOrigin: true,
           },
         ],
-        // The poll is far away: a change seen within a second came with the notice on NATS.
+        // The poll is far away (ten minutes): a change seen before that came with the notice on NATS.
         store: { refreshIntervalMs: 600_000 },
       },
     });
@@ -102,7 +102,7 @@ describe('cluster: the admin API sees every node', () => {
     }
   });
 
-  it('an origin added through one node is allowed on the others within a second', async () => {
+  it('an origin added through one node is allowed on the others by the notice on NATS, not the store poll', async () => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
     const origin = 'https://new.example';
     assert.equal(await refusedStatus(new WebSocket(`${n2.url}/chat`, 'chat.v1', { origin })), 403);
@@ -112,7 +112,6 @@ describe('cluster: the admin API sees every node', () => {
       body: JSON.stringify({ origin, endpoint: '/chat' }),
     });
     assert.equal(res.status, 201);
-    const added = Date.now();
     for (const node of [n2, n3]) {
       await until(
         `${node.id} allows the new origin`,
@@ -126,10 +125,10 @@ describe('cluster: the admin API sees every node', () => {
           ws.terminate();
           return ok;
         },
-        1000,
+        // Far within the store poll's ten minutes: only the notice can have brought the change.
+        10_000,
       );
     }
-    assert.ok(Date.now() - added < 1000);
   });
 
   it('a node killed with SIGKILL: named as not answering, then its connections leave the listings', async () => {

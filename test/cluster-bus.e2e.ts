@@ -33,6 +33,11 @@ async function untilBridged(publish: () => void, received: () => boolean): Promi
   );
 }
 
+/** The chat messages in `queue` not yet taken, by their text. */
+function texts(queue: MessageQueue): unknown[] {
+  return queue.pending().map((raw) => (JSON.parse(raw) as Record<string, unknown>)['text']);
+}
+
 describe('cluster: the bus across three broker processes', () => {
   let cluster: TestCluster;
 
@@ -49,14 +54,20 @@ describe('cluster: the bus across three broker processes', () => {
       () => bob.ws.send(JSON.stringify({ type: 'say', room: 'lobby', text: 'probe' })),
       () => alice.queue.pending().length > 0,
     );
-    // Drain the probes on both sides, then one real message.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Drain the probes on both sides: a marker sent after them arrives after them (one sender, in order).
+    bob.ws.send(JSON.stringify({ type: 'say', room: 'lobby', text: 'drained' }));
+    await until(
+      'the probes drained on both sides',
+      () => texts(alice.queue).includes('drained') && texts(bob.queue).includes('drained'),
+      5000,
+    );
     alice.queue.clear();
     bob.queue.clear();
     bob.ws.send(JSON.stringify({ type: 'say', room: 'lobby', text: 'hello from n2' }));
     const got = await alice.queue.json();
     assert.equal(got['text'], 'hello from n2');
     assert.equal((await bob.queue.json())['text'], 'hello from n2', 'local delivery on the publishing node');
+    // Nothing else may arrive: a short bounded wait, once the message arrived on both sides.
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.deepEqual(alice.queue.pending(), [], 'nothing delivered twice');
     assert.deepEqual(bob.queue.pending(), [], 'no echo back from NATS');
@@ -89,7 +100,9 @@ describe('cluster: the bus across three broker processes', () => {
       () => inbox.received.length > 0,
     );
     await topicEvents.next();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The probes still on their way arrive before a marker published after them (one publisher, in order).
+    publisher.publish('sensors/drained', 'drained');
+    await until('the probes drained', () => inbox.received.some((m) => m.topic === 'sensors/drained'), 5000);
     const before = inbox.received.length;
     const count = 20;
     for (let i = 1; i <= count; i++) publisher.publish('sensors/temp', String(i));
@@ -108,6 +121,7 @@ describe('cluster: the bus across three broker processes', () => {
     assert.deepEqual(graphqlTemps, temps);
     await until('WAMP got every reading', () => wampEvents.length >= count, 3000);
     assert.deepEqual(wampEvents.map(String), temps);
+    // Nothing else may arrive: a short bounded wait, once every subscriber got every reading.
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(inbox.received.length, before + count, 'nothing delivered twice');
     assert.equal(wampEvents.length, count);
@@ -205,7 +219,13 @@ describe('cluster: the bus across three broker processes', () => {
       () => publisher.publish('load/probe', 'probe'),
       () => survivorInbox.received.length > 0 && doomedInbox.received.length > 0,
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The probes still on their way arrive before a marker published after them (one publisher, in order).
+    publisher.publish('load/drained', 'drained');
+    await until(
+      'the probes drained',
+      () => survivorInbox.received.some((m) => m.topic === 'load/drained'),
+      5000,
+    );
     const start = survivorInbox.received.length;
 
     let sent = 0;
@@ -269,8 +289,9 @@ describe('cluster: the bus across three broker processes', () => {
       () => remoteInbox.received.length > remoteBefore,
     );
     assert.equal((await fetch(`${n1.http}/health/ready`)).status, 200);
-    // Membership came back too: well past the node timeout, nobody was declared dead.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // Membership came back too: once every node has judged the others past the node timeout, nobody was
+    // declared dead.
+    await cluster.untilPastNodeTimeout();
     await cluster.assertFullMembership();
     const again = new WebSocket(`${n1.url}/mqtt`, 'mqtt');
     await opened(again);
@@ -286,7 +307,8 @@ describe('cluster: the bus across three broker processes', () => {
     await until('n1 noticed', () => n1.log().split('NATS connection lost').length > 2, 5000);
     await cluster.nats.restart(true);
     await until('n1 reconnected', () => n1.log().split('NATS connection restored').length > 2, 10_000);
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // The nodes bucket is made again and every node beats into it, past the node timeout.
+    await cluster.untilPastNodeTimeout();
     await cluster.assertFullMembership();
     const subscriber = await mqttConnect(n2, { clientId: 'after-wipe' });
     const inbox = new Inbox(subscriber);

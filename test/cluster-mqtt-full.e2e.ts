@@ -1,8 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect as natsConnect } from '@nats-io/transport-node';
 import { connectAsync } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
 import { persistentSession } from './support/mqtt-helpers.js';
+
+/** The filter subjects of the consumers of the cluster's MQTT stream. */
+async function consumerFilters(cluster: TestCluster): Promise<string[]> {
+  const nc = await natsConnect({ servers: cluster.nats.url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const consumers = await jsm.consumers.list(`${cluster.name}-mqtt-msgs`).next();
+    return consumers.map((c) => c.config.filter_subject ?? '');
+  } finally {
+    await nc.close();
+  }
+}
 
 describe('cluster: MQTT when JetStream is full', () => {
   let cluster: TestCluster;
@@ -21,7 +35,15 @@ describe('cluster: MQTT when JetStream is full', () => {
     // A persistent subscriber that is away keeps every message in the stream.
     const holder = await connectAsync(`${n1.url}/mqtt`, persistentSession('full-holder'));
     await holder.subscribeAsync('full/#', { qos: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Its stream consumers (full, full.>) are there: the publishes below are stored for it.
+    await until(
+      'the stream has the subscription consumers',
+      async () => {
+        const filters = await consumerFilters(cluster);
+        return filters.some((f) => f.endsWith('.full')) && filters.some((f) => f.endsWith('.full.>'));
+      },
+      5000,
+    );
     await holder.endAsync();
 
     const publisher = await connectAsync(`${n2.url}/mqtt`, {
@@ -41,8 +63,9 @@ describe('cluster: MQTT when JetStream is full', () => {
     assert.ok(refusal !== null, `every one of ${acked} publishes was acknowledged: the store never filled`);
     assert.equal((refusal as { reasonCode?: number }).reasonCode, 0x97);
     assert.ok(acked > 0, 'the first messages fitted');
-    // The heartbeats live in memory: nobody was declared dead, and the nodes still serve.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The heartbeats live in memory: they go on, and once every node has judged the others past the node
+    // timeout, nobody was declared dead; the nodes still serve.
+    await cluster.untilPastNodeTimeout();
     await cluster.assertFullMembership();
     // What was acknowledged is delivered.
     const back = await connectAsync(`${n2.url}/mqtt`, persistentSession('full-holder'));

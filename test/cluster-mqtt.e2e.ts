@@ -26,12 +26,14 @@ async function untilFedByStream(subscriber: MqttClient, publisher: MqttClient, t
   );
 }
 
-/** Subscribes a fresh client and returns what arrived as retained within a short wait. */
+/** Subscribes a fresh client and returns what arrived as retained. */
 async function retainedAt(node: BrokerNode, filter: string): Promise<string[]> {
   const c = await connect(node, { clientId: `probe-${Math.random().toString(36).slice(2)}` });
   const inbox = new Inbox(c);
   await c.subscribeAsync(filter, { qos: 1 });
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The retained messages go out right after the SUBACK, before the node reads the next packet: the
+  // SUBACK of a second SUBSCRIBE comes after them.
+  await c.subscribeAsync(`fence/${Math.random().toString(36).slice(2)}`, { qos: 0 });
   await c.endAsync();
   return inbox.received.filter((m) => m.packet.retain).map((m) => `${m.topic}=${m.payload}`);
 }
@@ -64,6 +66,25 @@ async function withStream<T>(
   } finally {
     await nc.close();
   }
+}
+
+/**
+ * Publishes probes on `topic` from a client on `node` until each of `inboxes` got one: their
+ * subscriptions are then live on the bus for what that node publishes.
+ */
+async function untilBusReaches(node: BrokerNode, topic: string, inboxes: readonly Inbox[]): Promise<void> {
+  const prober = await connect(node, { clientId: `prober-${Math.random().toString(36).slice(2)}` });
+  prober.on('error', () => undefined);
+  await until(
+    `a probe on ${topic} from ${node.id} reached every subscriber`,
+    () => {
+      if (inboxes.every((inbox) => inbox.received.some((m) => m.topic === topic))) return true;
+      prober.publish(topic, 'probe');
+      return false;
+    },
+    5000,
+  );
+  prober.end(true);
 }
 
 describe('cluster: MQTT state across nodes', () => {
@@ -128,9 +149,10 @@ describe('cluster: MQTT state across nodes', () => {
     device.on('error', () => undefined);
     await device.subscribeAsync('cmd/device-7', { qos: 1 });
     // The bus needs the watchers' subscriptions on the other nodes before the will can reach them.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await untilBusReaches(doomed, 'wills/probe', inboxes);
     await doomed.kill();
     for (const inbox of inboxes) await inbox.waitFor((m) => m.topic === 'wills/device-7', 8000);
+    // No second will may follow: a short bounded wait, once both watchers got the first.
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.deepEqual(
       inboxes.map((inbox) => inbox.received.filter((m) => m.topic === 'wills/device-7').length),
@@ -184,7 +206,12 @@ describe('cluster: MQTT state across nodes', () => {
     );
     const clients = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
     for (const c of clients) c.on('error', () => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Each twin that was taken over gets its DISCONNECT: at most one stays.
+    await until('the takeovers settled', () => clients.filter((c) => c.connected).length <= 1, 5000).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}: ${clients.filter((c) => c.connected).length} twins still connected`);
+      },
+    );
     const connected = clients.filter((c) => c.connected);
     assert.equal(connected.length, 1, `${connected.length} of ${attempts.length} twins still connected`);
     for (const c of clients) c.end(true);
@@ -235,11 +262,14 @@ describe('cluster: MQTT state across nodes', () => {
       keepalive: 2,
     });
     device.on('error', () => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The bus needs the watcher's subscription before the will can reach it.
+    await untilBusReaches(first, 'wills/probe', [inbox]);
     await first.kill();
     // Back before the others time it out: the new process finds its predecessor's records.
     await cluster.startNode({}, id);
     await inbox.waitFor((m) => m.topic === 'wills/phoenix-device', 8000);
+    // No second will may follow (from a node that counted the old process dead and adopted its sessions
+    // too): a bounded wait, past the node timeout, once the first arrived.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     assert.equal(inbox.received.filter((m) => m.topic === 'wills/phoenix-device').length, 1);
     // The session is still there to resume, on any node.
@@ -389,6 +419,7 @@ describe('cluster: MQTT state across nodes', () => {
     const back = mqtt.connect(`${limited.url}/mqtt`, options);
     const inbox = new Inbox(back);
     await inbox.waitFor((m) => m.payload === '20', 8000);
+    // Nothing more may arrive: a short bounded wait, once the newest arrived.
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.deepEqual(
       inbox.received.map((m) => m.payload),
@@ -527,12 +558,31 @@ describe('cluster: MQTT state across nodes', () => {
     const options = persistentSession('q8-subscriber');
     const first = await connectAsync(`${n1.url}/mqtt`, options);
     await first.subscribeAsync('q8/x', { qos: 1 });
+    // Each UNSUBSCRIBE deletes the consumer (one name for the filter, made again by the SUBSCRIBE after it),
+    // and the answers come back while the loop goes on: JetStream's API audit advisories tell them.
+    const durables = await withStream(cluster, async (jsm, stream) =>
+      (await jsm.consumers.list(stream).next())
+        .filter((c) => c.config.filter_subject?.endsWith('.q8.x'))
+        .map((c) => `$JS.API.CONSUMER.DELETE.${stream}.${c.name}`),
+    );
+    assert.equal(durables.length, 1);
+    const nc = await natsConnect({ servers: cluster.nats.url });
+    let deletions = 0;
+    const audit = nc.subscribe('$JS.EVENT.ADVISORY.API', {
+      callback: (_err, msg) => {
+        if (durables.includes(String(msg.json<{ subject?: unknown }>().subject))) deletions++;
+      },
+    });
+    await nc.flush();
     for (let i = 0; i < 3; i++) {
       await first.unsubscribeAsync('q8/x');
       await first.subscribeAsync('q8/x', { qos: 1 });
     }
     // The deletions of the old consumers settle; the entry of the last one must stay.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await until('JetStream answered the three deletions', () => deletions >= 3, 5000).finally(() => {
+      audit.unsubscribe();
+      return nc.close();
+    });
     await first.endAsync();
     const publisher = await connect(n2, { clientId: 'q8-publisher' });
     await publisher.publishAsync('q8/x', 'owed', { qos: 1 });

@@ -4,6 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { KvWatchInclude, Kvm } from '@nats-io/kv';
+import { connect as natsConnect } from '@nats-io/transport-node';
 import { DEFAULT_CONFIG } from '../../src/default-config.js';
 import { accepts, freePort } from './free-port.js';
 import { createTestSchema, type TestSchema } from './postgres.js';
@@ -13,6 +15,8 @@ const NATS_SERVER = process.env['NATS_SERVER_BIN'] ?? '/usr/sbin/nats-server';
 const START_TIMEOUT_MS = 15_000;
 /** The test clusters' cluster.nodeTimeoutMs: a node silent this long is dead to the others. */
 export const TEST_NODE_TIMEOUT_MS = 1500;
+/** The test clusters' cluster.heartbeatMs: how often a node renews its heartbeat and judges the others. */
+export const TEST_HEARTBEAT_MS = 250;
 
 async function until(
   what: string,
@@ -313,12 +317,12 @@ export class TestCluster {
         ...this.options.config,
         ...config,
         cluster: {
-          ...(this.options.config?.['cluster'] as Record<string, unknown> | undefined),
-          name: this.name,
-          heartbeatMs: 250,
+          heartbeatMs: TEST_HEARTBEAT_MS,
           nodeTimeoutMs: TEST_NODE_TIMEOUT_MS,
           requestTimeoutMs: 1500,
           mqttAckWaitMs: 2000,
+          ...(this.options.config?.['cluster'] as Record<string, unknown> | undefined),
+          name: this.name,
         },
       }),
     );
@@ -363,6 +367,53 @@ export class TestCluster {
           `${node.id} does not see every node: ${/^broker_cluster_nodes.*$/m.exec(metrics)?.[0]}`,
         );
       }
+    }
+  }
+
+  /**
+   * Waits until every running node has renewed its heartbeat (in the cluster's nodes bucket, which must be
+   * there: a node that lost it makes it again) enough times from now on to have judged the others past
+   * TEST_NODE_TIMEOUT_MS by its own ticks: a node that was not seeing another's beats has declared it
+   * dead by then, which assertFullMembership tells. Fails when the bucket or a node's beats do not come.
+   */
+  async untilPastNodeTimeout(timeoutMs = 15_000): Promise<void> {
+    // The judging tick that renews a beat: the last of these runs more than a node timeout after the first.
+    const beats = Math.ceil(TEST_NODE_TIMEOUT_MS / TEST_HEARTBEAT_MS) + 2;
+    const running = this.nodes.filter((node) => node.alive);
+    const counts = new Map<string, number>();
+    const nc = await natsConnect({ servers: this.nats.urls });
+    let stop = (): void => undefined;
+    try {
+      await until(
+        `the ${this.name}-nodes bucket is there`,
+        async () => {
+          try {
+            const kv = await new Kvm(nc).open(`${this.name}-nodes`);
+            const watcher = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
+            stop = () => watcher.stop();
+            void (async () => {
+              for await (const entry of watcher) {
+                if (entry.operation === 'PUT') counts.set(entry.key, (counts.get(entry.key) ?? 0) + 1);
+              }
+            })();
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        timeoutMs,
+      );
+      await until(
+        `every node renewed its heartbeat ${beats} times`,
+        () => running.every((node) => (counts.get(node.id) ?? 0) >= beats),
+        timeoutMs,
+      ).catch((err: Error) => {
+        const seen = running.map((node) => `${node.id}: ${counts.get(node.id) ?? 0}`).join(', ');
+        throw new Error(`${err.message} (${seen})`);
+      });
+    } finally {
+      stop();
+      await nc.close();
     }
   }
 
