@@ -232,10 +232,18 @@ export class ClusterSessions implements SessionDirectory {
         // JetStream recovering) leaves its record to decide: what it wrote there last is not lost.
         return { state: state ?? (clean ? null : stateOf(held)), will: null };
       } catch (err) {
-        if (!(err instanceof NoHolderError || err instanceof NodeTimeoutError)) throw err;
-        // Slow or cut off is not dead: only a death the bucket confirms lets the record decide.
-        if (!(await membership.confirmDead(held.node, held.incarnation))) return 'unavailable';
-        this.log.warn({ clientId, node: held.node }, 'mqtt: the holding node is gone, its record decides');
+        if (err instanceof NoHolderError) {
+          // Nobody listens for it (a process gone with its sockets, or one cut off from NATS): the record
+          // decides at once. A holder still running finds the record moved when it is back, and lets go.
+          this.log.warn(
+            { clientId, node: held.node },
+            'mqtt: the holding node does not listen, its record decides',
+          );
+        } else if (err instanceof NodeTimeoutError) {
+          // Slow or paused is not dead: only a death the bucket confirms lets the record decide.
+          if (!(await membership.confirmDead(held.node, held.incarnation))) return 'unavailable';
+          this.log.warn({ clientId, node: held.node }, 'mqtt: the holding node is gone, its record decides');
+        } else throw err;
       }
     }
     const will = decodeWill(held.will);
