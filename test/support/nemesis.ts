@@ -162,7 +162,9 @@ export class Publisher {
     })();
   }
 
+  /** Stops publishing and disconnects; once, however often it is called. */
   async stop(): Promise<void> {
+    if (this.stopped) return this.running;
     this.stopped = true;
     await this.running;
     await this.client.endAsync();

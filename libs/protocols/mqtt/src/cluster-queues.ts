@@ -30,7 +30,8 @@ const MAX_SUBJECT_BYTES = 3072;
  * subject of its own), named after the client id and the filter so that any node finds it. The node the
  * client is connected to consumes it within the client's window and acknowledges each message on the
  * client's PUBACK (PUBREC for QoS 2); what was in flight when the client left goes back at once, and what
- * was in flight on a node that died comes back after `cluster.mqttAckWaitMs`, in both cases with DUP set.
+ * was in flight on a node that died goes back as the session's consumers open on its next node (after
+ * `cluster.mqttAckWaitMs` if nobody takes the session over), in both cases with DUP set.
  *
  * A shared group on a filter has one durable consumer (two for '#') that every node with a member of it
  * reads while one of them is connected there, handing each message to one member; what a dead node had
@@ -58,7 +59,16 @@ export class ClusterQueues implements MessageQueues {
     this.stream = `${node.name}-mqtt-msgs`;
     this.prefix = node.subject('mqtt', 'msgs', '');
     this.interest = new StreamInterest(node, log);
-    this.reader = new FeedReader(broker, log, this.interest, this.feeds, this.stream, this.prefix, ackWaitMs);
+    this.reader = new FeedReader(
+      node.nc,
+      broker,
+      log,
+      this.interest,
+      this.feeds,
+      this.stream,
+      this.prefix,
+      ackWaitMs,
+    );
   }
 
   async start(): Promise<void> {
@@ -151,6 +161,7 @@ export class ClusterQueues implements MessageQueues {
       ready: false,
       held: subscription.group === null ? [] : null,
       opened: Promise.resolve(),
+      delivered: new Map(),
       failures: 0,
       starting: false,
       consuming: [],

@@ -2,18 +2,20 @@ import { topicMatches } from '#broker/bus';
 import { filterToSubjects } from '#broker/cluster';
 import {
   AckPolicy,
+  type ConsumerInfo,
   type ConsumerMessages,
   DeliverPolicy,
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/nats-core';
+import { nanos, type NatsConnection } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { deliveryFor } from './delivery.js';
 import { type Feed, target } from './feed.js';
 import { decodeMessage } from './message-codec.js';
+import { returnPending } from './pending-return.js';
 import { type Delivery } from './session.js';
 import { type StreamInterest } from './stream-interest.js';
 
@@ -45,6 +47,7 @@ export class FeedReader {
   private stopped = false;
 
   constructor(
+    private readonly nc: NatsConnection,
     private readonly broker: MqttBroker,
     private readonly log: Logger,
     private readonly interest: StreamInterest,
@@ -60,10 +63,13 @@ export class FeedReader {
     this.stopped = true;
   }
 
-  /** The feed's consumers made again, and read from again if a client it serves is here. */
+  /**
+   * The feed's consumers made again, and read from again if a client it serves is here; what they hold
+   * unacknowledged is this node's own, in flight to its client.
+   */
   reopen(feed: Feed): void {
     this.stopFeed(feed);
-    feed.opened = this.open(feed);
+    feed.opened = this.open(feed, false);
   }
 
   /**
@@ -77,12 +83,16 @@ export class FeedReader {
       this.log.warn({ feed: feed.key, why: status.type }, 'mqtt: stream consumer gone, made again');
       // After a moment: a server still removing the consumer's files fails the deletion otherwise.
       this.stopFeed(feed);
-      return this.later(feed, () => (feed.opened = this.open(feed)));
+      return this.later(feed, () => (feed.opened = this.open(feed, false)));
     }
   }
 
-  /** Creates the subscription's consumers (or finds them, made by another node), then consumes if its client is here. */
-  async open(feed: Feed): Promise<void> {
+  /**
+   * Creates the subscription's consumers (or finds them, made by another node), then consumes if its
+   * client is here. A session's feed opening on this node (`inherited`) sends back at once what its
+   * consumers' last reader left unacknowledged: that node is gone or has let the session go.
+   */
+  async open(feed: Feed, inherited = true): Promise<void> {
     const jsm = this.jsm;
     if (jsm === null) return;
     const subjects = filterToSubjects(feed.filter).map((subject) => this.prefix + subject);
@@ -97,7 +107,7 @@ export class FeedReader {
           existed = await jsm.consumers.info(this.stream, durable).then(Boolean, (err) => !notFound(err));
         // Stored from now on, on every node once its watch has it (`everywhere` below waits for that).
         revision = await this.interest.add(durable, feed.filter);
-        await jsm.consumers.add(this.stream, {
+        const info = await jsm.consumers.add(this.stream, {
           durable_name: durable,
           filter_subject: subjects[i] as string,
           ack_policy: AckPolicy.Explicit,
@@ -107,18 +117,38 @@ export class FeedReader {
           // A group's consumer outlives any one node's members: JetStream removes it once nobody reads it.
           ...(feed.group !== null && expiryMs > 0 ? { inactive_threshold: nanos(expiryMs) } : {}),
         });
+        feed.delivered.set(durable, Math.max(feed.delivered.get(durable) ?? 0, info.delivered.stream_seq));
+        // A group's consumer is read by its members' nodes at once: what they hold is theirs.
+        if (inherited && feed.group === null) await this.sendBack(feed, info);
       }
       // The SUBACK this feeds waits until no node would acknowledge unstored what these consumers read.
       await this.interest.everywhere(revision);
     } catch (err) {
       this.failed(feed, err, 'mqtt: stream consumer not made yet; its QoS 1/2 messages stay on their node');
       this.release(feed, true);
-      return this.later(feed, () => (feed.opened = this.open(feed)));
+      return this.later(feed, () => (feed.opened = this.open(feed, inherited)));
     }
     if (this.feeds.get(feed.key) !== feed) return;
     feed.ready = true;
     this.release(feed, !existed);
     await this.consume(feed);
+  }
+
+  /** What a consumer's last reader left unacknowledged comes again now, not after the ack wait. */
+  private async sendBack(feed: Feed, info: ConsumerInfo): Promise<void> {
+    try {
+      const named = await returnPending(this.nc, info);
+      if (named > 0)
+        this.log.info(
+          { feed: feed.key, pending: info.num_ack_pending },
+          'mqtt: deliveries left in flight sent again',
+        );
+    } catch (err) {
+      this.log.warn(
+        { feed: feed.key, err: (err as Error).message },
+        'mqtt: deliveries left in flight come again after the ack wait',
+      );
+    }
   }
 
   /** What the feed held while it opened goes out from here (`deliver`) or is left to the stream. */
@@ -170,7 +200,7 @@ export class FeedReader {
         const messages = await consumer.consume({
           max_messages: Math.max(1, Math.min(window, this.broker.config.maxInflight)),
           expires: PULL_EXPIRES_MS,
-          callback: (msg) => this.deliver(feed, msg),
+          callback: (msg) => this.deliver(feed, durable, msg),
         });
         feed.consuming.push(messages);
         void this.watch(feed, messages);
@@ -184,7 +214,7 @@ export class FeedReader {
     feed.failures = 0;
   }
 
-  private deliver(feed: Feed, msg: JsMsg): void {
+  private deliver(feed: Feed, durable: string, msg: JsMsg): void {
     const member = this.feeds.get(feed.key) === feed ? target(feed) : null;
     if (member === null) return msg.nak();
     const { session, subscription } = member;
@@ -206,11 +236,26 @@ export class FeedReader {
     const delivery: Delivery = {
       ...deliveryFor(message, [subscription], false),
       settle: (done) => (done ? msg.ack() : msg.nak()),
-      redelivered: msg.redelivered,
+      // Both are read: every message read raises the highest sequence seen.
+      redelivered: this.repeated(feed, durable, msg) || msg.redelivered,
     };
     this.broker.deliver(session, delivery);
     // A member subscribed at QoS 0 gets it at most once: sent (or not), it is done.
     if (delivery.qos === 0) msg.ack();
+  }
+
+  /**
+   * Whether a message's stream sequence is at or below the highest this consumer delivered before (a
+   * first delivery never is, a redelivery always is). nats-server before 2.10.16 (nats-io/nats-server
+   * #5305) steps a pull consumer back one sequence when a redelivery finds no pull request waiting, and
+   * then delivers a message it delivered before as if for the first time: without this, its DUP flag
+   * would be missing. The highest starts from the consumer's info, which a step back may have lowered.
+   */
+  private repeated(feed: Feed, durable: string, msg: JsMsg): boolean {
+    const seq = msg.info.streamSequence;
+    const highest = feed.delivered.get(durable) ?? 0;
+    if (seq > highest) feed.delivered.set(durable, seq);
+    return seq <= highest;
   }
 
   stopFeed(feed: Feed): void {

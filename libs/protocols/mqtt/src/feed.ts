@@ -35,6 +35,8 @@ export interface Feed {
   held: MqttMessage[] | null;
   /** Settles once its consumers exist, or could not be made. */
   opened: Promise<void>;
+  /** By consumer: the highest stream sequence it delivered, as its info or its messages said. */
+  readonly delivered: Map<string, number>;
   /** Failed attempts in a row to make or read its consumers. */
   failures: number;
   /** Its consumers are being read from: a second start waits for none. */
