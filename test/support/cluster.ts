@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { KvWatchInclude, Kvm } from '@nats-io/kv';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { DEFAULT_CONFIG } from '../../src/default-config.js';
+import { BlackholeProxy } from './blackhole-proxy.js';
 import { accepts, freePort } from './free-port.js';
 import { createTestSchema, type TestSchema } from './postgres.js';
 
@@ -158,6 +159,8 @@ export class BrokerNode {
   private output = '';
   private exited: Promise<number | null>;
   port = 0;
+  /** Its way to NATS, in a `proxied` cluster. */
+  proxy: BlackholeProxy | null = null;
 
   constructor(
     readonly id: string,
@@ -229,6 +232,20 @@ export class BrokerNode {
     if (this.alive) this.child.kill('SIGSTOP');
   }
 
+  /**
+   * Cuts the node off from NATS (a partition): its path to NATS drops every byte, its clients stay
+   * connected to it. Needs a cluster started with `proxied`.
+   */
+  cut(): void {
+    if (this.proxy === null) throw new Error(`node ${this.id} does not reach NATS through a proxy`);
+    this.proxy.blackhole();
+  }
+
+  /** Ends `cut`: the node's NATS client finds its connection closed and connects again. */
+  heal(): void {
+    this.proxy?.heal();
+  }
+
   /** SIGCONT after `pause`: the process goes on from where it stopped. */
   resume(): void {
     if (this.alive) this.child.kill('SIGCONT');
@@ -252,6 +269,8 @@ export interface ClusterOptions {
   readonly maxFileStore?: number;
   /** nats-servers routed into one NATS cluster (1: a single server). */
   readonly natsServers?: number;
+  /** Each node reaches the (first) nats-server through a proxy of its own, which `cut` blackholes. */
+  readonly proxied?: boolean;
 }
 
 /**
@@ -295,7 +314,9 @@ export class TestCluster {
     id = `n${this.nodes.length + 1}`,
     config: Record<string, unknown> = {},
   ): Promise<BrokerNode> {
-    const node = this.spawn(id, extra, config);
+    const proxy = this.options.proxied === true ? await BlackholeProxy.start(this.natsPort()) : null;
+    const node = this.spawn(id, proxy === null ? extra : { ...extra, NATS_URL: proxy.url }, config);
+    node.proxy = proxy;
     this.nodes.push(node);
     await node.listening();
     return node;
@@ -423,8 +444,13 @@ export class TestCluster {
     return node;
   }
 
+  private natsPort(): number {
+    return Number(new URL(this.nats.url).port);
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.nodes.map((node) => node.kill()));
+    await Promise.all(this.nodes.map((node) => node.proxy?.close()));
     await this.nats.close();
     await this.schema.drop();
     rmSync(this.configDir, { recursive: true, force: true });
