@@ -220,3 +220,63 @@ describe('cluster faults: failover from a killed node', () => {
     assert.ok(redelivered.length > 0, 'what was in flight on the killed node came again with DUP');
   });
 });
+
+describe('cluster faults: a node cut off from NATS', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await TestCluster.start(3, { proxied: true });
+  });
+  after(() => cluster?.close());
+
+  it('its path to NATS blackholed for 10 s under a QoS 1 device with a will: the node lets the device go, which is served elsewhere meanwhile, no will while it is connected, nothing lost', async (t) => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const wills = await watchWills(n1, 'wills/cut');
+    t.after(() => wills.end());
+    // Adopted by the others 1.5 s after the cut, the will would be due 1.5 keep-alives (6 s) later.
+    const device = new Device({
+      clientId: 'cut',
+      nodes: () => [n3, n2, n1],
+      filter: 'cut/seq',
+      qos: 1,
+      expirySec: 60,
+      keepaliveSec: 4,
+      willTopic: 'wills/cut',
+      readMs: 5,
+    });
+    t.after(() => device.end());
+    await device.subscribed();
+    const publisher = await Publisher.on(n1, 'cut-publisher');
+    t.after(() => publisher.stop());
+    publisher.start('cut/seq', 1, 10);
+    await until('the device reads from the stream', () => device.seen.length > 20, 10_000);
+
+    n3.cut();
+    const cutAt = performance.now();
+    await sleep(10_000);
+    const healedAt = performance.now();
+    n3.heal();
+    await publisher.stop();
+
+    const verdict = () => judge(publisher.acked, device);
+    await until('every acknowledged message arrived', () => verdict().lost.length === 0, 30_000).catch(
+      (err: Error) => {
+        throw new Error(
+          `${err.message}: ${verdict().lost.length} of ${publisher.acked.length} lost\n${cluster.warnings()}`,
+        );
+      },
+    );
+    assert.deepEqual(verdict().repeatsWithoutDup, [], 'a repeat went out without DUP');
+    const servedMeanwhile = device.seen.filter((m) => m.at > cutAt + 5000 && m.at < healedAt);
+    assert.ok(
+      servedMeanwhile.length > 0,
+      `the device was served elsewhere while its node was cut off (connections ${JSON.stringify(device.connections)})`,
+    );
+    const whileConnected = wills.at.filter((at) => device.connectedAt(at));
+    assert.equal(
+      whileConnected.length,
+      0,
+      `${whileConnected.length} wills while the device was connected (connections ${JSON.stringify(device.connections)})\n${cluster.warnings()}`,
+    );
+  });
+});

@@ -12,6 +12,9 @@ import { connectNode } from './nats-connect.js';
 import { openBucket } from './open-bucket.js';
 import { MAX_SUBJECT_BYTES, topicToSubject } from './subjects.js';
 
+/** The node-addressed request a node answers to show it reaches the others over NATS. */
+const PING = 'membership.ping';
+
 export interface ScatterResult<T> {
   /** Each answering node's value, by node id. */
   readonly answers: Map<string, T>;
@@ -56,7 +59,16 @@ export class ClusterNode {
       nodeTimeoutMs: config.nodeTimeoutMs,
       logger,
       connected: () => this.isConnected,
+      reachesAny: (nodes) => this.reachesAny(nodes),
     });
+  }
+
+  /** Whether one of `nodes` answers a ping within a heartbeat. */
+  private async reachesAny(nodes: readonly string[]): Promise<boolean> {
+    const pings = nodes.map((node) =>
+      this.request(node, PING, null, this.config.heartbeatMs).then(() => true),
+    );
+    return Promise.any(pings).catch(() => false);
   }
 
   /**
@@ -86,6 +98,7 @@ export class ClusterNode {
       );
       node.buckets.set(`${config.name}-nodes`, nodesOptions);
       node.watchStatus();
+      node.serve(PING, () => true);
       await node.membership.start();
       return node;
     } catch (err) {

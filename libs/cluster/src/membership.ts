@@ -11,6 +11,8 @@ export interface MembershipOptions {
   readonly logger: Logger;
   /** Whether this node's NATS connection is up; while it is down nobody is declared dead. */
   readonly connected: () => boolean;
+  /** Whether any of `nodes` answers this node over core NATS within a heartbeat. */
+  readonly reachesAny: (nodes: readonly string[]) => Promise<boolean>;
 }
 
 export interface MembershipChange {
@@ -46,17 +48,31 @@ function beatOf(entry: KvEntry): Beat | null {
  * and back. A node whose own loop stalled, that lost NATS, or that cannot write its own heartbeat
  * (JetStream away or electing a leader) judges nobody on that gap: the heartbeats it could not read are
  * not the others' fault.
+ *
+ * The others count this node dead `nodeTimeoutMs` after they last saw its heartbeat change, and then
+ * take what it held. So a node whose own heartbeats have not been written for `nodeTimeoutMs` less two
+ * heartbeats tells its lease listeners to let go first, when the others may be judging it: they beat on
+ * while it cannot, or none of them answers it over NATS (cut off, or NATS itself away: it cannot tell
+ * which). When they answer and their beats are stuck too, JetStream is away for all and nobody judges.
  */
 export class Membership {
   private readonly seen = new Map<string, Seen>();
   private readonly listeners = new Set<(change: MembershipChange) => void>();
   private readonly resumeListeners = new Set<() => void>();
+  private readonly leaseListeners = new Set<() => void>();
   private timer: NodeJS.Timeout | null = null;
   private watch: BucketWatch | null = null;
   private wasConnected = true;
   /** Whether this node's own last heartbeat was written: while it is not, JetStream is away for it too. */
   private beating = true;
   private lastTick = performance.now();
+  /** performance.now() when the last heartbeat that was written was sent. */
+  private lastBeat = performance.now();
+  /** Whether the lease listeners were told, since the last heartbeat written. */
+  private leaseLost = false;
+  /** performance.now() when another node's heartbeat was last seen written. */
+  private lastPeerBeat = 0;
+  private probing = false;
 
   constructor(
     private readonly kv: KV,
@@ -69,6 +85,7 @@ export class Membership {
    */
   async start(): Promise<void> {
     await this.ensureAlone();
+    this.lastBeat = performance.now();
     await this.beat();
     this.watch = await watchBucket(this.kv, (entry) => this.saw(entry), {
       log: this.options.logger,
@@ -124,6 +141,16 @@ export class Membership {
     return () => this.resumeListeners.delete(listener);
   }
 
+  /**
+   * Called once this node's heartbeats have gone unwritten for so long that the others may soon count it
+   * dead and take what it holds: whatever it holds under a lease, it lets go of now. Called again only
+   * after a heartbeat was written (which also calls the resume listeners). Returns the unsubscribe.
+   */
+  onLeaseLost(listener: () => void): () => void {
+    this.leaseListeners.add(listener);
+    return () => this.leaseListeners.delete(listener);
+  }
+
   /** Called for each node that joins or leaves the live set; returns the unsubscribe. */
   onChange(listener: (change: MembershipChange) => void): () => void {
     this.listeners.add(listener);
@@ -173,6 +200,8 @@ export class Membership {
     const now = performance.now();
     const late = now - this.lastTick > this.options.heartbeatMs * 2;
     this.lastTick = now;
+    // A stalled loop (late) checks its leases on resume instead: the beat it sends now may well land.
+    if (!late) this.checkLease(now);
     if (!this.options.connected()) {
       this.wasConnected = false;
       return;
@@ -193,7 +222,10 @@ export class Membership {
     }
     this.beat().then(
       () => {
-        if (!this.beating) this.resumed();
+        this.lastBeat = Math.max(this.lastBeat, now);
+        const wasLost = this.leaseLost;
+        this.leaseLost = false;
+        if (!this.beating || wasLost) this.resumed();
         this.beating = true;
       },
       (err: unknown) => {
@@ -204,6 +236,34 @@ export class Membership {
     for (const [node, entry] of this.seen) {
       if (now - entry.at > this.options.nodeTimeoutMs) this.leave(node, 'heartbeat timed out');
     }
+  }
+
+  private checkLease(now: number): void {
+    const { nodeTimeoutMs, heartbeatMs } = this.options;
+    if (this.leaseLost || this.probing || now - this.lastBeat <= nodeTimeoutMs - 2 * heartbeatMs) return;
+    const peers = [...this.seen.keys()];
+    // Nobody to take anything over.
+    if (peers.length === 0) return;
+    if (this.lastPeerBeat > this.lastBeat + 2 * heartbeatMs) return this.loseLease(now, 'the others beat on');
+    const beat = this.lastBeat;
+    this.probing = true;
+    this.options.reachesAny(peers).then(
+      (reached) => {
+        this.probing = false;
+        if (!reached && !this.leaseLost && this.lastBeat === beat)
+          this.loseLease(performance.now(), 'no other node answers');
+      },
+      () => (this.probing = false),
+    );
+  }
+
+  private loseLease(now: number, why: string): void {
+    this.leaseLost = true;
+    this.options.logger.warn(
+      { sinceMs: Math.round(now - this.lastBeat), why },
+      'cluster heartbeats not written: letting go of what this node holds before the others take it',
+    );
+    this.notify(this.leaseListeners, 'membership lease listener failed');
   }
 
   private async beat(): Promise<void> {
@@ -230,6 +290,7 @@ export class Membership {
       this.leave(node, 'restarted');
     }
     const current = this.seen.get(node);
+    this.lastPeerBeat = performance.now();
     if (current !== undefined) {
       current.at = performance.now();
       return;
@@ -246,11 +307,15 @@ export class Membership {
   }
 
   private resumed(): void {
-    for (const listener of this.resumeListeners) {
+    this.notify(this.resumeListeners, 'membership resume listener failed');
+  }
+
+  private notify(listeners: ReadonlySet<() => void>, failed: string): void {
+    for (const listener of listeners) {
       try {
         listener();
       } catch (err) {
-        this.options.logger.error({ err: (err as Error).message }, 'membership resume listener failed');
+        this.options.logger.error({ err: (err as Error).message }, failed);
       }
     }
   }

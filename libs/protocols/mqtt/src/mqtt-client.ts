@@ -153,6 +153,10 @@ export class MqttClient implements SessionOwner, PacketHandler {
     this.disconnect(RC.sessionTakenOver, 'session taken over by another connection');
   }
 
+  useAnotherServer(): void {
+    this.disconnect(RC.useAnotherServer, 'this node lost touch with the cluster');
+  }
+
   /**
    * Shutdown: v5 clients get DISCONNECT 0x8B. `endTransport` false leaves the close to the caller
    * (the WebSocket gateway closes with 1001 right after).

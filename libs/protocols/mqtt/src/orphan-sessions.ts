@@ -112,7 +112,7 @@ export class OrphanSessions {
           throw err;
         }
         if (node !== this.node.nodeId) this.bucket.unindex(node, key);
-        this.adopt(clientId, adopted, revision);
+        this.adopt(clientId, adopted, revision, 'mqtt: adopted the session of a node that is gone');
       } catch {
         // Another survivor won this one, or its client reconnected first.
       }
@@ -141,6 +141,15 @@ export class OrphanSessions {
     return true;
   }
 
+  /**
+   * A session of this node's that let its connection go while this node was cut off from the cluster:
+   * it waits here as an orphan under the lease this node had (`revision`), like an adopted one; if the
+   * others adopted it meanwhile, the lease check on reconnecting lets it go without its will.
+   */
+  keep(clientId: string, record: SessionRecord, revision: number): void {
+    this.adopt(clientId, record, revision, 'mqtt: kept a session whose connection was let go, as an orphan');
+  }
+
   /** The client ids of the orphans, to check their leases. */
   held(): string[] {
     return [...this.orphans.keys()];
@@ -152,10 +161,10 @@ export class OrphanSessions {
    * and the will's delay and the session's expiry run from then. Each act (the will, the expiry) is done
    * under the lease: only if the record is still the one this node wrote.
    */
-  private adopt(clientId: string, record: SessionRecord, revision: number): void {
+  private adopt(clientId: string, record: SessionRecord, revision: number, why: string): void {
     const orphan: Orphan = { record, revision, willTimer: null, expiryTimer: null };
     this.orphans.set(clientId, orphan);
-    this.log.info({ clientId }, 'mqtt: adopted the session of a node that is gone');
+    this.log.info({ clientId }, why);
     const { clock } = this.broker;
     const grace = graceOf(record);
     const will = decodeWill(record.will);

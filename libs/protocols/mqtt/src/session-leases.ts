@@ -16,6 +16,7 @@ import { type SessionWrites } from './session-writes.js';
 export class SessionLeases {
   private watch: BucketWatch | null = null;
   private offResume: (() => void) | null = null;
+  private offLeaseLost: (() => void) | null = null;
   private checking: Promise<void> | null = null;
 
   constructor(
@@ -45,10 +46,12 @@ export class SessionLeases {
       },
     );
     this.offResume = this.node.membership.onResume(() => void this.check());
+    this.offLeaseLost = this.node.membership.onLeaseLost(() => this.fence());
   }
 
   stop(): void {
     this.offResume?.();
+    this.offLeaseLost?.();
     this.watch?.stop();
   }
 
@@ -79,6 +82,23 @@ export class SessionLeases {
       if (this.saw(key, entry?.revision ?? Number.MAX_SAFE_INTEGER, record)) lost++;
     }
     if (held.length > 0) this.log.info({ held: held.length, lost }, 'mqtt: session leases checked');
+  }
+
+  /**
+   * This node's heartbeats went unwritten (cut off from NATS, JetStream away): before the others may
+   * count it dead and adopt its sessions, each one they would act for (persistent, or with a will) lets
+   * its connection go (0x9C: the client reconnects to another node) and waits here as an orphan, its will
+   * and expiry done under the lease this node had, if it still has it once NATS answers again.
+   */
+  private fence(): void {
+    let fenced = 0;
+    for (const clientId of [...this.bucket.revisions.keys()]) {
+      const kept = this.writes.fence(clientId);
+      if (kept === null) continue;
+      this.orphans.keep(clientId, kept.record, kept.revision);
+      fenced++;
+    }
+    if (fenced > 0) this.log.warn({ fenced }, 'mqtt: cut off from the cluster, sessions let go here');
   }
 
   /** A record as it is now; true when this node held it and lets go. */

@@ -42,6 +42,7 @@ const AWAY: SessionOwner = {
   sendPubrel: () => undefined,
   sendWindow: 0,
   takeOver: () => undefined,
+  useAnotherServer: () => undefined,
 };
 
 export type Attached = { readonly session: Session; readonly present: boolean } | null;

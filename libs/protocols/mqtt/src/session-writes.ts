@@ -1,9 +1,9 @@
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
-import { type Session } from './session.js';
+import { type Session, type SessionOwner } from './session.js';
 import { stateOfSession } from './session-lifecycle.js';
 import { type SessionBucket } from './session-bucket.js';
-import { isConflict, keyOf, parseRecord } from './session-record.js';
+import { isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';
 
 /**
  * A held session's record kept in step with its session: one write per session per turn, the record
@@ -99,6 +99,30 @@ export class SessionWrites {
    */
   lost(clientId: string): void {
     this.log.info({ clientId }, 'mqtt: session taken by another node, letting go here');
+    this.letGo(clientId, (owner) => owner.takeOver());
+  }
+
+  /**
+   * This node lost touch with the cluster and the others may soon adopt its sessions: a persistent
+   * session, or one with a will, lets its connection go (DISCONNECT 0x9C, no will) and its record as this
+   * node last knew it is returned with its revision, for the orphans to keep under that lease. Null for a
+   * session that stays (a clean one without a will: nobody else would act for it).
+   */
+  fence(clientId: string): { record: SessionRecord; revision: number } | null {
+    const session = this.broker.sessions.get(clientId);
+    const revision = this.bucket.revisions.get(clientId);
+    const claimed = this.bucket.claims.get(clientId);
+    if (session === undefined || revision === undefined || claimed === undefined) return null;
+    if (session.expirySec === 0 && session.will === null) return null;
+    const record = parseRecord(
+      Buffer.from(this.bucket.recordOf(claimed, stateOfSession(session), session.will)),
+    );
+    if (record === null) return null;
+    this.letGo(clientId, (owner) => owner.useAnotherServer());
+    return { record, revision };
+  }
+
+  private letGo(clientId: string, close: (owner: SessionOwner) => void): void {
     this.bucket.revisions.delete(clientId);
     this.bucket.claims.delete(clientId);
     const session = this.broker.sessions.get(clientId);
@@ -110,7 +134,7 @@ export class SessionWrites {
       // here ends without it, its session no longer its own when it closes.
       const owner = session.owner;
       session.owner = null;
-      owner?.takeOver();
+      if (owner !== null) close(owner);
       if (this.broker.sessions.get(clientId) === session) {
         session.clearTimers(this.broker.clock);
         this.broker.endSession(session, true);

@@ -68,6 +68,8 @@ export interface SessionOwner {
   readonly sendWindow: number;
   /** Another connection took this client id (v5 DISCONNECT 0x8E). */
   takeOver(): void;
+  /** This node can no longer prove it holds the session (v5 DISCONNECT 0x9C: use another server). */
+  useAnotherServer(): void;
 }
 
 /**
