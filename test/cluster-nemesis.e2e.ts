@@ -16,11 +16,11 @@ function shuffled(nemeses: readonly Nemesis[], random: () => number): Nemesis[] 
 describe('nemesis: a short seeded run (npm run chaos runs the long one)', () => {
   // nats-server restarts are left to the long run: under QoS 1 traffic they still lose about one
   // acknowledged message each (issue 36), which this test would only hide behind a bound.
-  it('nodes killed and paused past nodeTimeoutMs: nothing acknowledged lost, every repeat with DUP, no will while its device is connected', async () => {
+  it('nodes killed, paused and cut off from NATS past nodeTimeoutMs: nothing acknowledged lost, every repeat with DUP, no will while its device is connected, served to the end', async () => {
     // NEMESIS_SEED repeats a run's schedule; the timing is the machine's.
     const seed = Number(process.env['NEMESIS_SEED'] ?? 36);
-    const schedule = shuffled(['kill', 'pause', 'kill', 'pause'], seeded(seed + 1));
-    const cluster = await TestCluster.start(3);
+    const schedule = shuffled(['kill', 'pause', 'cut', 'kill', 'pause'], seeded(seed + 1));
+    const cluster = await TestCluster.start(3, { proxied: true });
     try {
       const report = await runNemesis(cluster, { seed, schedule, devices: 2, settleMs: 3000 });
       const table = `${reportTable(report)}\n${cluster.warnings()}`;
@@ -32,6 +32,7 @@ describe('nemesis: a short seeded run (npm run chaos runs the long one)', () => 
       );
       assert.equal(report.repeatsWithoutDup, 0, table);
       assert.equal(report.willsWhileConnected, 0, table);
+      assert.deepEqual(report.stopped, [], table);
       assert.equal(report.faults.length, schedule.length);
     } finally {
       await cluster.close();

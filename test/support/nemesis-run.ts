@@ -3,10 +3,11 @@ import { Device, judge, Publisher, watchWills } from './nemesis.js';
 
 /**
  * The faults a run injects: a node SIGKILLed (and started again under its id), a node SIGSTOPped past
- * nodeTimeoutMs, nats-server restarted cleanly (SIGTERM) or killed (SIGKILL, losing what JetStream had not
- * flushed), and a node paused while nats-server restarts.
+ * nodeTimeoutMs, a node cut off from NATS past nodeTimeoutMs (its path blackholed: the cluster must be
+ * started `proxied`), nats-server restarted cleanly (SIGTERM) or killed (SIGKILL, losing what JetStream
+ * had not flushed), and a node paused while nats-server restarts.
  */
-export const NEMESES = ['kill', 'pause', 'nats-restart', 'nats-kill', 'pause-nats-restart'] as const;
+export const NEMESES = ['kill', 'pause', 'cut', 'nats-restart', 'nats-kill', 'pause-nats-restart'] as const;
 export type Nemesis = (typeof NEMESES)[number];
 
 /** mulberry32: a run's schedule (which fault, which node, how long) repeats with its seed. */
@@ -56,6 +57,11 @@ export interface NemesisReport {
   readonly devices: readonly string[];
   /** A device's connection lost and the next one accepted, in ms, with the fault before the loss. */
   readonly failovers: readonly { readonly ms: number; readonly after: Fault | null }[];
+  /**
+   * What had stopped being served by the end (the last fault's settle time over): the publisher, if its
+   * last acknowledgement is older than that, and each device whose last message is.
+   */
+  readonly stopped: readonly string[];
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -125,7 +131,7 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   await publisher.stop();
   const everything = () => devices.every((device) => judge(publisher.acked, device).lost.length === 0);
   await until('every device got every acknowledged message', everything, 60_000).catch(() => undefined);
-  const report = checker(options.seed, faults, publisher, devices, wills.at);
+  const report = checker(options.seed, faults, publisher, devices, wills.at, options.settleMs);
   for (const device of devices) await device.end();
   await wills.end();
   return report;
@@ -147,6 +153,11 @@ async function inject(
       victim.pause();
       await sleep(TEST_NODE_TIMEOUT_MS * 2 + random() * 1500);
       victim.resume();
+      return;
+    case 'cut':
+      victim.cut();
+      await sleep(TEST_NODE_TIMEOUT_MS * 2 + random() * 3000);
+      victim.heal();
       return;
     case 'nats-restart':
     case 'nats-kill':
@@ -170,6 +181,7 @@ function checker(
   publisher: Publisher,
   devices: readonly Device[],
   willsAt: readonly number[],
+  settleMs: number,
 ): NemesisReport {
   const before = (at: number): Fault | null => faults.filter((fault) => fault.at <= at).at(-1) ?? null;
   const ackedAt = new Map(publisher.acked.map((n, i) => [n, publisher.ackedAt[i] as number]));
@@ -191,6 +203,14 @@ function checker(
     }
   }
   const whileConnected = willsAt.filter((at) => devices.some((device) => device.connectedAt(at)));
+  // Served until the end: something acknowledged and received after the last fault had settled.
+  const settled = (faults.at(-1)?.at ?? 0) + settleMs;
+  const stopped = [
+    ...((publisher.ackedAt.at(-1) ?? 0) < settled ? ['the publisher'] : []),
+    ...devices
+      .filter((device) => (device.seen.at(-1)?.at ?? 0) < settled)
+      .map((device) => device.client.options.clientId ?? ''),
+  ];
   return {
     seed,
     faults,
@@ -202,6 +222,7 @@ function checker(
     willsWhileConnected: whileConnected.length,
     wills: willsAt.length,
     failovers,
+    stopped,
     devices: devices.map(
       (device) =>
         `${device.client.options.clientId}: ${device.seen.length} messages, connections ${device.connections
@@ -235,6 +256,7 @@ export function reportTable(report: NemesisReport): string {
     ...report.devices,
     `seed ${report.seed}: ${report.acked} messages acknowledged (${report.refused} refused), ${report.lost.length} deliveries lost, ` +
       `${report.repeats} repeats (${report.repeatsWithoutDup} without DUP), ${report.wills} wills (${report.willsWhileConnected} while connected)`,
+    report.stopped.length === 0 ? 'served to the end' : `STOPPED SERVING: ${report.stopped.join(', ')}`,
   );
   return rows.join('\n');
 }
