@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { connect as netConnect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import {
   connect as http2Connect,
@@ -236,5 +238,83 @@ describe('WebSocket over HTTP/2 with TLS (ALPN h2): a real module', () => {
     const ws = new WebSocket(`wss://127.0.0.1:${broker.port}/chat`, 'chat.v1', { rejectUnauthorized: false });
     await opened(ws);
     ws.close();
+  });
+});
+
+/** `promise`, or a failure naming `what` once `ms` have passed. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} after ${ms} ms`)), ms)),
+  ]);
+}
+
+/** Server-side sockets of `port` in CLOSE-WAIT: the client closed, the broker has not. */
+function closeWaitSockets(port: number): number {
+  const out = execFileSync('ss', ['-tnH', 'state', 'close-wait', `( sport = :${port} )`]).toString();
+  return out.split('\n').filter((line) => line.trim() !== '').length;
+}
+
+describe('HTTP/2: streams that never finish, and clients that go away (http.requestTimeoutMs 1 s)', () => {
+  let broker: TestBroker;
+  before(async () => {
+    broker = await startTestBroker({
+      http: { http2: true, requestTimeoutMs: 1000, headersTimeoutMs: 1000 },
+      endpoints: ENDPOINTS,
+    });
+  });
+  after(() => broker?.close());
+
+  it('a CONNECT without :protocol is refused at once (405), though its stream never ends', async () => {
+    const h2 = await session(`http://127.0.0.1:${broker.port}`);
+    const stream = h2.request(
+      { ':method': 'CONNECT', ':authority': `127.0.0.1:${broker.port}` },
+      { endStream: false },
+    );
+    stream.on('error', () => undefined);
+    const [response] = (await within(once(stream, 'response'), 5000, 'no answer')) as [IncomingHttpHeaders];
+    assert.equal(response[':status'], 405);
+    h2.destroy();
+  });
+
+  it('a request whose body never ends is answered or reset within requestTimeoutMs, and the idle connection is closed', async () => {
+    const h2 = await session(`http://127.0.0.1:${broker.port}`);
+    const closedByServer = once(h2, 'close');
+    const stream = h2.request({ ':path': '/health' }, { endStream: false });
+    stream.on('error', () => undefined);
+    stream.resume();
+    await within(once(stream, 'close'), 10_000, 'the stream is still open');
+    await within(closedByServer, 10_000, 'the idle connection is still open');
+  });
+
+  it('clients that go away with streams open leave no socket behind (no CLOSE-WAIT)', async () => {
+    const sockets: Socket[] = [];
+    const sessions = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const socket = netConnect(broker.port, '127.0.0.1');
+        sockets.push(socket);
+        const h2 = http2Connect(`http://127.0.0.1:${broker.port}`, { createConnection: () => socket });
+        h2.on('error', () => undefined);
+        await once(h2, 'remoteSettings');
+        return h2;
+      }),
+    );
+    for (const h2 of sessions) {
+      h2.request({ ':method': 'CONNECT', ':authority': 'x' }, { endStream: false }).on(
+        'error',
+        () => undefined,
+      );
+      h2.request({ ':path': '/health' }, { endStream: false }).on('error', () => undefined);
+    }
+    // The client's socket ends (FIN) with its streams still open.
+    for (const socket of sockets) socket.end();
+    await waitFor(() => closeWaitSockets(broker.port) === 0, 10_000).catch(() => {
+      throw new Error(`${closeWaitSockets(broker.port)} sockets still in CLOSE-WAIT after 10 s`);
+    });
+    for (const h2 of sessions) h2.destroy();
+    // The broker still answers.
+    const h2 = await session(`http://127.0.0.1:${broker.port}`);
+    assert.equal((await h2Request(h2, { ':path': '/health' })).status, 200);
+    h2.close();
   });
 });

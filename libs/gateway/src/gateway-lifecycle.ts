@@ -68,6 +68,7 @@ export class GatewayLifecycle
         maxStreams: this.config.limits.maxConnectionsPerAddress + 100,
         idleTimeoutMs: http.requestTimeoutMs,
         maxHeaderBytes: http.maxHeaderSize,
+        requestTimeoutMs: http.requestTimeoutMs,
         connect: this.gateway.onExtendedConnect,
       });
     }

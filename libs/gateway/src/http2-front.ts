@@ -1,5 +1,6 @@
 import { type Server } from 'node:http';
 import {
+  constants,
   createServer,
   type Http2Session,
   type IncomingHttpHeaders,
@@ -8,7 +9,8 @@ import {
 import { type Socket } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { Server as TlsServer, type TLSSocket } from 'node:tls';
-import { type ClientCertificate, type HandshakeRequest } from '#broker/handshake';
+import { type ClientCertificate, type HandshakeRequest, type Reject } from '#broker/handshake';
+import { respondRejection } from './handshake-responses.js';
 import { type ClientOrigin } from './forwarded.js';
 import { bridgeToHttp1, type BridgedPeer } from './http2-bridge.js';
 
@@ -22,6 +24,8 @@ export interface Http2Options {
   readonly idleTimeoutMs: number;
   /** A stream's header block may be this large (SETTINGS_MAX_HEADER_LIST_SIZE): HTTP/1.1's head limit. */
   readonly maxHeaderBytes: number;
+  /** An ordinary request must have arrived whole (END_STREAM) this long after its headers: HTTP/1.1's limit. */
+  readonly requestTimeoutMs: number;
   /** An extended CONNECT (RFC 8441): the WebSocket handshake's business. */
   readonly connect: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, peer: BridgedPeer) => void;
 }
@@ -90,10 +94,7 @@ export class Http2Front {
     h2.on('session', (session: Http2Session) => {
       this.sessions.set(session, 0);
       session.once('close', () => this.sessions.delete(session));
-      session.setTimeout(this.options.idleTimeoutMs, () => {
-        // Open WebSockets have their own pings; an idle connection with none goes.
-        if (this.sessions.get(session) === 0) session.close();
-      });
+      this.armIdle(session);
     });
     h2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
       stream.on('error', () => stream.destroy());
@@ -102,7 +103,10 @@ export class Http2Front {
         this.sessions.set(session, (this.sessions.get(session) ?? 0) + 1);
         stream.once('close', () => {
           const open = this.sessions.get(session);
-          if (open !== undefined) this.sessions.set(session, open - 1);
+          if (open === undefined) return;
+          this.sessions.set(session, open - 1);
+          // The idle time runs again from the last stream's end (Node's fires once per quiet spell).
+          if (open === 1) this.armIdle(session);
         });
       }
       const socket = session?.socket;
@@ -111,10 +115,54 @@ export class Http2Front {
         encrypted: (socket as TLSSocket | undefined)?.encrypted === true,
       };
       if (headers[':method'] === 'CONNECT' && headers[':protocol'] !== undefined)
-        this.options.connect(stream, headers, peer);
-      else bridgeToHttp1(this.http1, stream, headers, peer);
+        return this.options.connect(stream, headers, peer);
+      if (headers[':method'] === 'CONNECT') return this.refuse(stream, TUNNEL);
+      this.bound(stream);
+      bridgeToHttp1(this.http1, stream, headers, peer);
     });
     return h2;
+  }
+
+  /** A connection with no stream open and no frame for `idleTimeoutMs` is closed (GOAWAY). */
+  private armIdle(session: Http2Session): void {
+    session.setTimeout(this.options.idleTimeoutMs, () => {
+      // Open WebSockets have their own pings; an idle connection with none goes.
+      if (this.sessions.get(session) === 0) session.close();
+    });
+  }
+
+  /** A refusal on the stream; the client may still be sending: it is told to stop (RST_STREAM NO_ERROR). */
+  private refuse(stream: ServerHttp2Stream, reject: Reject): void {
+    stopAfterResponse(stream);
+    respondRejection(stream, reject);
+  }
+
+  /**
+   * An ordinary request's stream ends: once its response went out (a request still being sent is told
+   * to stop, as RFC 9113 section 8.1 allows), and at the latest `requestTimeoutMs` after its headers when
+   * the request has not arrived whole by then (408 if nothing was answered yet). Without this, a stream
+   * that never sends END_STREAM held its connection open for good.
+   */
+  private bound(stream: ServerHttp2Stream): void {
+    stopAfterResponse(stream);
+    const { requestTimeoutMs } = this.options;
+    const timer = setTimeout(() => {
+      if (stream.closed || stream.destroyed) return;
+      if (stream.headersSent) return stream.close(constants.NGHTTP2_CANCEL);
+      respondRejection(stream, {
+        kind: 'reject',
+        status: 408,
+        headers: {},
+        problem: {
+          title: 'Request timeout',
+          detail: `The request did not arrive whole within ${requestTimeoutMs} ms.`,
+        },
+        endpoint: null,
+      });
+    }, requestTimeoutMs);
+    timer.unref();
+    stream.once('end', () => clearTimeout(timer));
+    stream.once('close', () => clearTimeout(timer));
   }
 
   /** Cleartext: the first bytes say HTTP/2 (the preface) or HTTP/1.1 (anything else). */
@@ -138,6 +186,28 @@ export class Http2Front {
     };
     socket.on('data', onData);
   }
+}
+
+/** CONNECT without `:protocol` asks for a tunnel: this server is no proxy. */
+const TUNNEL: Reject = {
+  kind: 'reject',
+  status: 405,
+  headers: {},
+  problem: {
+    title: 'Method not allowed',
+    detail:
+      'CONNECT without :protocol asks for a tunnel, and this server is not a proxy; a WebSocket is an ' +
+      'extended CONNECT with :protocol websocket (RFC 8441).',
+  },
+  endpoint: null,
+};
+
+/** Once the stream's response is all written, a request still arriving is told to stop (RST_STREAM NO_ERROR). */
+function stopAfterResponse(stream: ServerHttp2Stream): void {
+  stream.once('finish', () => {
+    if (!stream.closed && !stream.destroyed && !stream.readableEnded)
+      stream.close(constants.NGHTTP2_NO_ERROR);
+  });
 }
 
 /**
