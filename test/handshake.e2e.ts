@@ -212,6 +212,22 @@ describe('handshake over real sockets', () => {
     assert.deepEqual(statuses, ['200', '101'], res.raw.slice(0, 300));
   });
 
+  it('a connection that pipelines past 32 waiting requests is closed, and what it queued is not served', async () => {
+    const request = 'GET /admin/v1/endpoints HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    // Closed with requests unread, the socket may be reset before anything was answered.
+    const res = await rawExchange(broker.port, request.repeat(2000), 10_000).catch(
+      (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ECONNRESET') throw err;
+        return null;
+      },
+    );
+    const answered = res?.raw.match(/HTTP\/1\.1 /g)?.length ?? 0;
+    assert.ok(res === null || res.closed, `the connection is still open after ${answered} answers`);
+    assert.ok(answered <= 32, `${answered} of 2,000 pipelined requests answered`);
+    const bystander = await rawExchange(broker.port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.equal(bystander.status, 200);
+  });
+
   it('a plain GET pipelined behind a refusal is not handled at all', async () => {
     const before = await plainCount();
     const refused = 'GET /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n\r\n';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { SocketOrder } from './socket-order.js';
+import { MAX_WAITING_REQUESTS, SocketOrder } from './socket-order.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -51,5 +51,29 @@ describe('SocketOrder', () => {
     order.run(socket, async () => void done.push('after'));
     await tick();
     assert.deepEqual(done, ['after']);
+  });
+
+  it('a socket past MAX_WAITING_REQUESTS waiting is destroyed and reported; what waited is not served, a finished queue frees its room', async () => {
+    const overflowed: unknown[] = [];
+    const order = new SocketOrder(
+      () => assert.fail('no failure expected'),
+      (socket) => overflowed.push(socket),
+    );
+    const calm = new PassThrough();
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < MAX_WAITING_REQUESTS; i++) order.run(calm, async () => undefined);
+      await tick();
+    }
+    assert.equal(calm.destroyed, false, 'waiting requests that finish give their room back');
+    const flood = new PassThrough();
+    let served = 0;
+    let release!: () => void;
+    order.run(flood, () => new Promise<void>((resolve) => (release = resolve)));
+    for (let i = 1; i <= MAX_WAITING_REQUESTS; i++) order.run(flood, async () => void served++);
+    assert.equal(flood.destroyed, true);
+    assert.deepEqual(overflowed, [flood]);
+    release();
+    await tick();
+    assert.equal(served, 0);
   });
 });

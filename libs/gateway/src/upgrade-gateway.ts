@@ -48,7 +48,14 @@ import { destroySocket, WsHandoff } from './ws-handoff.js';
 @Injectable()
 export class UpgradeGateway {
   private context: HandshakeContext | null = null;
-  private readonly order = new SocketOrder((err, socket) => this.failed(err, socket));
+  private readonly order = new SocketOrder(
+    (err, socket) => this.failed(err, socket),
+    (socket) =>
+      this.logger.warn(
+        { client: (socket as Duplex & { remoteAddress?: string }).remoteAddress },
+        'connection closed: too many pipelined requests waiting',
+      ),
+  );
   /** Who the client is, believing only trusted proxies. */
   private readonly forwarded: ForwardedHeaders;
   private readonly credentialPrefixes: readonly string[];
