@@ -228,6 +228,24 @@ describe('handshake over real sockets', () => {
     assert.equal(bystander.status, 200);
   });
 
+  it('an upgrade pipelined behind a probe waits for the probe: the 200, then the 101; a refused upgrade leaves the probe answered', async () => {
+    for (const probe of ['/metrics', '/health/ready', '/health']) {
+      const res = await rawExchange(
+        broker.port,
+        `GET ${probe} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n` +
+          upgradeRequest('/echo', { 'Sec-WebSocket-Protocol': 'echo.v1' }),
+      );
+      const statuses = [...res.raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+      assert.deepEqual(statuses, ['200', '101'], `${probe}: ${res.raw.slice(0, 300)}`);
+      const refused = await rawExchange(
+        broker.port,
+        `GET ${probe} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n` + upgradeRequest('/nope'),
+      );
+      const refusedStatuses = [...refused.raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+      assert.deepEqual(refusedStatuses, ['200', '404'], `${probe}: ${refused.raw.slice(0, 300)}`);
+    }
+  });
+
   it('a plain GET pipelined behind a refusal is not handled at all', async () => {
     const before = await plainCount();
     const refused = 'GET /echo HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n\r\n';

@@ -60,6 +60,7 @@ export class GatewayModule implements NestModule {
    * `req.url`, and under the application's global prefix, which endpoint paths do not carry.
    */
   configure(_consumer: MiddlewareConsumer): void {
+    this.adapterHost.httpAdapter.use(this.gateway.inOrder);
     this.adapterHost.httpAdapter.use(this.ops.handle);
     this.adapterHost.httpAdapter.use(refuseWhileDraining(this.connections));
     this.adapterHost.httpAdapter.use(this.gateway.handleRequest);

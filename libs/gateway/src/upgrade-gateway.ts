@@ -94,43 +94,56 @@ export class UpgradeGateway {
     });
   }
 
-  /** Express middleware, first in the chain: plain GETs on endpoint paths and upgrade attempts Node did not treat as upgrades. */
-  readonly handleRequest = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    const socket = req.socket;
-    this.order.run(socket, async () => {
-      const attempt = attemptOf(req, this.forwarded.resolve(req));
-      const decision = await this.decide(attempt);
-      if (decision === null || decision.kind === 'pass' || decision.kind === 'accept') {
-        // An 'accept' cannot happen here: Node emits 'upgrade' whenever both headers are present.
-        // The application answers; what is pipelined behind (an upgrade above all, whose 101 Node
-        // would let out at once) waits until that answer has left.
-        return new Promise<void>((resolve) => {
+  /**
+   * Express middleware, first in the chain: each request takes its turn on its socket and keeps it
+   * until its response has left, so that what is pipelined behind (an upgrade above all, whose 101 Node
+   * would let out at once) waits, whoever answers it: a probe, the application, or `handleRequest`.
+   * Nothing behind a refusal is served.
+   */
+  readonly inOrder = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    this.order.run(
+      req.socket,
+      () =>
+        new Promise<void>((resolve) => {
           res.once('finish', resolve);
           res.once('close', resolve);
           next();
-        });
-      }
-      if (decision.kind === 'plain') {
-        this.metrics.plainRequests.inc({ endpoint: decision.endpoint.path });
-        this.logDecision(attempt, 200, decision.endpoint.path, null, 'upgrade headers missing');
-        const page = plainPage(decision.endpoint, decision.acceptsHtml);
-        res.writeHead(200, { 'Content-Type': page.type, 'Cache-Control': 'no-store' }).end(page.body);
-        return;
-      }
-      this.order.refuse(socket);
-      this.refused(attempt, decision);
-      res.shouldKeepAlive = false;
-      const body = problemBody(decision);
-      res
-        .writeHead(decision.status, {
-          ...decision.headers,
-          Connection: rejectionConnection(decision),
-          'Content-Type': 'application/problem+json',
-          'Content-Length': Buffer.byteLength(body),
-        })
-        .end(body);
-    });
+        }),
+    );
   };
+
+  /** Express middleware, after the probes: plain GETs on endpoint paths and upgrade attempts Node did not treat as upgrades. */
+  readonly handleRequest = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    const socket = req.socket;
+    void this.decideRequest(req, res, next).catch((err: Error) => this.failed(err, socket));
+  };
+
+  private async decideRequest(req: IncomingMessage, res: ServerResponse, next: () => void): Promise<void> {
+    const socket = req.socket;
+    const attempt = attemptOf(req, this.forwarded.resolve(req));
+    const decision = await this.decide(attempt);
+    // An 'accept' cannot happen here: Node emits 'upgrade' whenever both headers are present.
+    if (decision === null || decision.kind === 'pass' || decision.kind === 'accept') return next();
+    if (decision.kind === 'plain') {
+      this.metrics.plainRequests.inc({ endpoint: decision.endpoint.path });
+      this.logDecision(attempt, 200, decision.endpoint.path, null, 'upgrade headers missing');
+      const page = plainPage(decision.endpoint, decision.acceptsHtml);
+      res.writeHead(200, { 'Content-Type': page.type, 'Cache-Control': 'no-store' }).end(page.body);
+      return;
+    }
+    this.order.refuse(socket);
+    this.refused(attempt, decision);
+    res.shouldKeepAlive = false;
+    const body = problemBody(decision);
+    res
+      .writeHead(decision.status, {
+        ...decision.headers,
+        Connection: rejectionConnection(decision),
+        'Content-Type': 'application/problem+json',
+        'Content-Length': Buffer.byteLength(body),
+      })
+      .end(body);
+  }
 
   /** A handshake that threw where no answer could be written: logged, and the socket closed. */
   private failed(err: Error, socket: Duplex): void {
