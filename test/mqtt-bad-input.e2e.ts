@@ -12,6 +12,11 @@ import { closed, opened } from './support/ws-helpers.js';
 const QOS3_PUBLISH = [0x36, 0x07, 0x00, 0x01, 0x74, 0x00, 0x01, 0x00, 0x78];
 /** A PUBLISH whose topic length (0x00ff) runs past the end of the packet. */
 const TRUNCATED_PUBLISH = [0x30, 0x04, 0x00, 0xff, 0x74, 0x74];
+/**
+ * A retained QoS 1 v5 PUBLISH to "a/b" whose user property's key length (0x1326) runs past its property
+ * block: the attacker's packet (issue 37), once acknowledged and retained.
+ */
+const PROPERTY_OVERRUN = Buffer.from('331d0003612f6200031326d501610001620300017808000172090001636869', 'hex');
 /** A QoS 1 PUBLISH with packet id 0 (v5: topic "t", id 0, no properties, payload "x"). */
 const PACKET_ID_ZERO = [0x32, 0x07, 0x00, 0x01, 0x74, 0x00, 0x00, 0x00, 0x78];
 
@@ -49,6 +54,23 @@ describe('mqtt module: bad input gets the protocol answer, others are untouched'
     const raw = await RawMqtt.connected(url);
     raw.sendBytes(QOS3_PUBLISH);
     await expectDisconnect(raw, 0x81, 1002);
+  });
+
+  it('a user property whose length runs past its properties: v5 DISCONNECT 0x81, not acknowledged, not retained', async () => {
+    const raw = await RawMqtt.connected(url);
+    raw.sendBytes(PROPERTY_OVERRUN);
+    await expectDisconnect(raw, 0x81, 1002);
+    const reader = await connect(broker);
+    const inbox = new Inbox(reader);
+    await reader.subscribeAsync('a/b', { qos: 1 });
+    // A marker after the subscription: a retained copy of the bad packet would have come before it.
+    await reader.publishAsync('a/b', 'marker', { qos: 1 });
+    const got = await inbox.wait(1);
+    assert.deepEqual(
+      got.map((m) => m.payload),
+      ['marker'],
+    );
+    await reader.endAsync();
   });
 
   it('a truncated packet: v5 DISCONNECT 0x81', async () => {

@@ -8,6 +8,10 @@ import { internalsOf, parseString, type Parser, type ParserInternals } from './m
  * UTF-8 a malformed packet, on which the server closes the connection. mqtt-packet decodes strings with
  * Buffer#toString, which turns bad bytes into U+FFFD and lets them through; it has no strict option, so
  * this parser's string reader checks the bytes first (node:buffer's isUtf8) and fails the parse.
+ *
+ * A string whose length runs past the packet fails it too: mqtt-packet's reader returns null then, and
+ * where it does not check (a user property's name or value, a string property), it stored the property
+ * as null and read the bytes after the length as the next properties, acknowledging a malformed packet.
  */
 export function strictParser(settings: { protocolVersion?: number }): Parser {
   const parser = mqttPacket.parser(settings);
@@ -19,7 +23,11 @@ function strictString(this: ParserInternals): string | null {
   // The two length bytes come first; the string's bytes run from there to where the reader stops.
   const start = this._pos + 2;
   const text = parseString.call(this);
-  if (text === null || isUtf8(this._list.slice(start, this._pos))) return text;
+  if (text === null) {
+    this._emitError(new Error('a string runs past the end of its packet'));
+    return null;
+  }
+  if (isUtf8(this._list.slice(start, this._pos))) return text;
   this._emitError(new Error('ill-formed UTF-8 in a string'));
   return null;
 }
