@@ -391,6 +391,16 @@ describe('admin API', () => {
       );
     });
 
+    it('400 for a body nested deeper than 64 levels (3,000 under the size limit), as problem+json; the API still answers', async () => {
+      const deep = `{"origin":${'['.repeat(3000)}${']'.repeat(3000)}}`;
+      const refused = problem(
+        await api.post('/admin/v1/origins').set(auth).set('Content-Type', 'application/json').send(deep),
+        400,
+      );
+      assert.match(String(refused['detail']), /nested/);
+      await api.get('/admin/v1/origins').set(auth).expect(200);
+    });
+
     it('records every change with who, what, before and after', async () => {
       const added = await api
         .post('/admin/v1/origins')
