@@ -110,6 +110,19 @@ describe('graphql-transport-ws raw frames: every close code and bad message', ()
     ws.close();
   });
 
+  it('a value nested 2,000 levels deep (4 KB, under maxTokens) answers error for that id; the connection stays', async () => {
+    const { ws, queue } = await acked();
+    const deep = `{ a(x: ${'['.repeat(2000)}${']'.repeat(2000)}) }`;
+    ws.send(JSON.stringify({ type: 'subscribe', id: 'deep', payload: { query: deep } }));
+    const answer = await queue.json();
+    assert.equal(answer.type, 'error', JSON.stringify(answer));
+    assert.equal(answer.id, 'deep');
+    assert.match(JSON.stringify(answer.payload), /nest/);
+    ws.send(JSON.stringify({ type: 'subscribe', id: 'bad', payload: { query: '{ nope }' } }));
+    assert.equal((await queue.json()).id, 'bad', 'the connection still answers');
+    ws.close();
+  });
+
   it('invalid JSON, an invalid message, an unknown type or a server-only type: 4400 with the reason', async () => {
     for (const [frame, reason] of [
       ['{not json', 'Invalid message: not JSON'],

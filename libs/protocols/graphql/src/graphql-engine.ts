@@ -20,6 +20,7 @@ import {
   type GraphqlModuleOptions,
   type GraphqlSession,
 } from './graphql.options.js';
+import { nestingDepth } from './document-nesting.js';
 import { operationLimitsRule } from './operation-limits.rule.js';
 import { repetitionLimitsRule } from './repetition-limits.rule.js';
 
@@ -57,6 +58,12 @@ export type OperationOutcome = ExecutionResult | AsyncGenerator<ExecutionResult,
  */
 /** Documents whose parse and validation are remembered, by their text (most recently used kept). */
 const VALIDATED_DOCUMENTS = 256;
+
+/**
+ * How deep a document's brackets may nest before it is parsed. Far above what a selection within
+ * `maxDepth` with list arguments needs, far below what overflows graphql-js's recursive parser.
+ */
+const MAX_NESTING = 128;
 
 type Checked = { readonly document: DocumentNode } | { readonly errors: readonly GraphQLError[] };
 
@@ -128,6 +135,12 @@ export class GraphqlEngine {
     }
     let checked: Checked;
     try {
+      const depth = nestingDepth(query);
+      if (depth > MAX_NESTING) {
+        throw new GraphQLError(
+          `The document nests ${depth} brackets deep, more than ${MAX_NESTING}: it is not run.`,
+        );
+      }
       const document = parse(query, { maxTokens: this.limits.maxTokens });
       const limited = validate(this.schema, document, this.limitRules);
       const errors = limited.length > 0 ? limited : validate(this.schema, document, specifiedRules);
