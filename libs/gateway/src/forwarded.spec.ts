@@ -84,6 +84,16 @@ describe('ForwardedHeaders', () => {
     assert.equal(junk.address, '127.0.0.1');
   });
 
+  it('a parameter twice in one Forwarded element (for=a;for=b, RFC 7239 section 4): the peer’s own address', () => {
+    for (const forwarded of ['for=203.0.113.5;for=203.0.113.6', 'for=203.0.113.5;proto=https;PROTO=http']) {
+      const origin = behindProxy.resolve(request('127.0.0.1', { forwarded }));
+      assert.deepEqual(origin, { address: '127.0.0.1', secure: false, host: undefined }, forwarded);
+    }
+    // The same parameter in two elements is two hops, as it should be.
+    const hops = behindProxy.resolve(request('127.0.0.1', { forwarded: 'for=203.0.113.5, for=10.0.0.2' }));
+    assert.equal(hops.address, '203.0.113.5');
+  });
+
   it('100 hops are read no further than the last 32, and the answer is one of them', () => {
     const hops = Array.from({ length: 100 }, (_, i) => `10.0.${Math.floor(i / 250)}.${(i % 250) + 1}`);
     const origin = behindProxy.resolve(request('127.0.0.1', { 'x-forwarded-for': hops.join(', ') }));

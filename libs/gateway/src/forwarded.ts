@@ -76,6 +76,8 @@ export class ForwardedHeaders {
     } catch {
       return null;
     }
+    // forwarded-parse keeps the last of a repeated parameter; RFC 7239 forbids the repeat.
+    if (repeatsAParameter(header)) return null;
     elements = elements.slice(-MAX_HOPS);
     const { index, address } = this.client(elements.map((element) => element['for'] ?? ''));
     if (address === null) return null;
@@ -100,6 +102,37 @@ export class ForwardedHeaders {
     }
     return { index: -1, address: null };
   }
+}
+
+/**
+ * Whether one element of a Forwarded header names a parameter twice (`for=a;for=b`), which RFC 7239
+ * section 4 forbids. Reads names only, outside quoted strings (which may hold `,`, `;` and escapes).
+ */
+function repeatsAParameter(header: string): boolean {
+  let names = new Set<string>();
+  let name = '';
+  let inName = true;
+  let quoted = false;
+  for (let i = 0; i < header.length; i++) {
+    const c = header[i] as string;
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+      continue;
+    }
+    if (c === '"') quoted = true;
+    else if (c === '=' && inName) {
+      const key = name.trim().toLowerCase();
+      if (names.has(key)) return true;
+      names.add(key);
+      inName = false;
+    } else if (c === ';' || c === ',') {
+      if (c === ',') names = new Set();
+      name = '';
+      inName = true;
+    } else if (inName) name += c;
+  }
+  return false;
 }
 
 function single(value: string | string[] | undefined): string | undefined {
