@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import WebSocket from 'ws';
+import { rawExchange } from './support/raw-http.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 import { signToken } from './support/tokens.js';
 import { closed, opened, refusedStatus } from './support/ws-helpers.js';
@@ -469,5 +470,23 @@ describe('admin API with no admin token configured', () => {
       await api.get('/admin/v1/endpoints').set('Host', host).expect(200);
     }
     await api.get('/admin/v1/endpoints').set('Origin', 'http://localhost:3000').expect(200);
+  });
+
+  it('refuses a request whose target names another host (absolute form), or that carries two Host fields', async () => {
+    const absolute = await rawExchange(
+      broker.port,
+      'GET http://evil.example/admin/v1/endpoints HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
+    );
+    assert.equal(absolute.status, 403, absolute.raw);
+    const twoHosts = await rawExchange(
+      broker.port,
+      'GET /admin/v1/endpoints HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n',
+    );
+    assert.equal(twoHosts.status, 403, twoHosts.raw);
+    const loopbackAbsolute = await rawExchange(
+      broker.port,
+      `GET http://127.0.0.1:${broker.port}/admin/v1/endpoints HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    );
+    assert.equal(loopbackAbsolute.status, 200, loopbackAbsolute.raw);
   });
 });

@@ -58,7 +58,16 @@ export class AdminAuthGuard implements CanActivate {
     // through DNS rebinding its own name resolves to 127.0.0.1 (its Host gives it away), and a form it
     // posts here carries its Origin.
     const origin = headers.origin;
-    if (!isLoopbackHost(headers.host ?? '') || (origin !== undefined && !isLoopbackOrigin(origin))) {
+    // Node keeps the first of two Host fields (RFC 9112 makes two a bad request), and a target in
+    // absolute form names the host the request is for, whatever Host says (section 3.2.2).
+    const hosts = req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]?.toLowerCase() === 'host');
+    const target = absoluteTargetHost(req.url);
+    if (
+      hosts.length !== 1 ||
+      !isLoopbackHost(headers.host ?? '') ||
+      (target !== null && !isLoopbackName(target)) ||
+      (origin !== undefined && !isLoopbackOrigin(origin))
+    ) {
       throw new ForbiddenException(
         'No admin token is configured, so the admin API answers requests addressed to a loopback name ' +
           '(localhost, 127.0.0.1, [::1]) and not sent by a page of another site (set ADMIN_TOKEN).',
@@ -91,6 +100,16 @@ export class AdminAuthGuard implements CanActivate {
       throw new UnauthorizedException(`The bearer token was not accepted: ${why}`);
     }
     return `credential:${subject}`;
+  }
+}
+
+/** The host a request target in absolute form names (`http://host/...`); null for origin form. */
+function absoluteTargetHost(url: string): string | null {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return null;
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
   }
 }
 
