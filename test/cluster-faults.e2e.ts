@@ -132,9 +132,7 @@ describe('cluster faults: QoS 2 across node moves', () => {
   });
   after(() => cluster?.close());
 
-  // Exactly once is not asserted yet: a message can still arrive twice when the session's feed opens on
-  // the next node (about one run in six here), the part of issue 36 still open.
-  it('a QoS 2 persistent subscriber whose connection drops every 300 ms, reconnecting to the next node: every PUBCOMPed message arrives', async () => {
+  it('a QoS 2 persistent subscriber whose connection drops every 300 ms, reconnecting to the next node: every PUBCOMPed message arrives, exactly once', async () => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
     const device = new Device({
       clientId: 'mover',
@@ -162,6 +160,13 @@ describe('cluster faults: QoS 2 across node moves', () => {
       },
     );
     assert.ok(device.connections.length > 10, 'the device moved between the nodes');
+    const copies = (n: number) =>
+      device.seen.filter((m) => m.n === n).map((m) => `#${m.packetId}${m.dup ? ' DUP' : ''}`);
+    assert.deepEqual(
+      verdict().qos2Repeats.map((n) => `${n}: ${copies(n).join(', ')}`),
+      [],
+      `QoS 2 messages the application got twice\n${cluster.warnings()}`,
+    );
     await device.end();
   });
 });

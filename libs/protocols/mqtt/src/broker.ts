@@ -198,7 +198,8 @@ export class MqttBroker {
   }
 
   private launch(session: Session, owner: SessionOwner, delivery: Delivery): void {
-    const packetId = session.nextPacketId();
+    const wanted = delivery.packetId;
+    const packetId = wanted !== undefined && !session.inflight.has(wanted) ? wanted : session.nextPacketId();
     // Built field by field, not spread: a spread of this object was a fifth of a QoS 1 fan-in's time.
     const inflight: InFlight = {
       message: delivery.message,
@@ -209,6 +210,7 @@ export class MqttBroker {
       packetId,
       state: 'publish',
       settle: delivery.settle,
+      streamSequence: delivery.streamSequence,
     };
     session.inflight.set(packetId, inflight);
     // A publish too large for the client is discarded as if delivered (v5 3.1.2.11.4).
@@ -265,7 +267,7 @@ export class MqttBroker {
     const { queues, directory } = this;
     if (queues === null && directory === null) return null;
     const pending = subscriptions.map((s) => queues?.opened(session.clientId, s));
-    pending.push(directory?.persisted(session));
+    pending.push(directory?.persisted(session).then(() => undefined));
     return Promise.all(pending).then(() => undefined);
   }
 

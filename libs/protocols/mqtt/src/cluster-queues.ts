@@ -161,7 +161,7 @@ export class ClusterQueues implements MessageQueues {
       ready: false,
       held: subscription.group === null ? [] : null,
       opened: Promise.resolve(),
-      delivered: new Map(),
+      cursors: new Map(),
       failures: 0,
       starting: false,
       consuming: [],

@@ -190,7 +190,7 @@ export class ClusterSessions implements SessionDirectory {
     this.writes.changed(session);
   }
 
-  persisted(session: Session): Promise<void> {
+  persisted(session: Session): Promise<boolean> {
     return this.writes.persisted(session);
   }
 

@@ -12,6 +12,7 @@ import {
 import { nanos, type NatsConnection } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
+import { ConsumerCursor } from './consumer-cursor.js';
 import { deliveryFor } from './delivery.js';
 import { type Feed, target } from './feed.js';
 import { decodeMessage } from './message-codec.js';
@@ -31,6 +32,18 @@ const RETRY_MS = 500;
  * the client pulls again: the library's 30 s left a subscriber without its messages that long.
  */
 const PULL_EXPIRES_MS = 5000;
+
+/** How long a QoS 2 acknowledgement waits for the stream's confirmation before its PUBREL goes anyway. */
+const ACK_CONFIRM_MS = 5000;
+
+/**
+ * A stream message's packet id, the same on every node: a redelivery after a node move reaches the
+ * client under the id it may still hold (QoS 2: received, PUBREL awaited), and the client takes it for
+ * the same message. The session falls back to a free id when this one is in use.
+ */
+function packetIdOf(streamSequence: number): number {
+  return (streamSequence % 65535) + 1;
+}
 
 /** JetStream's "consumer not found" (10014). */
 function notFound(err: unknown): boolean {
@@ -117,7 +130,7 @@ export class FeedReader {
           // A group's consumer outlives any one node's members: JetStream removes it once nobody reads it.
           ...(feed.group !== null && expiryMs > 0 ? { inactive_threshold: nanos(expiryMs) } : {}),
         });
-        feed.delivered.set(durable, Math.max(feed.delivered.get(durable) ?? 0, info.delivered.stream_seq));
+        this.cursorOf(feed, durable).opened(info);
         // A group's consumer is read by its members' nodes at once: what they hold is theirs.
         if (inherited && feed.group === null) await this.sendBack(feed, info);
       }
@@ -215,6 +228,10 @@ export class FeedReader {
   }
 
   private deliver(feed: Feed, durable: string, msg: JsMsg): void {
+    const cursor = this.cursorOf(feed, durable);
+    const reading = cursor.read(msg.info.streamSequence, msg.redelivered);
+    // The server's repeat of a message this consumer acknowledged already: nothing to deliver.
+    if (reading === 'done') return msg.ack();
     const member = this.feeds.get(feed.key) === feed ? target(feed) : null;
     if (member === null) return msg.nak();
     const { session, subscription } = member;
@@ -228,16 +245,24 @@ export class FeedReader {
     if (!topicMatches(feed.filter, message.topic)) return msg.ack();
     // The session's queue limit across the cluster: past the newest `maxQueuedMessages` waiting behind
     // it, a message is one of the oldest, dropped as a full queue drops them.
-    if (!msg.redelivered && msg.info.pending >= Math.max(1, this.broker.config.maxQueuedMessages)) {
+    if (reading === 'new' && msg.info.pending >= Math.max(1, this.broker.config.maxQueuedMessages)) {
       this.broker.stats.publishDropped++;
       this.broker.hooks.dropped?.('session queue full', session.clientId, message.topic);
       return msg.ack();
     }
+    const base = deliveryFor(message, [subscription], false);
+    const packetId = packetIdOf(msg.info.streamSequence);
+    // Its client has it already (PUBREC came, here or on the node it left): done, not sent again.
+    if (base.qos === 2 && reading === 'again' && session.hasReceived(msg.info.streamSequence, packetId)) {
+      void this.acknowledge(msg, 2, cursor);
+      return;
+    }
     const delivery: Delivery = {
-      ...deliveryFor(message, [subscription], false),
-      settle: (done) => (done ? msg.ack() : msg.nak()),
-      // Both are read: every message read raises the highest sequence seen.
-      redelivered: this.repeated(feed, durable, msg) || msg.redelivered,
+      ...base,
+      settle: (done) => (done ? this.acknowledge(msg, base.qos, cursor) : msg.nak()),
+      packetId,
+      streamSequence: msg.info.streamSequence,
+      redelivered: reading === 'again',
     };
     this.broker.deliver(session, delivery);
     // A member subscribed at QoS 0 gets it at most once: sent (or not), it is done.
@@ -245,17 +270,21 @@ export class FeedReader {
   }
 
   /**
-   * Whether a message's stream sequence is at or below the highest this consumer delivered before (a
-   * first delivery never is, a redelivery always is). nats-server before 2.10.16 (nats-io/nats-server
-   * #5305) steps a pull consumer back one sequence when a redelivery finds no pull request waiting, and
-   * then delivers a message it delivered before as if for the first time: without this, its DUP flag
-   * would be missing. The highest starts from the consumer's info, which a step back may have lowered.
+   * QoS 2's acknowledgement waits for the stream's confirmation (its PUBREL goes out after it): the
+   * client completes the message only once no node can get it again. QoS 1's is sent and forgotten.
    */
-  private repeated(feed: Feed, durable: string, msg: JsMsg): boolean {
-    const seq = msg.info.streamSequence;
-    const highest = feed.delivered.get(durable) ?? 0;
-    if (seq > highest) feed.delivered.set(durable, seq);
-    return seq <= highest;
+  private async acknowledge(msg: JsMsg, qos: number, cursor: ConsumerCursor): Promise<void> {
+    cursor.acknowledged(msg.info.streamSequence);
+    if (qos < 2) return msg.ack();
+    await msg.ackAck({ timeout: ACK_CONFIRM_MS }).catch((err: Error) => {
+      this.log.warn({ err: err.message }, 'mqtt: the stream did not confirm a QoS 2 acknowledgement');
+    });
+  }
+
+  private cursorOf(feed: Feed, durable: string): ConsumerCursor {
+    let cursor = feed.cursors.get(durable);
+    if (cursor === undefined) feed.cursors.set(durable, (cursor = new ConsumerCursor()));
+    return cursor;
   }
 
   stopFeed(feed: Feed): void {

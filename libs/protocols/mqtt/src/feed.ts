@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type ConsumerMessages } from '@nats-io/jetstream';
+import { type ConsumerCursor } from './consumer-cursor.js';
 import { type MqttMessage } from './message.js';
 import { type Session } from './session.js';
 import { type Subscription } from './subscription.js';
@@ -35,8 +36,8 @@ export interface Feed {
   held: MqttMessage[] | null;
   /** Settles once its consumers exist, or could not be made. */
   opened: Promise<void>;
-  /** By consumer: the highest stream sequence it delivered, as its info or its messages said. */
-  readonly delivered: Map<string, number>;
+  /** By consumer: what this node knows of its deliveries. */
+  readonly cursors: Map<string, ConsumerCursor>;
   /** Failed attempts in a row to make or read its consumers. */
   failures: number;
   /** Its consumers are being read from: a second start waits for none. */

@@ -57,8 +57,11 @@ export interface SessionDirectory {
   abandon(clientId: string): void;
   /** The session's subscriptions, expiry or will changed. */
   changed(session: Session, will: WillRecord | null): void;
-  /** Resolves once what changed of the session so far is in its record (or could not be written). */
-  persisted(session: Session): Promise<void>;
+  /**
+   * Resolves once what changed of the session so far is in its record (or could not be written): true
+   * while the session is still this node's, false once another node holds its record.
+   */
+  persisted(session: Session): Promise<boolean>;
   /** The session ended here (expired, clean start, or handed to another node). */
   ended(session: Session): void;
 }

@@ -82,7 +82,10 @@ export class SessionLifecycle {
       session = new Session(clientId);
       sessions.set(clientId, session);
       for (const subscription of imported?.subscriptions ?? []) this.host.subscribe(session, subscription);
-      for (const packetId of imported?.releasing ?? []) session.inflight.set(packetId, releaseOnly(packetId));
+      for (const packetId of imported?.releasing ?? []) {
+        session.inflight.set(packetId, releaseOnly(packetId));
+        session.received(undefined, packetId);
+      }
       if (imported !== null) session.lastPacketId = (imported.lastPacketId + config.maxInflight) % 65535;
     }
     // A resumed session's delayed will and expiry are off: its client is back (3.1.3.2.2).

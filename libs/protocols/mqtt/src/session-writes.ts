@@ -30,10 +30,14 @@ export class SessionWrites {
     setImmediate(() => this.flush());
   }
 
-  async persisted(session: Session): Promise<void> {
+  async persisted(session: Session): Promise<boolean> {
     // The flush already scheduled runs first (setImmediate keeps its order), then its write is the tail.
     if (this.flushScheduled) await new Promise((resolve) => setImmediate(resolve));
     await this.bucket.tail(session.clientId);
+    // A write that found another node's claim let the session go (lost): it is not this node's to act for.
+    return (
+      this.bucket.revisions.has(session.clientId) && this.broker.sessions.get(session.clientId) === session
+    );
   }
 
   ended(session: Session): void {

@@ -23,9 +23,20 @@ export interface Delivery {
   readonly settle?: Settle;
   /** The stream delivered it before: it goes out with DUP set. */
   readonly redelivered?: boolean;
+  /**
+   * The packet id it should go out with, when free on the session: a stream delivery's is derived from
+   * its stream sequence, so that any node sending it again uses the id the client knows it by.
+   */
+  readonly packetId?: number;
+  /** Cluster mode: its sequence in the message stream. */
+  readonly streamSequence?: number;
 }
 
-export type Settle = (done: boolean) => void;
+/**
+ * Called with true once a delivery is done, false to hand it back. A stream delivery's settle(true)
+ * resolves once the stream confirmed it let go of the message (or could not say).
+ */
+export type Settle = (done: boolean) => void | Promise<void>;
 
 /** A QoS 1/2 delivery holding a packet id until the client completes it. */
 export interface InFlight extends Delivery {
@@ -47,6 +58,9 @@ const RELEASED: MqttMessage = {
 };
 
 /** A QoS 2 delivery another node took to its PUBREL stage: this node sends the PUBREL (4.3.3, 4.4). */
+/** How many received QoS 2 stream messages a session remembers (`Session.received`). */
+const RECEIVED_REMEMBERED = 1024;
+
 export function releaseOnly(packetId: number): InFlight {
   return {
     message: RELEASED,
@@ -84,6 +98,7 @@ export class Session {
   private inflightTable: Map<number, InFlight> | null = null;
   private deliveryQueue: DeliveryQueue | null = null;
   private releaseSet: Set<number> | null = null;
+  private receivedTable: Set<number> | null = null;
   owner: SessionOwner | null = null;
   /** Seconds the session lives after its connection ends; 0: it ends with the connection. */
   expirySec = 0;
@@ -123,6 +138,24 @@ export class Session {
   /** QoS 2 packet ids received and not yet released (PUBREL), so a resent PUBLISH is not routed twice. */
   get awaitingRelease(): Set<number> {
     return (this.releaseSet ??= new Set());
+  }
+
+  /**
+   * Cluster mode: the QoS 2 stream messages this session's client has received (its PUBREC came), the
+   * newest `RECEIVED_REMEMBERED`: by stream sequence, or by packet id (negative) for those received on
+   * the node the session came from. The stream may deliver one again (its acknowledgement lost with a
+   * node): the client has it, and must not get it twice.
+   */
+  received(streamSequence: number | undefined, packetId: number): void {
+    const table = (this.receivedTable ??= new Set());
+    table.add(streamSequence ?? -packetId);
+    if (table.size > RECEIVED_REMEMBERED) table.delete(table.values().next().value as number);
+  }
+
+  /** Whether a QoS 2 stream message (its sequence, its derived packet id) is one the client received. */
+  hasReceived(streamSequence: number, packetId: number): boolean {
+    const table = this.receivedTable;
+    return table !== null && (table.has(streamSequence) || table.has(-packetId));
   }
 
   /** Drops the subscriptions and the queued deliveries, returning the subscriptions; makes neither table. */

@@ -33,15 +33,31 @@ export function handlePubrec(client: MqttClient, packet: IPubrecPacket): void {
     return client.broker.pump(session);
   }
   inflight.state = 'pubrel';
+  if (inflight.streamSequence !== undefined) session.received(inflight.streamSequence, id);
   // The stream's part ends here: from now on only the PUBREL exchange remains, which the session keeps.
   // In a cluster the stream lets go of the message only once the session's record holds this stage, so
-  // whichever node serves the client next sends the PUBREL; a node that dies before gets it redelivered.
+  // whichever node serves the client next sends the PUBREL; a node that dies before gets it redelivered
+  // (under the same packet id, which the client still holds). The PUBREL waits for the stream's
+  // confirmation: a client that completed the message must never be sent it again.
   const settle = inflight.settle;
   const directory = client.broker.directory;
   if (settle !== undefined && directory !== null) {
     directory.changed(session, session.will);
-    void directory.persisted(session).then(() => settle(true));
-  } else settle?.(true);
+    void directory
+      .persisted(session)
+      // Another node holds the session now (this one was paused or cut off): the stream keeps the message
+      // for it, to send again under this packet id, which the client still holds.
+      .then((ours) => (ours ? settle(true) : Promise.reject(new Error('session moved'))))
+      .then(
+        () => {
+          // To whichever connection has the session now (a new one got it on resuming, if it came first).
+          if (session.inflight.get(id) === inflight) session.owner?.sendPubrel(id);
+        },
+        () => undefined,
+      );
+    return;
+  }
+  void settle?.(true);
   client.sendPubrel(id);
 }
 

@@ -1,0 +1,42 @@
+import { type ConsumerInfo } from '@nats-io/jetstream';
+
+/** How many acknowledged stream sequences a cursor remembers. */
+const REMEMBERED_ACKS = 4096;
+
+/** What a message read from a consumer is: new, a repeat of one delivered before, or one already done. */
+export type Reading = 'new' | 'again' | 'done';
+
+/**
+ * What this node knows of one consumer's deliveries, to tell nats-server's missteps from new messages.
+ * nats-server before 2.10.16 (nats-io/nats-server#5305) steps a pull consumer back one sequence when a
+ * redelivery finds no pull request waiting, and then delivers a message it delivered before as if for
+ * the first time (delivery count 1): one still in flight must go out again with DUP; one already
+ * acknowledged (still in the stream for another consumer) must not go out at all, or a QoS 2 client
+ * that completed it would take it for a new message. Acknowledged means at or below the consumer's ack
+ * floor when its feed opened here, or acknowledged here since.
+ */
+export class ConsumerCursor {
+  private highest = 0;
+  private ackFloor = 0;
+  private readonly acked = new Set<number>();
+
+  /** The consumer as the server described it when its feed opened (or reopened) here. */
+  opened(info: ConsumerInfo): void {
+    this.highest = Math.max(this.highest, info.delivered.stream_seq);
+    this.ackFloor = Math.max(this.ackFloor, info.ack_floor.stream_seq);
+  }
+
+  read(streamSequence: number, redelivered: boolean): Reading {
+    if (streamSequence > this.highest) {
+      this.highest = streamSequence;
+      return 'new';
+    }
+    if (!redelivered && (streamSequence <= this.ackFloor || this.acked.has(streamSequence))) return 'done';
+    return 'again';
+  }
+
+  acknowledged(streamSequence: number): void {
+    this.acked.add(streamSequence);
+    if (this.acked.size > REMEMBERED_ACKS) this.acked.delete(this.acked.values().next().value as number);
+  }
+}
