@@ -16,7 +16,7 @@ function shuffled(nemeses: readonly Nemesis[], random: () => number): Nemesis[] 
 describe('nemesis: a short seeded run (npm run chaos runs the long one)', () => {
   // nats-server restarts are left to the long run: under QoS 1 traffic they still lose about one
   // acknowledged message each (issue 36), which this test would only hide behind a bound.
-  it('nodes killed, paused and cut off from NATS past nodeTimeoutMs: nothing acknowledged lost, every repeat with DUP, no will while its device is connected, served to the end', async () => {
+  it('nodes killed, paused and cut off from NATS past nodeTimeoutMs: nothing acknowledged lost, every repeat with DUP, QoS 2 exactly once, no will while its device is connected, served to the end', async () => {
     // NEMESIS_SEED repeats a run's schedule; the timing is the machine's.
     const seed = Number(process.env['NEMESIS_SEED'] ?? 36);
     const schedule = shuffled(['kill', 'pause', 'cut', 'kill', 'pause'], seeded(seed + 1));
@@ -31,6 +31,7 @@ describe('nemesis: a short seeded run (npm run chaos runs the long one)', () => 
         table,
       );
       assert.equal(report.repeatsWithoutDup, 0, table);
+      assert.equal(report.qos2Repeats, 0, table);
       assert.equal(report.willsWhileConnected, 0, table);
       assert.deepEqual(report.stopped, [], table);
       assert.equal(report.faults.length, schedule.length);

@@ -2,7 +2,8 @@
  * The long nemesis run (`npm run chaos -- --minutes 30`): three broker nodes on one nats-server, faults
  * drawn from every nemesis until the time is up, then the checker's table (README's guarantees table takes
  * its figures). NEMESIS_SEED repeats a schedule. Exits 1 when an acknowledged message was lost, a repeat
- * went without DUP, a will went out while its device was connected, or the cluster stopped serving.
+ * went without DUP, a QoS 2 message arrived twice, a will went out while its device was connected, or
+ * the cluster stopped serving.
  */
 import { parseArgs } from 'node:util';
 import { TestCluster } from '../support/cluster.js';
@@ -22,7 +23,11 @@ try {
     log: (line) => console.log(`${new Date().toISOString()} ${line}`),
   });
   console.log(`\nnemesis run of ${minutes} min from ${started}\n\n${reportTable(report)}`);
-  const broken = report.repeatsWithoutDup > 0 || report.willsWhileConnected > 0 || report.stopped.length > 0;
+  const broken =
+    report.repeatsWithoutDup > 0 ||
+    report.qos2Repeats > 0 ||
+    report.willsWhileConnected > 0 ||
+    report.stopped.length > 0;
   // nats-server 2.9 loses what JetStream had not flushed when it is killed: those losses are reported apart.
   const lostElsewhere = report.lost.filter((l) => l.after?.nemesis !== 'nats-kill').length;
   process.exitCode = broken || lostElsewhere > 0 ? 1 : 0;

@@ -50,6 +50,8 @@ export interface NemesisReport {
   readonly lost: readonly { readonly device: string; readonly n: number; readonly after: Fault | null }[];
   readonly repeats: number;
   readonly repeatsWithoutDup: number;
+  /** QoS 2 messages a QoS 2 device's application got more than once. */
+  readonly qos2Repeats: number;
   /** Wills that arrived while their device was connected. */
   readonly willsWhileConnected: number;
   readonly wills: number;
@@ -67,9 +69,9 @@ export interface NemesisReport {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Runs a workload under faults on a running test cluster: its first node (the anchor) hosts a QoS 1
- * publisher and a will watcher and is never faulted itself; persistent QoS 1 devices with wills and a
- * 2 s keep-alive read every message, reconnecting on their own to the nodes in turn. After the last
+ * Runs a workload under faults on a running test cluster: its first node (the anchor) hosts a QoS 2
+ * publisher and a will watcher and is never faulted itself; persistent devices (QoS 1 and QoS 2 in
+ * turn) with wills and a 2 s keep-alive read every message, reconnecting on their own to the nodes in turn. After the last
  * fault the publisher stops and the devices get up to 60 s to catch up; then the checker counts.
  */
 export async function runNemesis(cluster: TestCluster, options: NemesisRunOptions): Promise<NemesisReport> {
@@ -96,7 +98,8 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
           return [...nodes.slice(start), ...nodes.slice(0, start)];
         },
         filter: `chaos/${run}`,
-        qos: 1,
+        // Every other device subscribes at QoS 2: exactly once, across the same faults.
+        qos: i % 2 === 0 ? 1 : 2,
         expirySec: 60,
         keepaliveSec: 2,
         willTopic: `wills/${run}/d${i}`,
@@ -105,7 +108,8 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   }
   for (const device of devices) await device.subscribed();
   const publisher = await Publisher.on(anchor, `${run}-publisher`);
-  publisher.start(`chaos/${run}`, 1, 20);
+  // Published at QoS 2, so that QoS 2 subscriptions get QoS 2 (QoS 1 ones get QoS 1).
+  publisher.start(`chaos/${run}`, 2, 20);
 
   const faults: Fault[] = [];
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
@@ -187,6 +191,7 @@ function checker(
   const ackedAt = new Map(publisher.acked.map((n, i) => [n, publisher.ackedAt[i] as number]));
   const lost: { device: string; n: number; after: Fault | null }[] = [];
   let repeats = 0;
+  let qos2Repeats = 0;
   let repeatsWithoutDup = 0;
   const failovers: { ms: number; after: Fault | null }[] = [];
   for (const device of devices) {
@@ -194,6 +199,7 @@ function checker(
     for (const n of verdict.lost)
       lost.push({ device: device.client.options.clientId ?? '', n, after: before(ackedAt.get(n) ?? 0) });
     repeatsWithoutDup += verdict.repeatsWithoutDup.length;
+    qos2Repeats += verdict.qos2Repeats.length;
     repeats += device.seen.length - new Set(device.seen.map((m) => m.n)).size;
     const connections = device.connections;
     for (let i = 1; i < connections.length; i++) {
@@ -219,16 +225,27 @@ function checker(
     lost,
     repeats,
     repeatsWithoutDup,
+    qos2Repeats,
     willsWhileConnected: whileConnected.length,
     wills: willsAt.length,
     failovers,
     stopped,
-    devices: devices.map(
-      (device) =>
+    devices: devices.map((device) => {
+      const twice = judge(publisher.acked, device)
+        .qos2Repeats.slice(0, 5)
+        .map(
+          (n) =>
+            `${n} (${device.seen
+              .filter((m) => m.n === n)
+              .map((m) => `#${m.packetId}${m.dup ? ' DUP' : ''} at ${Math.round(m.at)}`)
+              .join(', ')})`,
+        );
+      return (
         `${device.client.options.clientId}: ${device.seen.length} messages, connections ${device.connections
           .map((c) => `${c.node} ${Math.round(c.from)}-${c.to === null ? '' : Math.round(c.to)}`)
-          .join(', ')}`,
-    ),
+          .join(', ')}` + (twice.length === 0 ? '' : `; QoS 2 twice: ${twice.join(', ')}`)
+      );
+    }),
   };
 }
 
@@ -255,7 +272,7 @@ export function reportTable(report: NemesisReport): string {
     ...report.faults.map((f) => `${Math.round(f.at)}: ${f.nemesis} ${f.node}`),
     ...report.devices,
     `seed ${report.seed}: ${report.acked} messages acknowledged (${report.refused} refused), ${report.lost.length} deliveries lost, ` +
-      `${report.repeats} repeats (${report.repeatsWithoutDup} without DUP), ${report.wills} wills (${report.willsWhileConnected} while connected)`,
+      `${report.repeats} repeats (${report.repeatsWithoutDup} without DUP, ${report.qos2Repeats} QoS 2 twice), ${report.wills} wills (${report.willsWhileConnected} while connected)`,
     report.stopped.length === 0 ? 'served to the end' : `STOPPED SERVING: ${report.stopped.join(', ')}`,
   );
   return rows.join('\n');
