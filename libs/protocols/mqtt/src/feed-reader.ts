@@ -82,6 +82,9 @@ export class FeedReader {
    */
   reopen(feed: Feed): void {
     this.stopFeed(feed);
+    // A NATS server back from a restart may have rolled its stream back and give sequences out again:
+    // what this node knew of the consumers' sequences starts over from their info.
+    feed.cursors.clear();
     feed.opened = this.open(feed, false);
   }
 
