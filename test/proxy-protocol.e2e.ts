@@ -60,6 +60,22 @@ function v2(source: IPv4ProxyAddress | IPv6ProxyAddress, command = Command.PROXY
 
 const UPGRADE = upgradeRequest('/echo', { 'Sec-WebSocket-Protocol': 'echo.v1' });
 
+/** A v2 IPv4 header followed by a TLV whose length (16) runs past the header's end (3 bytes of it). */
+function truncatedTlv(): Buffer {
+  const header = v2(
+    new IPv4ProxyAddress(
+      IPv4Address.createFrom([203, 0, 113, 9]),
+      5555,
+      IPv4Address.createFrom([127, 0, 0, 1]),
+      80,
+    ),
+  );
+  const tlv = Buffer.from([0x05, 0x00, 0x10]);
+  const out = Buffer.concat([header, tlv]);
+  out.writeUInt16BE(header.readUInt16BE(14) + tlv.length, 14);
+  return out;
+}
+
 describe('PROXY protocol on the listener (http.proxyProtocol, trusted 127.0.0.1)', () => {
   let broker: TestBroker;
   const clients = () =>
@@ -162,6 +178,11 @@ describe('PROXY protocol on the listener (http.proxyProtocol, trusted 127.0.0.1)
         ],
         {},
       ],
+      ['v1 TCP4 naming IPv6 addresses', [`PROXY TCP4 2001:db8::1 2001:db8::2 5555 80\r\n${UPGRADE}`], {}],
+      ['v1 TCP6 naming IPv4 addresses', [`PROXY TCP6 203.0.113.8 127.0.0.1 5555 80\r\n${UPGRADE}`], {}],
+      ['v1 port 99999', [`PROXY TCP4 203.0.113.8 127.0.0.1 99999 80\r\n${UPGRADE}`], {}],
+      ['v1 port with a leading zero', [`PROXY TCP4 203.0.113.8 127.0.0.1 05555 80\r\n${UPGRADE}`], {}],
+      ['v2 TLV running past the header', [Buffer.concat([truncatedTlv(), Buffer.from(UPGRADE)])], {}],
       ['truncated, then silence', ['PROXY TCP4 203.0.113.9 127'], { waitMs: 3000 }],
       ['nothing at all', [], { waitMs: 3000 }],
     ];

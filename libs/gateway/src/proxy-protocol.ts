@@ -114,10 +114,11 @@ function frame(buffered: Buffer): Framing {
         : { kind: 'more' };
     if (end + 2 > V1_MAX) return { kind: 'bad', reason: 'a PROXY v1 line over 107 bytes' };
     try {
-      const header = V1ProxyProtocol.parse(buffered.subarray(0, end + 2).toString('latin1'));
+      const line = buffered.subarray(0, end + 2).toString('latin1');
+      const header = V1ProxyProtocol.parse(line);
       const client = header.inetProtocol === 'UNKNOWN' ? null : header.source.ipAddress;
-      if (client !== null && isIP(client) === 0)
-        return { kind: 'bad', reason: 'a PROXY v1 header without a valid address' };
+      if (client !== null && !v1Addresses(line))
+        return { kind: 'bad', reason: 'a PROXY v1 header without valid addresses and ports' };
       return { kind: 'header', client, rest: buffered.subarray(end + 2) };
     } catch {
       return { kind: 'bad', reason: 'a malformed PROXY v1 header' };
@@ -130,6 +131,8 @@ function frame(buffered: Buffer): Framing {
     if (buffered.length < length) return { kind: 'more' };
     try {
       const header = V2ProxyProtocol.parse(buffered.subarray(0, length));
+      if (!v2Tlvs(buffered.subarray(0, length)))
+        return { kind: 'bad', reason: 'a PROXY v2 header whose TLVs do not fit it' };
       return {
         kind: 'header',
         client: header.command === Command.LOCAL ? null : source(header),
@@ -140,6 +143,44 @@ function frame(buffered: Buffer): Framing {
     }
   }
   return { kind: 'none' };
+}
+
+/** A decimal port as the PROXY protocol writes it: 0 to 65535, no leading zero. */
+const PORT = /^(0|[1-9]\d{0,4})$/;
+
+/**
+ * Whether a v1 TCP4/TCP6 line names two addresses of its family and two ports (the specification's
+ * section 2.1); proxy-protocol-js takes any address and any number.
+ */
+function v1Addresses(line: string): boolean {
+  const [, family, from, to, fromPort, toPort] = line.trimEnd().split(' ');
+  const version = family === 'TCP4' ? 4 : family === 'TCP6' ? 6 : 0;
+  return (
+    version !== 0 &&
+    isIP(from ?? '') === version &&
+    isIP(to ?? '') === version &&
+    [fromPort, toPort].every((port) => PORT.test(port ?? '') && Number(port) <= 65535)
+  );
+}
+
+/** Bytes of the address block for each v2 address family (the high nibble of byte 13). */
+const V2_ADDRESS_BYTES: Readonly<Record<number, number>> = { 0: 0, 1: 12, 2: 36, 3: 216 };
+
+/**
+ * Whether what follows a v2 header's addresses is whole TLVs (type, 16-bit length, value), each ending
+ * within the header, as the specification's section 2.2.7 lays them out; proxy-protocol-js keeps the
+ * bytes unread.
+ */
+function v2Tlvs(header: Buffer): boolean {
+  const addressBytes = V2_ADDRESS_BYTES[(header[13] ?? 0) >> 4];
+  if (addressBytes === undefined) return false;
+  let at = 16 + addressBytes;
+  if (at > header.length) return false;
+  while (at < header.length) {
+    if (at + 3 > header.length) return false;
+    at += 3 + header.readUInt16BE(at + 1);
+  }
+  return at === header.length;
 }
 
 /** True while `buffered` is a prefix of `signature` or starts with all of it. */
