@@ -17,7 +17,7 @@ const ISSUER = 'https://issuer.example';
 const AUDIENCE = 'ws-broker';
 
 function config(fields: Partial<JwtConfig>): JwtConfig {
-  return { clockToleranceSec: 5, verifiedCacheSize: 16, ...fields };
+  return { clockToleranceSec: 5, maxLifetimeSec: 0, verifiedCacheSize: 16, ...fields };
 }
 
 function nowSec(): number {
@@ -170,6 +170,29 @@ for (const [label, extra] of HS256_CONFIGS) {
       const token = await hs256({ sub: 'alice' });
       await assertRefused(verifier, token.slice(0, -4), /signature|malformed/);
       await assertRefused(verifier, token.slice(0, token.lastIndexOf('.') + 1), /signature|malformed/);
+    });
+
+    it('refuses an exp past the year 9999 (1e308), and one beyond maxLifetimeSec when that is set', async () => {
+      await assertRefused(verifier, signRaw({ alg: 'HS256' }, { sub: 'alice', exp: 1e308 }), /"exp"/);
+      const bounded = await JwtVerifier.create(config({ secret: SECRET, ...extra, maxLifetimeSec: 3600 }));
+      await assertRefused(bounded, await hs256({ sub: 'alice', exp: nowSec() + 7200 }), /longer than/);
+      assert.equal(
+        (await bounded.verify(await hs256({ sub: 'alice', exp: nowSec() + 1800 }))).subject,
+        'alice',
+      );
+    });
+
+    it('refuses a signature whose last character differs only in bits base64url leaves unused', async () => {
+      const token = await hs256({ sub: 'alice' });
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const last = alphabet.indexOf(token.at(-1) as string);
+      // 32 bytes are 43 characters: the last one carries 2 of its 6 bits.
+      const twin = `${token.slice(0, -1)}${alphabet[last ^ 1]}`;
+      assert.deepEqual(
+        Buffer.from(twin.split('.')[2] as string, 'base64url'),
+        Buffer.from(token.split('.')[2] as string, 'base64url'),
+      );
+      await assertRefused(verifier, twin, /malformed/);
     });
 
     it('refuses malformed strings with a CredentialError saying so', async () => {

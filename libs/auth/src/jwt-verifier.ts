@@ -4,6 +4,7 @@ import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose
 import { CredentialError } from '#broker/handshake';
 import { type JwtConfig } from '#broker/config';
 import { checkClaims, checkNumericDates, REQUIRED_CLAIMS } from './check-claims.js';
+import { assertCompactForm } from './compact-jws.js';
 import { verifyHs256 } from './verify-hs256.js';
 import { VerifiedTokenCache } from './verified-token-cache.js';
 
@@ -84,6 +85,7 @@ export class JwtVerifier {
       return withSubject(claims);
     }
     try {
+      assertCompactForm(token);
       const { payload } = await jwtVerify(token, this.key as Parameters<typeof jwtVerify>[1], {
         algorithms: this.algorithms,
         issuer: config.issuer,
@@ -91,7 +93,7 @@ export class JwtVerifier {
         clockTolerance: config.clockToleranceSec,
         requiredClaims: REQUIRED_CLAIMS,
       });
-      checkNumericDates(payload);
+      checkNumericDates(payload, config, nowSec);
       return withSubject(payload);
     } catch (err) {
       throw toCredentialError(err);

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { CredentialError } from '#broker/handshake';
+import { decodeSegment } from './compact-jws.js';
 
 /**
  * Written by hand, on purpose: jose 6 verifies through WebCrypto only, so every HS256 check is an
@@ -24,18 +25,8 @@ export function verifyHs256(token: string, key: KeyObject): Record<string, unkno
   return decodeJson(token.slice(first + 1, second));
 }
 
-const BASE64URL = /^[A-Za-z0-9_-]+$/;
 // Invalid UTF-8 is refused, as jose refuses it, instead of being read as U+FFFD.
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Canonical base64url only: Buffer would also take a dangling character or non-zero padding bits. */
-function decodeSegment(segment: string): Buffer {
-  if (!BASE64URL.test(segment) || segment.length % 4 === 1)
-    throw new CredentialError('the token is malformed');
-  const bytes = Buffer.from(segment, 'base64url');
-  if (bytes.toString('base64url') !== segment) throw new CredentialError('the token is malformed');
-  return bytes;
-}
 
 function decodeJson(segment: string): Record<string, unknown> {
   let value: unknown;

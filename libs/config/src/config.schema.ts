@@ -102,6 +102,8 @@ const jwt = z
     issuer: z.string().optional(),
     audience: z.string().optional(),
     clockToleranceSec: z.number().int().nonnegative().default(5),
+    /** The longest a token may still be valid for when presented (its `exp` from now); 0: no limit. */
+    maxLifetimeSec: z.number().int().nonnegative().default(0),
     /** Verified tokens remembered, so a reconnect with the same token skips the signature check; 0 turns it off. */
     verifiedCacheSize: z.number().int().nonnegative().max(1_000_000).default(4096),
   })

@@ -90,7 +90,12 @@ describe('loadConfig defaults', () => {
       proxyProtocol: false,
       http2: false,
     });
-    assert.deepEqual(config.jwt, { secret: SECRET, clockToleranceSec: 5, verifiedCacheSize: 4096 });
+    assert.deepEqual(config.jwt, {
+      secret: SECRET,
+      clockToleranceSec: 5,
+      maxLifetimeSec: 0,
+      verifiedCacheSize: 4096,
+    });
     assert.equal(config.endpoints[0]?.auth.mode, 'required');
     assert.equal(config.endpoints[0]?.auth.firstMessageTimeoutMs, 5000);
   });
@@ -135,6 +140,7 @@ describe('loadConfig environment overrides', () => {
       issuer: 'me',
       secret: SECRET,
       clockToleranceSec: 5,
+      maxLifetimeSec: 0,
       verifiedCacheSize: 4096,
     });
   });
