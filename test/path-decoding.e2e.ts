@@ -53,4 +53,15 @@ describe('path parameters are decoded strictly, on every endpoint', () => {
     }
     assert.equal((await ocpp('/ocpp/CP-%C3%A9t%C3%A9')).status, 101, 'other Unicode letters are fine');
   });
+
+  it('one charge point, one path: another case or a trailing slash is no endpoint (404), a raw # is 400', async () => {
+    for (const path of ['/OCPP/CP7', '/ocpp/CP7/', '/Rooms/a']) {
+      const res = await ocpp(path);
+      assert.equal(res.status, 404, path);
+    }
+    const raw = await ocpp('/ocpp/CP#7');
+    assert.equal(raw.status, 400, raw.raw.slice(0, 200));
+    assert.equal((await ocpp('/ocpp/CP%237')).status, 101, 'an escaped # is part of the identity');
+    assert.equal((await ocpp('/ocpp/CP7')).status, 101);
+  });
 });

@@ -78,7 +78,13 @@ function compileEndpoint(
 ): EndpointSpec {
   let matcher: ReturnType<typeof match<Record<string, string>>>;
   try {
-    matcher = match<Record<string, string>>(endpoint.path, { decode: strictDecode });
+    // One resource, one path (RFC 3986 paths are case-sensitive): `/OCPP/CP1` or `/ocpp/CP1/` is not
+    // `/ocpp/CP1`, or one charge point could connect under several names.
+    matcher = match<Record<string, string>>(endpoint.path, {
+      decode: strictDecode,
+      sensitive: true,
+      trailing: false,
+    });
   } catch (err) {
     throw new Error(`endpoints.${index}.path: ${(err as Error).message}`, { cause: err });
   }
@@ -138,7 +144,15 @@ function negotiated(setting: EndpointConfig['perMessageDeflate']): DeflateOption
  * A path parameter, percent-decoded; a malformed escape (not two hex digits, cut short, or bytes
  * that are not UTF-8) is the client's error, answered 400 by the decision.
  */
+/** What a path segment may hold as it is sent (RFC 3986 pchar): anything else is escaped first. */
+const PCHARS = /^[A-Za-z0-9\-._~%!$&'()*+,;=:@]*$/;
+
 function strictDecode(value: string): string {
+  if (!PCHARS.test(value)) {
+    throw new PathDecodeError(
+      `A path parameter holds a character a URL path cannot hold unescaped (${JSON.stringify(value.slice(0, 64))}): a # starts a fragment, which a request never carries; send it as %23.`,
+    );
+  }
   try {
     return decodeURIComponent(value);
   } catch {
