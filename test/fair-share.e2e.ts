@@ -6,7 +6,7 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import { MQTT_ENDPOINT } from './support/mqtt-helpers.js';
 import { rawExchange, upgradeRequest } from './support/raw-http.js';
 import { endpointCounter, startTestBroker, type TestBroker } from './support/test-broker.js';
-import { closed, opened } from './support/ws-helpers.js';
+import { closed, opened, waitFor } from './support/ws-helpers.js';
 
 /** broker_input_pauses_total of one endpoint. */
 function inputPauses(broker: TestBroker, endpoint: string): Promise<number> {
@@ -105,5 +105,52 @@ describe('fair share: handshakes per address, and each connection held to its sh
     await subscribeHard(client);
     assert.ok((await inputPauses(broker, 'tcp')) >= 1, 'the TCP client was paused');
     await client.endAsync();
+  });
+});
+
+describe('fair share across reconnects: what an address owes the loop follows it to its next connection', () => {
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await startTestBroker(
+      {
+        mqtt: { sysIntervalSec: 0 },
+        endpoints: [{ ...MQTT_ENDPOINT, inputBudget: { share: 0.01, burstMs: 20 } }],
+      },
+      [MqttModule],
+    );
+  });
+  after(() => broker.close());
+
+  const client = (localAddress: string) =>
+    connectAsync(`${broker.url}/mqtt`, {
+      reconnectPeriod: 0,
+      protocolVersion: 5,
+      wsOptions: { localAddress },
+    });
+
+  it('a client paused for its costly messages that opens another connection is paused at its first message; another address is not', async () => {
+    const costly = await client('127.0.0.5');
+    // Sent, not awaited: the client walks away while they are handled, as an abuser does.
+    for (let i = 0; i < 20; i++) void costly.subscribeAsync(wildcardFilters('t')).catch(() => undefined);
+    await waitFor(async () => (await inputPauses(broker, '/mqtt')) >= 1);
+    costly.end(true);
+    const afterCostly = await inputPauses(broker, '/mqtt');
+
+    const bystander = await client('127.0.0.6');
+    await bystander.subscribeAsync('cheap/one', { qos: 0 });
+    assert.equal(
+      await inputPauses(broker, '/mqtt'),
+      afterCostly,
+      'a cheap message from another address is not paused',
+    );
+
+    const again = await client('127.0.0.5');
+    await again.subscribeAsync('cheap/one', { qos: 0 });
+    assert.ok(
+      (await inputPauses(broker, '/mqtt')) > afterCostly,
+      'the new connection owes the address’s debt',
+    );
+    await Promise.all([bystander.endAsync(), again.endAsync()]);
   });
 });

@@ -1,4 +1,6 @@
 import { type Duplex } from 'node:stream';
+import { AddressDebts } from './address-debts.js';
+import { systemClock } from './clock.js';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
 import { type Accept } from '#broker/handshake';
@@ -32,7 +34,7 @@ export class ConnectionOpener {
     @Optional() @Inject(PASSWORD_CHECK) passwords: PasswordCheck | null = null,
   ) {
     const checks = { verifyToken: (token: string) => verifier.verify(token, 'first-message'), passwords };
-    this.services = { registry: connections, checks, logger };
+    this.services = { registry: connections, checks, logger, debts: new AddressDebts(systemClock) };
   }
 
   open(ws: WebSocket, socket: Duplex, decision: Accept, remoteAddress: string): void {

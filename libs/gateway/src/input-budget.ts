@@ -35,8 +35,16 @@ export class InputBudget {
     private readonly reader: PausableReader,
     /** Told each time the reads pause, with how long for. */
     private readonly listener: { throttled(ms: number): void },
+    /** Owed from the start: what the client's address still owed when this connection opened. */
+    initialDebt = 0,
   ) {
     this.since = clock.monotonic();
+    this.debt = initialDebt;
+  }
+
+  /** What is still owed now. */
+  owed(): number {
+    return Math.max(0, this.debt - (this.clock.monotonic() - this.since) * this.limits.share);
   }
 
   /** Adds `ms` of handler time; pauses the reads when the debt passes the burst. */

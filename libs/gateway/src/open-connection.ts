@@ -1,4 +1,6 @@
 import { type Duplex } from 'node:stream';
+import { type AddressDebts } from './address-debts.js';
+import { type InputBudget } from './input-budget.js';
 import { opensEndpoint } from '#broker/auth';
 import { type EndpointConfig } from '#broker/config';
 import { type Accept, type EndpointSpec, type Principal } from '#broker/handshake';
@@ -26,6 +28,8 @@ export interface OpenConnectionServices {
   readonly registry: ConnectionRegistry;
   readonly checks: CredentialChecks;
   readonly logger: Logger;
+  /** Loop time each client address still owes, carried from one connection to the next. */
+  readonly debts: AddressDebts;
 }
 
 /**
@@ -152,6 +156,19 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
 
   dropped(): void {
     this.metrics.traffic.messagesDropped++;
+  }
+
+  owedByAddress(): number {
+    return this.services.debts.owed(this.remoteAddress);
+  }
+
+  budgetStarted(budget: InputBudget): void {
+    this.services.debts.opened(this.remoteAddress, budget);
+  }
+
+  budgetEnded(budget: InputBudget): void {
+    const limits = this.config.inputBudget;
+    if (limits !== false) this.services.debts.closed(this.remoteAddress, budget, limits.share);
   }
 
   throttled(ms: number): void {

@@ -57,6 +57,9 @@ function connection(inputLimits: InputBudgetLimits | null = null) {
     dropped: () => calls.push('dropped'),
     failed: (err: Error) => calls.push(`failed ${err.message}`),
     throttled: () => calls.push('throttled'),
+    owedByAddress: () => 0,
+    budgetStarted: () => undefined,
+    budgetEnded: () => undefined,
   };
   const conn = new WsConnection('c1', ws as unknown as WebSocket, socket, 1024, observer, 100, inputLimits);
   return { conn, ws, socket, calls };

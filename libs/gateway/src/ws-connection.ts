@@ -26,6 +26,12 @@ export interface ConnectionObserver {
   failed(err: Error): void;
   /** The connection's messages took more than its share of the loop: its reads pause for `ms`. */
   throttled(ms: number): void;
+  /** What the client's address owes the loop from its other connections (see AddressDebts). */
+  owedByAddress(): number;
+  /** The connection's budget started (at its first message). */
+  budgetStarted(budget: InputBudget): void;
+  /** The connection closed with its budget: what it still owes stays with the address. */
+  budgetEnded(budget: InputBudget): void;
 }
 
 /** What a connection needs of the TCP (or TLS) socket under its WebSocket. */
@@ -133,7 +139,10 @@ export class WsConnection implements Connection {
   closedBy(code: number, reason: string): void {
     // Each close handler runs even if an earlier one fails; the failure is reported, never thrown.
     for (const handler of this.closeHandlers) this.contain(handler, code, reason, false);
-    this.budget?.stop();
+    if (this.budget !== null) {
+      this.observer.budgetEnded(this.budget);
+      this.budget.stop();
+    }
     this.observer.closed(code);
     (this.ws as OwnedWebSocket)[kConnection] = undefined;
     (this.socket as OwnedSocket)[kConnection] = undefined;
@@ -265,7 +274,14 @@ export class WsConnection implements Connection {
     if (!(ms > 0) || this.inputLimits === null || this.ws.readyState !== this.ws.OPEN) return;
     if (this.budget === null) {
       const limits = this.inputLimits as InputBudgetLimits;
-      this.budget = new InputBudget(limits, systemClock, this.ws, this.observer);
+      this.budget = new InputBudget(
+        limits,
+        systemClock,
+        this.ws,
+        this.observer,
+        this.observer.owedByAddress(),
+      );
+      this.observer.budgetStarted(this.budget);
     }
     this.budget.charge(ms);
   }
