@@ -53,6 +53,24 @@ describe('GraphqlEngine.prepare', () => {
     assert.deepEqual(ok2.variableValues, { v: 1 });
   });
 
+  it('the remembered documents are bounded in size: none over 16 KiB, and 512 KiB of text in all', () => {
+    const shared = engine();
+    // Whitespace is no token: large documents within maxTokens, as an attacker's unique ones were.
+    const large = `{ a${' '.repeat(20 * 1024)} }`;
+    const first = shared.prepare({ query: large });
+    const second = shared.prepare({ query: large });
+    assert.ok(first.ok && second.ok);
+    assert.notEqual(first.document, second.document, 'a document over 16 KiB is not kept');
+    const text = (i: number) => `{ a${' '.repeat(15 * 1024)}${i} }`.replace(`${i} }`, ` } # ${i}`);
+    const documents = Array.from({ length: 40 }, (_, i) => shared.prepare({ query: text(i) }));
+    assert.ok(documents.every((d) => d.ok));
+    const oldest = shared.prepare({ query: text(0) });
+    const newest = shared.prepare({ query: text(39) });
+    assert.ok(oldest.ok && newest.ok && documents[0]?.ok && documents[39]?.ok);
+    assert.notEqual(oldest.document, documents[0].document, 'the oldest went to make room');
+    assert.equal(newest.document, documents[39].document, 'the newest is kept');
+  });
+
   it('a document over maxTokens is refused by the parser', () => {
     const prepared = engine({}, 10).prepare({ query: '{ a b a b a b a b a b a b }' });
     assert.ok(!prepared.ok);

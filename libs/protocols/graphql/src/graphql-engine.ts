@@ -58,6 +58,12 @@ export type OperationOutcome = ExecutionResult | AsyncGenerator<ExecutionResult,
  */
 /** Documents whose parse and validation are remembered, by their text (most recently used kept). */
 const VALIDATED_DOCUMENTS = 256;
+/**
+ * ...and at most this much of their text in all, none over `MAX_KEPT_DOCUMENT`: a parsed document
+ * holds about 65 times its text (1.7 MB for 26 KB), so 256 unique large ones held 430 MB.
+ */
+const MAX_KEPT_TEXT = 512 * 1024;
+const MAX_KEPT_DOCUMENT = 16 * 1024;
 
 /**
  * How deep a document's brackets may nest before it is parsed. Far above what a selection within
@@ -71,6 +77,8 @@ export class GraphqlEngine {
   /** The cheap limits (depth, fields): they run first, so a costly document is refused before the quadratic rules. */
   private readonly limitRules: readonly ValidationRule[];
   private readonly checked = new Map<string, Checked>();
+  /** The text length of the documents in `checked`. */
+  private keptText = 0;
 
   constructor(
     readonly schema: GraphQLSchema,
@@ -149,9 +157,14 @@ export class GraphqlEngine {
       if (!(err instanceof GraphQLError)) throw err;
       checked = { errors: [err] };
     }
+    if (query.length > MAX_KEPT_DOCUMENT) return checked;
     this.checked.set(query, checked);
-    if (this.checked.size > VALIDATED_DOCUMENTS)
-      this.checked.delete(this.checked.keys().next().value as string);
+    this.keptText += query.length;
+    while (this.checked.size > VALIDATED_DOCUMENTS || this.keptText > MAX_KEPT_TEXT) {
+      const oldest = this.checked.keys().next().value as string;
+      this.checked.delete(oldest);
+      this.keptText -= oldest.length;
+    }
     return checked;
   }
 
