@@ -11,9 +11,9 @@ import { waitFor } from './support/ws-helpers.js';
 
 const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
-function socketTo(port: number): Promise<Socket> {
+function socketTo(port: number, localAddress = '127.0.0.1'): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    const socket = connect({ port, host: '127.0.0.1', localAddress }, () => resolve(socket));
     socket.once('error', reject);
   });
 }
@@ -104,8 +104,9 @@ describe('raw sockets are bounded, not only WebSockets', () => {
   it('idle connects beyond the connection limit and its headroom (1,024) are closed at once', async () => {
     const sockets: Socket[] = [];
     let closed = 0;
+    // From five addresses: each stays within its own share of silent sockets (256, see below).
     for (let i = 0; i < 1100; i++) {
-      const socket = await socketTo(broker.port);
+      const socket = await socketTo(broker.port, `127.0.1.${1 + (i % 5)}`);
       socket.on('close', () => closed++);
       socket.on('error', () => undefined);
       sockets.push(socket);
@@ -113,6 +114,41 @@ describe('raw sockets are bounded, not only WebSockets', () => {
     await waitFor(() => closed >= 1100 - 1026);
     assert.equal(sockets.filter((s) => !s.destroyed).length, 1026);
     for (const socket of sockets) socket.destroy();
+  });
+});
+
+describe('silent sockets: each address gets its share of them', () => {
+  let broker: TestBroker;
+  before(async () => {
+    broker = await startTestBroker({
+      limits: { maxConnectionsPerAddress: 20 },
+      http: { headersTimeoutMs: 30_000 },
+      endpoints: [{ path: '/echo', subprotocols: ['echo.v1'] }],
+    });
+  });
+  after(() => broker.close());
+
+  it('past maxConnectionsPerAddress sockets that have sent nothing, an address’s next ones are closed at once; other addresses are served', async () => {
+    const sockets: Socket[] = [];
+    let closed = 0;
+    for (let i = 0; i < 30; i++) {
+      const socket = await socketTo(broker.port, '127.0.2.1');
+      socket.on('close', () => closed++);
+      socket.on('error', () => undefined);
+      sockets.push(socket);
+    }
+    await waitFor(() => closed >= 10);
+    assert.equal(sockets.filter((s) => !s.destroyed).length, 20);
+    const health = await fetch(`http://127.0.0.1:${broker.port}/health`);
+    assert.equal(health.status, 200, 'another address is served');
+    for (const socket of sockets) socket.destroy();
+    // Their room comes back once the broker has seen them go.
+    await waitFor(async () => {
+      const again = await socketTo(broker.port, '127.0.2.1');
+      const refused = await closedWithin(again, 200);
+      again.destroy();
+      return !refused;
+    });
   });
 });
 

@@ -2,6 +2,7 @@ import { type IncomingMessage, type Server } from 'node:http';
 import { type Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 import { type BrokerConfig } from '#broker/config';
+import proxyaddr from 'proxy-addr';
 
 /**
  * Sets the header size limit (431) and the slowloris timeouts on whichever HTTP server the
@@ -29,15 +30,28 @@ export function applyHttpLimits(server: Server, config: BrokerConfig): void {
   // for ever. It gets the same time to send its first request; once a request or upgrade arrives,
   // the timer goes (a slow response of the application's is not cut; keep-alive idling is Node's).
   const accepted = server instanceof TlsServer ? 'secureConnection' : 'connection';
-  const silent = new Set<Socket>();
+  const silent: SilentSockets = { all: new Set(), byAddress: new Map() };
   silentSockets.set(server, silent);
+  const perAddress = config.limits.maxConnectionsPerAddress;
+  // A trusted proxy's connections carry many clients: its address has no share of its own.
+  const trusted = http.trustedProxies.length === 0 ? null : proxyaddr.compile([...http.trustedProxies]);
   server.on(accepted, (socket: Socket) => {
+    // Each address gets its share of the sockets that have not spoken yet: one client's idle connects
+    // cannot take the room every other address needs (the headroom below is shared by all).
+    const address = socket.remoteAddress ?? '';
+    const count = (silent.byAddress.get(address) ?? 0) + 1;
+    if (count > perAddress && (trusted === null || !trusted(address, 0))) {
+      socket.destroy();
+      return;
+    }
+    silent.byAddress.set(address, count);
     // A timer of its own, not socket.setTimeout: Node's listener for that destroys the socket
     // before its own head timeout could answer 408 to a client that did send part of a request.
     const timed = socket as SilenceTimed;
     timed[SILENCE] = setTimeout(destroyIfSilent, http.headersTimeoutMs, socket).unref();
     timed[SILENT_SET] = silent;
-    silent.add(socket);
+    timed[SILENT_ADDRESS] = address;
+    silent.all.add(socket);
     socket.once('close', forget);
   });
   if (server instanceof TlsServer) {
@@ -56,27 +70,42 @@ export function applyHttpLimits(server: Server, config: BrokerConfig): void {
 /** Sockets beyond the WebSocket limit: handshakes being decided, admin and probe requests. */
 export const RAW_SOCKET_HEADROOM = 1024;
 
-/** Each server's connections that have not sent a request yet (Node counts them neither idle nor busy). */
-const silentSockets = new WeakMap<Server, Set<Socket>>();
+/** A server's connections that have not sent a request yet (Node counts them neither idle nor busy). */
+interface SilentSockets {
+  readonly all: Set<Socket>;
+  /** How many of them each client address has. */
+  readonly byAddress: Map<string, number>;
+}
+
+const silentSockets = new WeakMap<Server, SilentSockets>();
 
 /** At shutdown: the connections that never sent a request go at once. */
 export function closeSilentSockets(server: Server): void {
-  for (const socket of silentSockets.get(server) ?? []) socket.destroy();
+  for (const socket of silentSockets.get(server)?.all ?? []) socket.destroy();
 }
 
 const SILENCE = Symbol('silence');
 const SILENT_SET = Symbol('silent set');
+const SILENT_ADDRESS = Symbol('silent address');
 type SilenceTimed = Socket & {
   [SILENCE]?: NodeJS.Timeout | undefined;
-  [SILENT_SET]?: Set<Socket> | undefined;
+  [SILENT_SET]?: SilentSockets | undefined;
+  [SILENT_ADDRESS]?: string | undefined;
 };
 
-/** The socket spoke or closed: its timer and its place among the silent ones go. */
+/** The socket spoke or closed: its timer and its place among the silent ones (and its address's) go. */
 function forget(this: SilenceTimed): void {
   clearTimeout(this[SILENCE]);
-  this[SILENT_SET]?.delete(this);
+  const silent = this[SILENT_SET];
+  if (silent !== undefined && silent.all.delete(this)) {
+    const address = this[SILENT_ADDRESS] ?? '';
+    const count = (silent.byAddress.get(address) ?? 1) - 1;
+    if (count > 0) silent.byAddress.set(address, count);
+    else silent.byAddress.delete(address);
+  }
   this[SILENCE] = undefined;
   this[SILENT_SET] = undefined;
+  this[SILENT_ADDRESS] = undefined;
 }
 
 /** Shared (no closure per connection): a socket that sent nothing goes; one that sent part of a head gets Node's 408. */
