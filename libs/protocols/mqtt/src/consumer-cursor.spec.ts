@@ -27,6 +27,16 @@ describe('ConsumerCursor', () => {
     assert.equal(cursor.read(7, false), 'done');
   });
 
+  it('after NATS came back nothing is taken for acknowledged (a reused sequence is delivered), a repeat still gets DUP', () => {
+    const cursor = new ConsumerCursor();
+    cursor.opened(info(40, 35));
+    cursor.acknowledged(38);
+    cursor.restarted();
+    assert.equal(cursor.read(35, false), 'again');
+    assert.equal(cursor.read(38, false), 'again');
+    assert.equal(cursor.read(41, false), 'new');
+  });
+
   it('what another node acknowledged is known by the ack floor the consumer had when the feed opened here', () => {
     const cursor = new ConsumerCursor();
     cursor.opened(info(40, 35));

@@ -26,6 +26,16 @@ export class ConsumerCursor {
     this.ackFloor = Math.max(this.ackFloor, info.ack_floor.stream_seq);
   }
 
+  /**
+   * NATS came back: a restarted nats-server may have rolled its stream back and give sequences out
+   * again, so nothing is taken for acknowledged any more (a new message under a reused sequence must
+   * not be dropped); what was delivered is still repeated with DUP.
+   */
+  restarted(): void {
+    this.ackFloor = 0;
+    this.acked.clear();
+  }
+
   read(streamSequence: number, redelivered: boolean): Reading {
     if (streamSequence > this.highest) {
       this.highest = streamSequence;

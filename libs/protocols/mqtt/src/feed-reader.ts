@@ -82,9 +82,7 @@ export class FeedReader {
    */
   reopen(feed: Feed): void {
     this.stopFeed(feed);
-    // A NATS server back from a restart may have rolled its stream back and give sequences out again:
-    // what this node knew of the consumers' sequences starts over from their info.
-    feed.cursors.clear();
+    for (const cursor of feed.cursors.values()) cursor.restarted();
     feed.opened = this.open(feed, false);
   }
 
