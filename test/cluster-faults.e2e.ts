@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
 import { connect, Inbox, persistentSession } from './support/mqtt-helpers.js';
-import { Device, judge, Publisher, watchWills } from './support/nemesis.js';
+import { copiesOf, Device, everyAckedArrives, streamTo, watchWills } from './support/nemesis.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -51,10 +51,7 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
       willTopic: 'wills/paused',
       readMs: 8,
     });
-    await device.subscribed();
-    const publisher = await Publisher.on(n1, 'paused-publisher');
-    publisher.start('paused/seq', 1, 10);
-    await until('the device reads from the stream', () => device.seen.length > 20, 10_000);
+    const publisher = await streamTo(device, n1, 'paused-publisher', 'paused/seq', 1);
 
     n3.pause();
     await sleep(3500);
@@ -63,18 +60,9 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     await sleep(7000);
     await publisher.stop();
 
-    const verdict = () => judge(publisher.acked, device);
-    await until('every acknowledged message arrived', () => verdict().lost.length === 0, 30_000).catch(
-      (err: Error) => {
-        throw new Error(
-          `${err.message}: ${verdict().lost.length} of ${publisher.acked.length} lost\n${cluster.warnings()}`,
-        );
-      },
-    );
-    const copies = (n: number) =>
-      device.seen.filter((m) => m.n === n).map((m) => `${Math.round(m.at)}${m.dup ? ' DUP' : ''}`);
+    const verdict = await everyAckedArrives(publisher, device, 30_000, () => cluster.warnings());
     assert.deepEqual(
-      verdict().repeatsWithoutDup.map((n) => `${n}: ${copies(n).join(', ')}`),
+      verdict.repeatsWithoutDup.map((n) => `${n}: ${copiesOf(device, n)}`),
       [],
       `a repeat went out without DUP (connections ${JSON.stringify(device.connections)})`,
     );
@@ -142,28 +130,16 @@ describe('cluster faults: QoS 2 across node moves', () => {
       expirySec: 60,
       keepaliveSec: 5,
     });
-    await device.subscribed();
-    const publisher = await Publisher.on(n1, 'mover-publisher');
-    publisher.start('mover/seq', 2, 10);
-    await until('the device reads from the stream', () => device.seen.length > 10, 10_000);
+    const publisher = await streamTo(device, n1, 'mover-publisher', 'mover/seq', 2);
     for (let i = 0; i < 20; i++) {
       await sleep(300);
       device.dropConnection();
     }
     await publisher.stop();
-    const verdict = () => judge(publisher.acked, device);
-    await until('every acknowledged message arrived', () => verdict().lost.length === 0, 30_000).catch(
-      (err: Error) => {
-        throw new Error(
-          `${err.message}: ${verdict().lost.length} of ${publisher.acked.length} lost (${verdict().lost.join(' ')})\n${cluster.warnings()}`,
-        );
-      },
-    );
+    const verdict = await everyAckedArrives(publisher, device, 30_000, () => cluster.warnings());
     assert.ok(device.connections.length > 10, 'the device moved between the nodes');
-    const copies = (n: number) =>
-      device.seen.filter((m) => m.n === n).map((m) => `#${m.packetId}${m.dup ? ' DUP' : ''}`);
     assert.deepEqual(
-      verdict().qos2Repeats.map((n) => `${n}: ${copies(n).join(', ')}`),
+      verdict.qos2Repeats.map((n) => `${n}: ${copiesOf(device, n, 'packetId')}`),
       [],
       `QoS 2 messages the application got twice\n${cluster.warnings()}`,
     );
@@ -196,28 +172,16 @@ describe('cluster faults: failover from a killed node', () => {
       readMs: 100,
     });
     t.after(() => device.end());
-    await device.subscribed();
-    const publisher = await Publisher.on(n1, 'failover-publisher');
+    const publisher = await streamTo(device, n1, 'failover-publisher', 'failover/seq', 1);
     t.after(() => publisher.stop());
-    publisher.start('failover/seq', 1, 10);
-    await until('the device reads from the stream', () => device.seen.length > 20, 10_000);
 
     await n3.kill();
     const killedAt = performance.now();
     await until('the device is connected again', () => device.connections.length > 1, 10_000);
     await publisher.stop();
-    const verdict = () => judge(publisher.acked, device);
-    await until('every acknowledged message arrived', () => verdict().lost.length === 0, 20_000).catch(
-      (err: Error) => {
-        throw new Error(
-          `${err.message}: ${verdict().lost.length} of ${publisher.acked.length} lost (${verdict().lost.slice(0, 20).join(' ')})\n${cluster.warnings()}`,
-        );
-      },
-    );
-    const copies = (n: number) =>
-      device.seen.filter((m) => m.n === n).map((m) => `${Math.round(m.at)}${m.dup ? ' DUP' : ''}`);
+    const verdict = await everyAckedArrives(publisher, device, 20_000, () => cluster.warnings());
     assert.deepEqual(
-      verdict().repeatsWithoutDup.map((n) => `${n}: ${copies(n).join(', ')}`),
+      verdict.repeatsWithoutDup.map((n) => `${n}: ${copiesOf(device, n)}`),
       [],
       `a repeat went out without DUP (killed at ${Math.round(killedAt)}; connections ${JSON.stringify(device.connections)})\n${cluster.warnings()}`,
     );
@@ -250,11 +214,8 @@ describe('cluster faults: a node cut off from NATS', () => {
       readMs: 5,
     });
     t.after(() => device.end());
-    await device.subscribed();
-    const publisher = await Publisher.on(n1, 'cut-publisher');
+    const publisher = await streamTo(device, n1, 'cut-publisher', 'cut/seq', 1);
     t.after(() => publisher.stop());
-    publisher.start('cut/seq', 1, 10);
-    await until('the device reads from the stream', () => device.seen.length > 20, 10_000);
 
     n3.cut();
     const cutAt = performance.now();
@@ -263,15 +224,8 @@ describe('cluster faults: a node cut off from NATS', () => {
     n3.heal();
     await publisher.stop();
 
-    const verdict = () => judge(publisher.acked, device);
-    await until('every acknowledged message arrived', () => verdict().lost.length === 0, 30_000).catch(
-      (err: Error) => {
-        throw new Error(
-          `${err.message}: ${verdict().lost.length} of ${publisher.acked.length} lost\n${cluster.warnings()}`,
-        );
-      },
-    );
-    assert.deepEqual(verdict().repeatsWithoutDup, [], 'a repeat went out without DUP');
+    const verdict = await everyAckedArrives(publisher, device, 30_000, () => cluster.warnings());
+    assert.deepEqual(verdict.repeatsWithoutDup, [], 'a repeat went out without DUP');
     const servedMeanwhile = device.seen.filter((m) => m.at > cutAt + 5000 && m.at < healedAt);
     assert.ok(
       servedMeanwhile.length > 0,

@@ -201,3 +201,51 @@ export async function watchWills(
   await watcher.subscribeAsync(topic, { qos: 1 });
   return { at, end: () => watcher.endAsync() };
 }
+
+/**
+ * The device subscribed, then a publisher on `node` sending 1, 2, 3, ... to `topic` every 10 ms, until
+ * the device reads from the stream.
+ */
+export async function streamTo(
+  device: Device,
+  node: BrokerNode,
+  clientId: string,
+  topic: string,
+  qos: 1 | 2,
+): Promise<Publisher> {
+  await device.subscribed();
+  const publisher = await Publisher.on(node, clientId);
+  publisher.start(topic, qos, 10);
+  await until('the device reads from the stream', () => device.seen.length > 20, 10_000);
+  return publisher;
+}
+
+/**
+ * Waits until every message the publisher got acknowledged reached the device; the failure says how
+ * many did not, which (the first 20), and `context()` (the nodes' warnings, say).
+ */
+export async function everyAckedArrives(
+  publisher: Publisher,
+  device: Device,
+  timeoutMs: number,
+  context: () => string,
+): Promise<Verdict> {
+  const verdict = () => judge(publisher.acked, device);
+  await until('every acknowledged message arrived', () => verdict().lost.length === 0, timeoutMs).catch(
+    (err: Error) => {
+      const { lost } = verdict();
+      throw new Error(
+        `${err.message}: ${lost.length} of ${publisher.acked.length} lost (${lost.slice(0, 20).join(' ')})\n${context()}`,
+      );
+    },
+  );
+  return verdict();
+}
+
+/** Each copy of message `n` the device got: when (or its packet id), and DUP. */
+export function copiesOf(device: Device, n: number, by: 'at' | 'packetId' = 'at'): string {
+  return device.seen
+    .filter((m) => m.n === n)
+    .map((m) => `${by === 'at' ? Math.round(m.at) : `#${m.packetId}`}${m.dup ? ' DUP' : ''}`)
+    .join(', ');
+}
