@@ -59,6 +59,11 @@ export interface NemesisReport {
   readonly devices: readonly string[];
   /** A device's connection lost and the next one accepted, in ms, with the fault before the loss. */
   readonly failovers: readonly { readonly ms: number; readonly after: Fault | null }[];
+  /** Each second copy a device got (without DUP, or of a QoS 2 message), with the fault before it. */
+  readonly repeated: readonly {
+    readonly kind: 'without DUP' | 'QoS 2 twice';
+    readonly after: Fault | null;
+  }[];
   /**
    * What had stopped being served by the end (the last fault's settle time over): the publisher, if its
    * last acknowledgement is older than that, and each device whose last message is.
@@ -194,8 +199,13 @@ function checker(
   let qos2Repeats = 0;
   let repeatsWithoutDup = 0;
   const failovers: { ms: number; after: Fault | null }[] = [];
+  const repeated: { kind: 'without DUP' | 'QoS 2 twice'; after: Fault | null }[] = [];
   for (const device of devices) {
     const verdict = judge(publisher.acked, device);
+    const secondCopy = (n: number) => device.seen.filter((m) => m.n === n)[1]?.at ?? 0;
+    for (const n of verdict.repeatsWithoutDup)
+      repeated.push({ kind: 'without DUP', after: before(secondCopy(n)) });
+    for (const n of verdict.qos2Repeats) repeated.push({ kind: 'QoS 2 twice', after: before(secondCopy(n)) });
     for (const n of verdict.lost)
       lost.push({ device: device.client.options.clientId ?? '', n, after: before(ackedAt.get(n) ?? 0) });
     repeatsWithoutDup += verdict.repeatsWithoutDup.length;
@@ -229,6 +239,7 @@ function checker(
     willsWhileConnected: whileConnected.length,
     wills: willsAt.length,
     failovers,
+    repeated,
     stopped,
     devices: devices.map((device) => {
       const twice = judge(publisher.acked, device)
@@ -252,8 +263,8 @@ function checker(
 /** The run as a Markdown table, one row per nemesis. */
 export function reportTable(report: NemesisReport): string {
   const rows = [
-    '| nemesis | faults | acked msgs lost | failovers | failover median | failover max |',
-    '|---|---|---|---|---|---|',
+    '| nemesis | faults | acked msgs lost | repeats without DUP | QoS 2 twice | failovers | failover median | failover max |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   const median = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b);
@@ -265,7 +276,11 @@ export function reportTable(report: NemesisReport): string {
     const lost = report.lost.filter((l) => l.after?.nemesis === nemesis).length;
     const failovers = report.failovers.filter((f) => f.after?.nemesis === nemesis).map((f) => f.ms);
     const max = failovers.length === 0 ? '-' : `${Math.round(Math.max(...failovers))} ms`;
-    rows.push(`| ${nemesis} | ${faults} | ${lost} | ${failovers.length} | ${median(failovers)} | ${max} |`);
+    const repeats = (kind: string) =>
+      report.repeated.filter((r) => r.kind === kind && r.after?.nemesis === nemesis).length;
+    rows.push(
+      `| ${nemesis} | ${faults} | ${lost} | ${repeats('without DUP')} | ${repeats('QoS 2 twice')} | ${failovers.length} | ${median(failovers)} | ${max} |`,
+    );
   }
   rows.push(
     '',
