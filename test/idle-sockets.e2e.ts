@@ -21,6 +21,8 @@ function socketTo(port: number, localAddress = '127.0.0.1'): Promise<Socket> {
 function closedWithin(socket: Socket, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     if (socket.destroyed) return resolve(true);
+    // Read, or a close after a response (Node's own 408 for a head that did not come) goes unseen.
+    socket.resume();
     const timer = setTimeout(() => resolve(false), ms);
     socket.once('close', () => {
       clearTimeout(timer);
