@@ -11,7 +11,7 @@ const MAY_IMPORT = {
   handshake: [],
   config: [],
   bus: [],
-  auth: ['config', 'handshake'],
+  auth: ['bus', 'config', 'handshake'],
   gateway: ['auth', 'config', 'handshake'],
   store: ['auth', 'config', 'gateway', 'handshake'],
   cluster: ['bus', 'config', 'gateway', 'store'],
@@ -19,7 +19,7 @@ const MAY_IMPORT = {
   dashboard: ['admin', 'bus', 'cluster', 'gateway', 'protocols/ocpp16'],
   'protocols/*': ['admin', 'auth', 'bus', 'cluster', 'config', 'gateway', 'handshake', 'store'],
   terminus: ['gateway'],
-  broker: ['admin', 'bus', 'cluster', 'config', 'dashboard', 'gateway', 'handshake', 'store'],
+  broker: ['admin', 'auth', 'bus', 'cluster', 'config', 'dashboard', 'gateway', 'handshake', 'store'],
   testing: ['broker', 'bus', 'config', 'gateway', 'handshake'],
 };
 

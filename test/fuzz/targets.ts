@@ -13,6 +13,7 @@ import {
   type ModuleSpec,
   PathDecodeError,
 } from '#broker/handshake';
+import { TopicAuthorizer } from '#broker/auth';
 import { MqttBroker, MqttClient } from '#broker/protocols/mqtt';
 import { parseFrame } from '#broker/protocols/ocpp16';
 import { ConfigError, loadConfig, parseConfig } from '#broker/config';
@@ -156,9 +157,8 @@ const STATUSES = new Set([101, 400, 401, 403, 404, 405, 426, 429, 500, 503]);
 
 /** A client session of a sans-IO MQTT broker, past CONNECT, fed the bytes. */
 async function mqttAfterConnect(bytes: Uint8Array, version: 4 | 5): Promise<number | null> {
-  const broker = new MqttBroker(
-    loadConfig({ env: {}, defaults: { endpoints: [{ path: '/m', subprotocols: ['mqtt'] }] } }).mqtt,
-  );
+  const config = loadConfig({ env: {}, defaults: { endpoints: [{ path: '/m', subprotocols: ['mqtt'] }] } });
+  const broker = new MqttBroker(config.mqtt, new TopicAuthorizer(config.authorization));
   let ended: number | null = null;
   const quiet = { info() {}, warn() {}, debug() {}, error() {} };
   const client = new MqttClient(

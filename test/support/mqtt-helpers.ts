@@ -47,7 +47,7 @@ export function connect(broker: { readonly url: string }, options: IClientOption
 
 /** Connects with the inbox already listening, for messages that arrive right after CONNACK. */
 export async function connectWithInbox(
-  broker: TestBroker,
+  broker: { readonly url: string },
   options: IClientOptions = {},
 ): Promise<{ client: MqttClient; inbox: Inbox }> {
   const client = mqtt.connect(`${broker.url}/mqtt`, {

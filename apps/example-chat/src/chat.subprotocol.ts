@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import {
   Subprotocol,
   TOPIC_BUS,
+  TopicAuthorizer,
   type BusSubscription,
   type Connection,
   type ConnectionContext,
@@ -18,11 +19,16 @@ const MAX_ROOMS_PER_CONNECTION = 32;
  */
 @Subprotocol({ name: 'chat.v1', onUnsupported: 'reject', messages: 'text', maxPayload: 16 * 1024 })
 export class ChatSubprotocol implements SubprotocolHandler {
-  constructor(@Inject(TOPIC_BUS) private readonly bus: TopicBus) {}
+  constructor(
+    @Inject(TOPIC_BUS) private readonly bus: TopicBus,
+    @Inject(TopicAuthorizer) private readonly authorizer: TopicAuthorizer,
+  ) {}
 
   open(connection: Connection, context: ConnectionContext): void {
     const user = context.principal?.subject ?? `guest-${context.id}`;
     const rooms = new Map<string, BusSubscription>();
+    // A room is a bus topic: the broker's topic rules and the principal's scopes say who joins and speaks.
+    const topics = this.authorizer.grantFor({ principal: context.principal, clientId: null });
     const send = (message: object): void => connection.send(JSON.stringify(message));
 
     send({ type: 'welcome', user });
@@ -33,6 +39,8 @@ export class ChatSubprotocol implements SubprotocolHandler {
       switch (command.type) {
         case 'join':
           if (rooms.has(command.room)) return;
+          if (!topics.maySubscribe(topic))
+            return send({ type: 'error', reason: `not authorized to join ${command.room}` });
           if (rooms.size >= MAX_ROOMS_PER_CONNECTION) {
             return send({
               type: 'error',
@@ -52,6 +60,8 @@ export class ChatSubprotocol implements SubprotocolHandler {
           return send({ type: 'left', room: command.room });
         case 'say':
           if (!rooms.has(command.room)) return send({ type: 'error', reason: `join ${command.room} first` });
+          if (!topics.mayPublish(topic))
+            return send({ type: 'error', reason: `not authorized to speak in ${command.room}` });
           this.bus.publish({
             topic,
             payload: Buffer.from(

@@ -4,3 +4,4 @@ export * from './origin-entries.js';
 export * from './password-check.js';
 export * from './scopes.js';
 export * from './stored-tokens.js';
+export * from './topic-authorizer.js';

@@ -6,8 +6,9 @@ import { type Principal } from '#broker/handshake';
  * Scope grammar used across the broker:
  *   `admin`                         the admin API
  *   `endpoint:<path>`               may open that endpoint path (none of these: any endpoint)
- *   `mqtt:publish:<filter>`         may publish to topics the MQTT filter matches
- *   `mqtt:subscribe:<filter>`       may subscribe to topics within that filter
+ *   `bus:publish:<filter>`          may publish to bus topics the filter matches, in any protocol
+ *   `bus:subscribe:<filter>`        may subscribe to bus topics within that filter, in any protocol
+ *   `mqtt:publish:` `mqtt:subscribe:`  the older names of the two above (TopicAuthorizer reads both)
  *   `wamp:role:<role>`              the WAMP role a stored credential's session gets (its `authrole`)
  * A principal without any scope of a family is not restricted by that family.
  */

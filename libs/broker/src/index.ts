@@ -36,6 +36,8 @@ export type {
   SubprotocolOptions,
   TimerHandle,
 } from '#broker/gateway';
+export { TopicAuthorizer, TopicGrant } from '#broker/auth';
+export type { TopicClient } from '#broker/auth';
 export { TOPIC_BUS } from '#broker/bus';
 export type { BusMessage, BusSubscription, TopicBus } from '#broker/bus';
 export { ConfigError, loadConfig, parseConfig } from '#broker/config';

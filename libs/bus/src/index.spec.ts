@@ -13,6 +13,8 @@ describe('public API', () => {
       'TOPIC_BUS',
       'assertTopicFilter',
       'assertTopicName',
+      'filterWithin',
+      'filtersOverlap',
       'topicMatches',
     ]);
     assert.equal(typeof bus.TOPIC_BUS, 'symbol');

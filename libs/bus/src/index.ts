@@ -6,6 +6,8 @@ export type { InMemoryTopicBusOptions } from './in-memory-topic-bus.js';
 export {
   assertTopicFilter,
   assertTopicName,
+  filtersOverlap,
+  filterWithin,
   InvalidTopicError,
   MAX_TOPIC_BYTES,
   topicMatches,

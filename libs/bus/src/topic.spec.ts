@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import {
   assertTopicFilter,
   assertTopicName,
+  filtersOverlap,
+  filterWithin,
   InvalidTopicError,
   MAX_TOPIC_BYTES,
   topicMatches,
@@ -150,5 +152,82 @@ describe('assertTopicFilter', () => {
   it('bounds the length like topic names', () => {
     assert.doesNotThrow(() => assertTopicFilter('a/'.repeat(32766) + '#'));
     assert.throws(() => assertTopicFilter('a/'.repeat(32767) + '+/#'), /longer than 65535 UTF-8 bytes/);
+  });
+});
+
+describe('filterWithin and filtersOverlap', () => {
+  const within: [string, string, boolean][] = [
+    ['a/b', 'a/#', true],
+    ['a', 'a/#', true],
+    ['a/+/c', 'a/#', true],
+    ['a/#', 'a/#', true],
+    ['a/b', 'a/+', true],
+    ['a/+', 'a/+', true],
+    ['a/#', 'a/+', false],
+    ['a/+', 'a/b', false],
+    ['a/b/c', 'a/+', false],
+    ['b/c', 'a/#', false],
+    ['#', 'a/#', false],
+    ['$SYS/x', '#', false],
+    ['$SYS/x', '$SYS/#', true],
+    ['x/y', '#', true],
+  ];
+  for (const [filter, outer, expected] of within) {
+    it(`${filter} within ${outer}: ${expected}`, () => assert.equal(filterWithin(filter, outer), expected));
+  }
+
+  const overlaps: [string, string, boolean][] = [
+    ['+/victim/#', 'devices/#', true],
+    ['+/victim/#', 'devices/me/#', false],
+    ['a', 'a/#', true],
+    ['a/b', 'a', false],
+    ['#', '$SYS/#', false],
+    ['+/x', '$SYS/x', false],
+    ['$SYS/#', '$SYS/+', true],
+    ['a/+/c', 'a/b/+', true],
+    ['a/+', 'a/+/c', false],
+  ];
+  for (const [a, b, expected] of overlaps) {
+    it(`${a} overlaps ${b}: ${expected}`, () => {
+      assert.equal(filtersOverlap(a, b), expected);
+      assert.equal(filtersOverlap(b, a), expected);
+    });
+  }
+
+  it('agree with topicMatches over every filter and topic of a small alphabet', () => {
+    // Every topic of up to three levels over {a, b, $s, ''}, and every filter over those plus wildcards.
+    const levels = ['a', 'b', '$s', ''];
+    const topics: string[] = [];
+    const grow = (prefix: string[], alphabet: string[], out: string[][], depth: number): void => {
+      if (prefix.length > 0) out.push(prefix);
+      if (depth === 0) return;
+      for (const level of alphabet) grow([...prefix, level], alphabet, out, depth - 1);
+    };
+    const topicLevels: string[][] = [];
+    grow([], levels, topicLevels, 3);
+    for (const t of topicLevels) topics.push(t.join('/'));
+    const filterLevels: string[][] = [];
+    grow([], [...levels, '+'], filterLevels, 3);
+    const filters = filterLevels.map((f) => f.join('/'));
+    for (const f of filterLevels) filters.push([...f, '#'].join('/'));
+    filters.push('#');
+    const matched = new Map(filters.map((f) => [f, new Set(topics.filter((t) => topicMatches(f, t)))]));
+    for (const a of filters) {
+      const ofA = [...(matched.get(a) as Set<string>)];
+      for (const b of filters) {
+        const ofB = matched.get(b) as Set<string>;
+        assert.equal(
+          filtersOverlap(a, b),
+          ofA.some((t) => ofB.has(t)),
+          `${a} overlaps ${b}`,
+        );
+        if (a.split('/').length < 3 || !a.endsWith('#'))
+          assert.equal(
+            filterWithin(a, b),
+            ofA.every((t) => ofB.has(t)),
+            `${a} within ${b}`,
+          );
+      }
+    }
   });
 });

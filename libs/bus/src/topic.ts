@@ -47,6 +47,54 @@ export function topicMatches(filter: string, topic: string): boolean {
   return filterLevels.length === topicLevels.length;
 }
 
+/**
+ * Whether every topic `filter` matches is also matched by `outer` (both valid filters): a grant or a
+ * rule on `outer` then covers the whole subscription.
+ */
+export function filterWithin(filter: string, outer: string): boolean {
+  const f = filter.split('/');
+  const s = outer.split('/');
+  if (f[0]?.startsWith('$') === true && (s[0] === '+' || s[0] === '#')) return false;
+  for (let i = 0; i < f.length; i++) {
+    const allowed = s[i];
+    if (allowed === '#') return true;
+    if (allowed === undefined) return false;
+    const level = f[i] as string;
+    // A whole '#' has no parent level (a topic is never empty), so '+/#' covers it.
+    if (level === '#') return i === 0 && allowed === '+' && s.length === 2 && s[1] === '#';
+    if (allowed === '+') continue;
+    if (level === '+' || level !== allowed) return false;
+  }
+  return f.length === s.length || (s.length === f.length + 1 && s[f.length] === '#');
+}
+
+/**
+ * Whether some topic is matched by both filters (both valid): a rule on one may then decide about part
+ * of what a subscription on the other receives.
+ */
+export function filtersOverlap(a: string, b: string): boolean {
+  const x = a.split('/');
+  const y = b.split('/');
+  for (let i = 0; ; i++) {
+    const p = x[i];
+    const q = y[i];
+    if (p === undefined || q === undefined) {
+      // One ran out: the other matches the same topic only if all it has left is '#' (the parent level).
+      const rest = (p === undefined ? y : x).length - i;
+      return rest === 0 || (rest === 1 && (p ?? q) === '#');
+    }
+    // A leading wildcard never matches a '$'-topic.
+    if (i === 0 && ((isWildcard(p) && q.startsWith('$')) || (isWildcard(q) && p.startsWith('$'))))
+      return false;
+    if (p === '#' || q === '#') return true;
+    if (p !== '+' && q !== '+' && p !== q) return false;
+  }
+}
+
+function isWildcard(level: string): boolean {
+  return level === '+' || level === '#';
+}
+
 /** One pass over the UTF-16 code units: syntax, U+0000, lone surrogates and UTF-8 length together. */
 function findProblem(text: string, isFilter: boolean): string | undefined {
   if (text.length === 0) return 'must not be empty';

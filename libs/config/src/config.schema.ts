@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { authorization } from './authorization.schema.js';
 import { cluster } from './cluster.schema.js';
 import { mqtt } from './mqtt.schema.js';
 import { ocpp, usesProfile3 } from './ocpp.schema.js';
@@ -245,6 +246,7 @@ export const brokerConfigSchema = z
       })
       .strict()
       .default({ tokens: [], maxBodyBytes: 64 * 1024 }),
+    authorization: authorization.default(authorization.parse({})),
     ocpp: ocpp.default(ocpp.parse({})),
     mqtt: mqtt.default(mqtt.parse({})),
     graphql: graphql.default({ limits: {} }),

@@ -1,3 +1,4 @@
+export * from './authorization.schema.js';
 export * from './config.schema.js';
 export * from './load-config.js';
 export * from './wamp.schema.js';

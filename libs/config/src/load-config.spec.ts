@@ -115,6 +115,13 @@ describe('loadConfig defaults', () => {
     configError(() => loadConfig({ env: {}, defaults: { endpoints: [] } }), /endpoints/);
   });
 
+  it('names the new home of the topic rules that were mqtt.acl', () => {
+    configError(
+      () => loadConfig({ env: {}, defaults: { ...defaults(), mqtt: { acl: { rules: [] } } } }),
+      /mqtt\.acl: moved to authorization/,
+    );
+  });
+
   it('refuses defaults that are not a mapping', () => {
     configError(() => loadConfig({ env: {}, defaults: [defaults()] }), /mapping/);
     configError(() => loadConfig({ env: {}, defaults: 'port: 1' }), /mapping/);

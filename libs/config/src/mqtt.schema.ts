@@ -1,23 +1,7 @@
 import { z } from 'zod';
 import { inputBudget, timerMs } from './schema-units.js';
 
-// The `mqtt` section: the TCP listener, limits, sessions, topic rules.
-
-/** One MQTT topic rule (README: "Topic rules"); its filters are checked when the MQTT module starts. */
-const aclRule = z
-  .object({
-    who: z.enum(['all', 'anonymous', 'authenticated']).default('all'),
-    user: z.string().min(1).optional(),
-    clientId: z.string().min(1).optional(),
-    action: z.enum(['publish', 'subscribe', 'all']).default('all'),
-    topics: z.array(z.string().min(1).max(65_535)).min(1).max(100),
-    permission: z.enum(['allow', 'deny']),
-  })
-  .strict()
-  .refine((r) => !(r.who === 'anonymous' && r.user !== undefined), {
-    message: 'a rule for one user cannot be for anonymous clients',
-    path: ['user'],
-  });
+// The `mqtt` section: the TCP listener, limits, sessions.
 
 export const mqtt = z
   .object({
@@ -77,13 +61,9 @@ export const mqtt = z
       .default(7 * 24 * 3600),
     /** $SYS/broker/... statistics period; 0 is off. */
     sysIntervalSec: z.number().int().nonnegative().default(10),
-    /** Topic rules beside a token's mqtt: scopes: in order, the first that applies decides; none: noMatch. */
+    /** Topic rules apply to every protocol now: the section is `authorization`. */
     acl: z
-      .object({
-        rules: z.array(aclRule).max(10_000).default([]),
-        noMatch: z.enum(['allow', 'deny']).default('allow'),
-      })
-      .strict()
-      .default({ rules: [], noMatch: 'allow' }),
+      .never({ error: 'moved to authorization: one rule set for every protocol (README: Authorization)' })
+      .optional(),
   })
   .strict();

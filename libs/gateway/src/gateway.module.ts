@@ -1,5 +1,7 @@
 import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
 import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
+import { TopicAuthorizer } from '#broker/auth';
+import { type BrokerConfig } from '#broker/config';
 import { ConnectionOpener } from './connection-opener.js';
 import { ConnectionRegistry } from './connection-registry.js';
 import { EndpointRegistry } from './endpoint-registry.js';
@@ -7,6 +9,7 @@ import { GatewayAdapterCheck } from './gateway-adapter-check.js';
 import { GatewayLifecycle } from './gateway-lifecycle.js';
 import { HealthChecks } from './health-checks.js';
 import { Heartbeat } from './heartbeat.js';
+import { BROKER_CONFIG } from './tokens.js';
 import { GatewayMetrics } from './metrics.js';
 import { OpsRoutes } from './ops-routes.js';
 import { refuseWhileDraining } from './draining-requests.js';
@@ -17,7 +20,8 @@ import { WsHandoff } from './ws-handoff.js';
 
 /**
  * The handshake gateway: registries, the upgrade handler, heartbeats, drain, and /health and
- * /metrics. It reads BROKER_CONFIG, BROKER_LOGGER and BROKER_OPS, which BrokerModule provides.
+ * /metrics, and the one topic authorizer every protocol module asks. It reads BROKER_CONFIG,
+ * BROKER_LOGGER and BROKER_OPS, which BrokerModule provides.
  */
 @Module({
   imports: [DiscoveryModule],
@@ -35,8 +39,14 @@ import { WsHandoff } from './ws-handoff.js';
     GatewayLifecycle,
     GatewayAdapterCheck,
     OpsRoutes,
+    {
+      provide: TopicAuthorizer,
+      inject: [BROKER_CONFIG],
+      useFactory: (config: BrokerConfig) => new TopicAuthorizer(config.authorization),
+    },
   ],
   exports: [
+    TopicAuthorizer,
     ConnectionRegistry,
     EndpointRegistry,
     SubprotocolRegistry,

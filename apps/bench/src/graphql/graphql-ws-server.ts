@@ -1,5 +1,6 @@
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
+import { TopicGrant } from '#broker/auth';
 import { InMemoryTopicBus } from '#broker/bus';
 import { busSchema, DEFAULT_LIMITS, type GraphqlContext } from '#broker/protocols/graphql';
 import { portFromEnv } from '../server-port.js';
@@ -19,5 +20,10 @@ const schema = busSchema({
   maxPendingEvents: DEFAULT_LIMITS.maxPendingEvents,
 });
 // The bus schema's resolvers read the principal from the context, as the broker provides it.
-const context: GraphqlContext = { connectionId: 'reference', principal: null, connectionParams: {} };
+const context: GraphqlContext = {
+  connectionId: 'reference',
+  principal: null,
+  topics: TopicGrant.unrestricted,
+  connectionParams: {},
+};
 useServer({ schema, context }, wss);

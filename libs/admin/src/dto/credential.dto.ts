@@ -32,7 +32,7 @@ export class CreateTokenDto {
   @Length(1, 100)
   name!: string;
 
-  @ApiPropertyOptional({ example: ['endpoint:/chat', 'mqtt:subscribe:sensors/#'], type: [String] })
+  @ApiPropertyOptional({ example: ['endpoint:/chat', 'bus:subscribe:sensors/#'], type: [String] })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(64)

@@ -118,7 +118,7 @@ export function Credentials() {
         <label for="credential-scopes">Scopes</label>
         <input
           id="credential-scopes"
-          placeholder="endpoint:/chat mqtt:subscribe:sensors/#"
+          placeholder="endpoint:/chat bus:subscribe:sensors/#"
           value={scopes}
           onInput={(e) => setScopes(e.currentTarget.value)}
         />

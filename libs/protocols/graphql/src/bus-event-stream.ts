@@ -26,8 +26,12 @@ export class BusEventStream implements AsyncGenerator<BusEvent, undefined, undef
     bus: TopicBus,
     filter: string,
     private readonly maxPending: number,
+    /** Whether the subscriber may read a message on this topic; null: every message it matches. */
+    reads: ((topic: string) => boolean) | null = null,
   ) {
-    this.subscription = bus.subscribe(filter, (message) => this.push({ message, receivedAt: new Date() }));
+    this.subscription = bus.subscribe(filter, (message) => {
+      if (reads === null || reads(message.topic)) this.push({ message, receivedAt: new Date() });
+    });
   }
 
   [Symbol.asyncIterator](): this {

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execute, parse, subscribe, type ExecutionResult } from 'graphql';
+import { TopicAuthorizer, TopicGrant } from '#broker/auth';
 import { InMemoryTopicBus, type BusMessage } from '#broker/bus';
 import { busSchema } from './bus-schema.js';
 
@@ -9,7 +10,12 @@ const alice = { subject: 'alice', claims: { sub: 'alice' }, carrier: 'first-mess
 function setup() {
   const bus = new InMemoryTopicBus();
   const schema = busSchema({ bus, connections: () => 7, maxPendingEvents: 10, startedAt: Date.now() - 2000 });
-  const contextValue = { connectionId: 'c1', principal: alice, connectionParams: {} };
+  const contextValue = {
+    connectionId: 'c1',
+    principal: alice,
+    topics: TopicGrant.unrestricted,
+    connectionParams: {},
+  };
   return { bus, schema, contextValue };
 }
 
@@ -63,9 +69,10 @@ describe('busSchema', () => {
   });
 
   it('topic(filter) streams matching bus messages with every field', async () => {
-    const { bus, schema } = setup();
+    const { bus, schema, contextValue } = setup();
     const stream = await subscribe({
       schema,
+      contextValue,
       document: parse(
         'subscription { topic(filter: "sensors/+/temp") { topic payload payloadBase64 contentType origin publisher receivedAt } }',
       ),
@@ -91,14 +98,47 @@ describe('busSchema', () => {
   });
 
   it('an invalid filter is a GraphQL error with code BAD_TOPIC, not a stream', async () => {
-    const { schema } = setup();
+    const { schema, contextValue } = setup();
     const result = await subscribe({
       schema,
+      contextValue,
       document: parse('subscription { topic(filter: "a/#/b") { topic } }'),
     });
     assert.ok(!(Symbol.asyncIterator in result));
     const errors = (result as ExecutionResult).errors ?? [];
     assert.match(errors[0]?.message ?? '', /Invalid topic filter "a\/#\/b"/);
     assert.equal(errors[0]?.extensions['code'], 'BAD_TOPIC');
+  });
+
+  it("asks the principal's grant: FORBIDDEN to publish or subscribe where it may not, and only readable topics stream", async () => {
+    const { bus, schema, contextValue } = setup();
+    const authorizer = new TopicAuthorizer({
+      rules: [{ who: 'all', action: 'all', topics: ['secret/#'], permission: 'deny' }],
+      noMatch: 'allow',
+    });
+    const topics = authorizer.grantFor({ principal: alice, clientId: null });
+    const denied = await execute({
+      schema,
+      contextValue: { ...contextValue, topics },
+      document: parse('mutation { publish(topic: "secret/x", payload: "x") }'),
+    });
+    assert.equal(denied.errors?.[0]?.extensions['code'], 'FORBIDDEN');
+    const refused = await subscribe({
+      schema,
+      contextValue: { ...contextValue, topics },
+      document: parse('subscription { topic(filter: "secret/#") { topic } }'),
+    });
+    assert.equal((refused as ExecutionResult).errors?.[0]?.extensions['code'], 'FORBIDDEN');
+    const stream = await subscribe({
+      schema,
+      contextValue: { ...contextValue, topics },
+      document: parse('subscription { topic(filter: "#") { topic } }'),
+    });
+    assert.ok(Symbol.asyncIterator in stream);
+    bus.publish({ topic: 'secret/x', payload: Buffer.from('no'), origin: 'mqtt' });
+    bus.publish({ topic: 'public/x', payload: Buffer.from('yes'), origin: 'mqtt' });
+    const next = await stream.next();
+    assert.equal((next.value as ExecutionResult<{ topic: { topic: string } }>).data?.topic.topic, 'public/x');
+    await stream.return?.(undefined);
   });
 });

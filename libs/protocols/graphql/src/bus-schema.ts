@@ -31,12 +31,12 @@ export const BUS_TYPE_DEFS = /* GraphQL */ `
   }
 
   type Mutation {
-    "Publishes to a bus topic (no wildcards, no leading $); returns how many subscribers received it."
+    "Publishes to a bus topic (no wildcards, no leading $); returns how many subscribers received it. FORBIDDEN where the principal may not publish there."
     publish(topic: String!, payload: String!, contentType: String): Int!
   }
 
   type Subscription {
-    "Messages on every topic the MQTT-style filter matches ('+' one level, '#' the rest)."
+    "Messages on every topic the MQTT-style filter matches ('+' one level, '#' the rest) that the principal may read. FORBIDDEN where it may read none of them."
     topic(filter: String!): BusMessage!
   }
 `;
@@ -74,6 +74,8 @@ export function busSchema(deps: BusSchemaDeps): GraphQLSchema {
             },
           );
         }
+        if (!context.topics.mayPublish(args.topic))
+          throw forbidden(`publish to ${JSON.stringify(args.topic)}`);
         return deps.bus.publish({
           topic: args.topic,
           payload: Buffer.from(args.payload, 'utf8'),
@@ -87,9 +89,14 @@ export function busSchema(deps: BusSchemaDeps): GraphQLSchema {
     },
     Subscription: {
       topic: {
-        subscribe: (_source: unknown, args: { filter: string }) => {
+        subscribe: (_source: unknown, args: { filter: string }, context: GraphqlContext) => {
           checkTopic(() => assertTopicFilter(args.filter));
-          return new BusEventStream(deps.bus, args.filter, deps.maxPendingEvents);
+          const { topics } = context;
+          if (!topics.maySubscribe(args.filter))
+            throw forbidden(`subscribe to ${JSON.stringify(args.filter)}`);
+          // A filter a topic rule cuts through gets only the messages whose topics the principal may read.
+          const reads = topics.checksReads ? (topic: string) => topics.mayRead(topic) : null;
+          return new BusEventStream(deps.bus, args.filter, deps.maxPendingEvents, reads);
         },
         resolve: (event: BusEvent) => event,
       },
@@ -104,6 +111,11 @@ export function busSchema(deps: BusSchemaDeps): GraphQLSchema {
       receivedAt: (event: BusEvent) => event.receivedAt.toISOString(),
     },
   });
+}
+
+/** The authorizer's refusal (scopes or `authorization` rules), with a code a client can branch on. */
+function forbidden(what: string): GraphQLError {
+  return new GraphQLError(`Not authorized to ${what}`, { extensions: { code: 'FORBIDDEN' } });
 }
 
 /** Bus errors become GraphQL errors with a code a client can branch on. */

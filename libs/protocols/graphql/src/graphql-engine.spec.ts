@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildSchema } from 'graphql';
+import { TopicAuthorizer, TopicGrant } from '#broker/auth';
 import { GraphqlEngine } from './graphql-engine.js';
 import { DEFAULT_LIMITS, type GraphqlModuleOptions } from './graphql.options.js';
 
@@ -11,8 +12,10 @@ const anonymous = {
   authenticate: () => Promise.reject(new Error('unused')),
 };
 
+const OPEN = new TopicAuthorizer({ rules: [], noMatch: 'allow' });
+
 function engine(hooks: GraphqlModuleOptions = {}, maxTokens = DEFAULT_LIMITS.maxTokens): GraphqlEngine {
-  return new GraphqlEngine(schema, { ...DEFAULT_LIMITS, maxTokens }, hooks);
+  return new GraphqlEngine(schema, { ...DEFAULT_LIMITS, maxTokens }, OPEN, hooks);
 }
 
 describe('GraphqlEngine.prepare', () => {
@@ -100,7 +103,12 @@ describe('GraphqlEngine.connect and contextFor', () => {
     );
     assert.deepEqual(withPayload, {
       ok: true,
-      session: { connectionId: 'c', principal: null, connectionParams: { x: 1 } },
+      session: {
+        connectionId: 'c',
+        principal: null,
+        topics: TopicGrant.unrestricted,
+        connectionParams: { x: 1 },
+      },
       ackPayload: { motd: 'hi' },
     });
     const plain = await engine().connect('c', undefined, anonymous);
@@ -110,7 +118,13 @@ describe('GraphqlEngine.connect and contextFor', () => {
 
   it("the application's context cannot overwrite the session's principal", async () => {
     const forged = engine({ context: () => ({ principal: { subject: 'root' }, extra: 1 }) });
-    const context = await forged.contextFor({ connectionId: 'c', principal: null, connectionParams: {} });
-    assert.deepEqual(context, { extra: 1, connectionId: 'c', principal: null, connectionParams: {} });
+    const topics = TopicGrant.unrestricted;
+    const context = await forged.contextFor({
+      connectionId: 'c',
+      principal: null,
+      topics,
+      connectionParams: {},
+    });
+    assert.deepEqual(context, { extra: 1, connectionId: 'c', principal: null, topics, connectionParams: {} });
   });
 });

@@ -13,6 +13,7 @@ import {
   type OperationTypeNode,
   type ValidationRule,
 } from 'graphql';
+import { type TopicAuthorizer } from '#broker/auth';
 import { authenticateInit, type InitAuthContext } from './connection-auth.js';
 import {
   type GraphqlContext,
@@ -83,6 +84,7 @@ export class GraphqlEngine {
   constructor(
     readonly schema: GraphQLSchema,
     readonly limits: GraphqlLimits,
+    private readonly authorizer: TopicAuthorizer,
     private readonly hooks: Pick<GraphqlModuleOptions, 'context' | 'onConnect'> = {},
   ) {
     this.limitRules = [
@@ -98,6 +100,7 @@ export class GraphqlEngine {
     const session: GraphqlSession = {
       connectionId,
       principal: auth.principal,
+      topics: this.authorizer.grantFor({ principal: auth.principal, clientId: null }),
       connectionParams: auth.params,
     };
     const verdict = this.hooks.onConnect === undefined ? true : await this.hooks.onConnect(session);

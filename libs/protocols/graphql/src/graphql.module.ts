@@ -5,6 +5,7 @@ import {
   type ModuleMetadata,
   type Provider,
 } from '@nestjs/common';
+import { TopicAuthorizer } from '#broker/auth';
 import { TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
 import { BROKER_CONFIG, ConnectionRegistry } from '#broker/gateway';
@@ -56,13 +57,14 @@ export class GraphqlModule {
         optionsProvider,
         {
           provide: GraphqlEngine,
-          inject: [GRAPHQL_OPTIONS, TOPIC_BUS, ConnectionRegistry, BROKER_CONFIG],
+          inject: [GRAPHQL_OPTIONS, TOPIC_BUS, ConnectionRegistry, BROKER_CONFIG, TopicAuthorizer],
           useFactory: (
             options: GraphqlModuleOptions,
             bus: TopicBus,
             connections: ConnectionRegistry,
             config: BrokerConfig,
-          ) => createEngine(options, bus, connections, config.graphql.limits),
+            authorizer: TopicAuthorizer,
+          ) => createEngine(options, bus, connections, config.graphql.limits, authorizer),
         },
         GraphqlTransportWsSubprotocol,
         GraphqlLegacyWsSubprotocol,
@@ -78,6 +80,7 @@ function createEngine(
   bus: TopicBus,
   connections: ConnectionRegistry,
   configured: Partial<GraphqlLimits>,
+  authorizer: TopicAuthorizer,
 ): GraphqlEngine {
   const given = Object.entries(configured).filter(([, value]) => value !== undefined);
   const limits = resolveLimits({ ...options.limits, ...Object.fromEntries(given) });
@@ -92,5 +95,5 @@ function createEngine(
     (options.typeDefs === undefined
       ? busSchema({ bus, connections: () => connections.open(), maxPendingEvents: limits.maxPendingEvents })
       : schemaFromSdl(options.typeDefs, options.resolvers));
-  return new GraphqlEngine(schema, limits, options);
+  return new GraphqlEngine(schema, limits, authorizer, options);
 }

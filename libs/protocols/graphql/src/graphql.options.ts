@@ -1,5 +1,6 @@
 import { type GraphQLSchema } from 'graphql';
 import { MAX_TIMER_MS } from '#broker/config';
+import { type TopicGrant } from '#broker/auth';
 import { type Principal } from '#broker/handshake';
 import { type Resolvers } from './schema-from-sdl.js';
 
@@ -7,6 +8,8 @@ import { type Resolvers } from './schema-from-sdl.js';
 export interface GraphqlSession {
   readonly connectionId: string;
   readonly principal: Principal | null;
+  /** What the principal may publish and read on the bus: a resolver that touches the bus asks it. */
+  readonly topics: TopicGrant;
   /** The connection_init payload, credential fields removed. */
   readonly connectionParams: Readonly<Record<string, unknown>>;
 }

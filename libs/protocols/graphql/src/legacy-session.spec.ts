@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type GraphQLSchema } from 'graphql';
+import { TopicAuthorizer } from '#broker/auth';
 import { InMemoryTopicBus } from '#broker/bus';
 import { CredentialError, type Principal } from '#broker/handshake';
 import { busSchema } from './bus-schema.js';
@@ -27,7 +28,12 @@ function setup(
   const bus = new InMemoryTopicBus();
   const limits = { ...DEFAULT_LIMITS, initTimeoutMs: 1000, keepAliveMs: 500, ...options.limits };
   const schema = options.schema ?? busSchema({ bus, connections: () => 1, maxPendingEvents: 5 });
-  const engine = new GraphqlEngine(schema, limits, options.hooks);
+  const engine = new GraphqlEngine(
+    schema,
+    limits,
+    new TopicAuthorizer({ rules: [], noMatch: 'allow' }),
+    options.hooks,
+  );
   const sent: LegacyServerMessage[] = [];
   const closes: [number, string][] = [];
   const failures: unknown[] = [];

@@ -1,3 +1,4 @@
+import { TopicAuthorizer } from '#broker/auth';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '#broker/config';
@@ -36,7 +37,7 @@ describe('CONNECT credentials', () => {
       let ended: number | null = null;
       const stalled = { verifyPassword: () => new Promise<null>(() => undefined) };
       const client = new MqttClient(
-        new MqttBroker(mqtt, new ManualClock()),
+        new MqttBroker(mqtt, new TopicAuthorizer({ rules: [], noMatch: 'allow' }), new ManualClock()),
         { send: (bytes) => parser.parse(bytes), buffered: () => 0, close: (code) => (ended = code) },
         {
           transport: 'ws',

@@ -1,8 +1,8 @@
+import { type TopicAuthorizer } from '#broker/auth';
 import { type MqttConfig } from '#broker/config';
 import { type Clock, systemClock } from '#broker/gateway';
 import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
-import { Acl } from './acl.js';
 import { RetainedStore } from './retained-store.js';
 import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
 import { type MessageQueues } from './message-queues.js';
@@ -32,8 +32,6 @@ export class MqttBroker {
   readonly sessions = new Map<string, Session>();
   readonly subscriptions = new SubscriptionStore();
   readonly retained: RetainedStore;
-  /** The config's topic rules (mqtt.acl). */
-  readonly acl: Acl;
   readonly stats: BrokerStats;
   readonly lifecycle: SessionLifecycle;
   hooks: BrokerHooks = {};
@@ -44,10 +42,11 @@ export class MqttBroker {
 
   constructor(
     readonly config: MqttConfig,
+    /** Whether a client may publish, subscribe and read (scopes and `authorization` rules). */
+    readonly authorizer: TopicAuthorizer,
     readonly clock: Clock = systemClock,
   ) {
     this.retained = new RetainedStore(config.maxRetainedMessages, config.maxRetainedBytes);
-    this.acl = new Acl(config.acl.rules, config.acl.noMatch);
     this.stats = new BrokerStats(clock.now());
     this.lifecycle = new SessionLifecycle(this);
   }

@@ -1,3 +1,4 @@
+import { TopicAuthorizer } from '#broker/auth';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type MqttConfig } from '#broker/config';
@@ -26,8 +27,9 @@ const config: MqttConfig = {
   maxKeepAliveSec: 60,
   maxSessionExpirySec: 3600,
   sysIntervalSec: 0,
-  acl: { rules: [], noMatch: 'allow' },
 };
+
+const OPEN = new TopicAuthorizer({ rules: [], noMatch: 'allow' });
 
 const quiet: MqttLogger = { info() {}, warn() {}, debug() {}, error() {} };
 
@@ -115,7 +117,7 @@ function publish(topic: string, payload: string, qos: 0 | 1 | 2, messageId?: num
 
 describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   it('respects the client receive maximum: no more QoS 1 in flight until acknowledged', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const sub = new Peer(broker);
     await sub.connect('sub', { properties: { receiveMaximum: 2 } });
     sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q', qos: 1 }] });
@@ -135,7 +137,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('a subscriber that cannot keep up loses QoS 0 messages (counted), not its connection; QoS 1 still goes', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const dropped: string[] = [];
     broker.hooks.dropped = (why, clientId) => dropped.push(`${why}:${clientId}`);
     const sub = new Peer(broker);
@@ -162,7 +164,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('on resume, an unfinished QoS 2 delivery continues where it stopped: PUBREL again, not PUBLISH', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const persistent = { clean: false, properties: { sessionExpiryInterval: 60 } };
     const sub = new Peer(broker);
     await sub.connect('sub', persistent);
@@ -184,7 +186,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('a client over the broker receive maximum (unreleased QoS 2) gets DISCONNECT 0x93', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const pub = new Peer(broker);
     await pub.connect('pub');
     for (let i = 1; i <= 5; i++) pub.send(publish('q2', 'x', 2, i));
@@ -193,7 +195,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('a resent QoS 2 PUBLISH before PUBREL is routed once', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const sub = new Peer(broker);
     await sub.connect('sub');
     sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'once', qos: 0 }] });
@@ -208,7 +210,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
 
   it('queued messages past their expiry are not delivered; the rest carry the remaining interval', async () => {
     const clock = new ManualClock(1_000_000);
-    const broker = new MqttBroker(config, clock);
+    const broker = new MqttBroker(config, OPEN, clock);
     const sub = new Peer(broker);
     await sub.connect('sub', { clean: false, properties: { sessionExpiryInterval: 600 } });
     sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'exp', qos: 1 }] });
@@ -229,7 +231,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
 
   it('a delayed will goes out after its delay; a session ends after its expiry', async () => {
     const clock = new ManualClock(1_000_000);
-    const broker = new MqttBroker(config, clock);
+    const broker = new MqttBroker(config, OPEN, clock);
     const watcher = new Peer(broker);
     await watcher.connect('watcher');
     watcher.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'w', qos: 0 }] });
@@ -257,7 +259,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('no-local holds on the many-subscriber path: the publisher is skipped, every other subscriber gets it', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const peers = [new Peer(broker), new Peer(broker), new Peer(broker)];
     const [self, a, b] = peers as [Peer, Peer, Peer];
     await self.connect('self');
@@ -278,7 +280,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   for (const clean of [true, false]) {
     it(`a delayed will on a takeover ${clean ? 'with clean start goes out at once (the session ends)' : 'that resumes the session is not sent'}`, async () => {
       const clock = new ManualClock(1_000_000);
-      const broker = new MqttBroker(config, clock);
+      const broker = new MqttBroker(config, OPEN, clock);
       const watcher = new Peer(broker);
       await watcher.connect('watcher');
       watcher.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'w', qos: 0 }] });
@@ -311,7 +313,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   }
 
   it('DISCONNECT 0x04 or an error code publishes the will, a normal DISCONNECT does not', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const watcher = new Peer(broker);
     await watcher.connect('watcher');
     watcher.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'w/+', qos: 0 }] });
@@ -334,7 +336,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('keep-alive over the maximum is lowered with server keep alive; problem info can be turned off', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const peer = new Peer(broker);
     const connack = (await peer.connect('ka', {
       keepalive: 600,
@@ -350,7 +352,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('refusals carry a reason string when problem information is wanted (the default)', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const peer = new Peer(broker);
     await peer.connect('why');
     peer.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'a/#/b', qos: 0 }] });
@@ -358,7 +360,7 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('past maxSessions a new client id is refused (0x97), a known one still connects', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     for (const id of ['s1', 's2', 's3']) {
       await new Peer(broker).connect(id, { clean: false, properties: { sessionExpiryInterval: 60 } });
     }
@@ -369,11 +371,34 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
   });
 
   it('v3.1.1: an empty client id needs clean session', async () => {
-    const broker = new MqttBroker(config);
+    const broker = new MqttBroker(config, OPEN);
     const peer = new Peer(broker, 4);
     // CONNECT 3.1.1, clean session 0, empty client id (mqtt-packet will not encode it).
     peer.client.receive(Buffer.from([0x10, 0x0c, 0, 4, 0x4d, 0x51, 0x54, 0x54, 4, 0, 0, 0, 0, 0]));
     assert.equal(peer.take('connack').returnCode, 2);
     assert.equal(peer.ended, 1000);
+  });
+
+  it('a wildcard subscription that a topic rule cuts through gets only what its client may read', async () => {
+    const authorizer = new TopicAuthorizer({
+      rules: [
+        { who: 'all', action: 'all', topics: ['devices/%c/#'], permission: 'allow' },
+        { who: 'all', action: 'subscribe', topics: ['devices/#'], permission: 'deny' },
+      ],
+      noMatch: 'allow',
+    });
+    const broker = new MqttBroker(config, authorizer);
+    const attacker = new Peer(broker);
+    await attacker.connect('attacker');
+    attacker.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: '+/victim/#', qos: 1 }] });
+    assert.deepEqual(attacker.take('suback').granted, [1]);
+    const victim = new Peer(broker);
+    await victim.connect('victim');
+    victim.send(publish('devices/victim/cmd', 'secret', 1, 1));
+    victim.send(publish('rooms/victim/x', 'open', 1, 2));
+    assert.deepEqual(
+      attacker.publishes().map((p) => p.topic),
+      ['rooms/victim/x'],
+    );
   });
 });

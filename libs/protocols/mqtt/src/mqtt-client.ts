@@ -1,3 +1,4 @@
+import { TopicGrant } from '#broker/auth';
 import { HeldInput } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type Packet } from 'mqtt-packet';
@@ -9,7 +10,6 @@ import { type TimerHandle } from '#broker/gateway';
 import { type MqttMessage } from './message.js';
 import { encodePublish, OutboundAliases } from './outbound-publish.js';
 import { encodePacket, type PacketHandler, PacketReader, packetSize } from './packet-reader.js';
-import { Permissions } from './permissions.js';
 import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
 import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
 import { type WillRecord } from './session-directory.js';
@@ -53,7 +53,8 @@ export class MqttClient implements SessionOwner, PacketHandler {
   clientId = '';
   session: Session | null = null;
   principal: Principal | null = null;
-  permissions = Permissions.unrestricted;
+  /** What its principal may do on the bus: set by CONNECT. */
+  permissions = TopicGrant.unrestricted;
   will: Will | null = null;
   /** The will as the cluster's directory keeps it (null: none, or one this client may not publish). */
   willRecord: WillRecord | null = null;
@@ -233,6 +234,12 @@ export class MqttClient implements SessionOwner, PacketHandler {
   sendPublish(delivery: Delivery | InFlight, dup: boolean): boolean {
     if (this.state === 'closed') return false;
     const topic = delivery.message.topic;
+    // A subscription that a topic rule cuts through (`+/victim/#` past a deny on `devices/#`): this
+    // message's topic is asked. Refused, it is done with, as a message too large for the client is.
+    if (this.permissions.checksReads && !this.permissions.mayRead(topic)) {
+      this.log.debug({ clientId: this.clientId, topic }, 'publish not authorized for this client, not sent');
+      return false;
+    }
     if (delivery.qos === 0 && this.transport.buffered() > this.broker.config.slowSubscriberDropBytes) {
       this.broker.stats.publishDropped++;
       this.broker.hooks.dropped?.('slow subscriber', this.clientId, topic);
@@ -285,7 +292,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
             delaySec: will.delaySec,
             record: this.willRecord,
             publish: () => {
-              if (!permissions.canPublish(will.message.topic)) return;
+              if (!permissions.mayPublish(will.message.topic)) return;
               const message =
                 will.expirySec === null
                   ? will.message

@@ -7,7 +7,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ClusterNode } from '#broker/cluster';
-import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
+import { PASSWORD_CHECK, TopicAuthorizer, type PasswordCheck } from '#broker/auth';
 import { TOPIC_BUS, type BusSubscription, type TopicBus } from '#broker/bus';
 import { type BrokerConfig } from '#broker/config';
 import { BROKER_CONFIG, BROKER_LOGGER, GatewayMetrics } from '#broker/gateway';
@@ -43,13 +43,14 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     @Inject(BROKER_CONFIG) readonly config: BrokerConfig,
     @Inject(BROKER_LOGGER) logger: Logger,
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
+    @Inject(TopicAuthorizer) authorizer: TopicAuthorizer,
     // Provided by the store; MQTT over TCP checks CONNECT's passwords with it.
     @Optional() @Inject(PASSWORD_CHECK) readonly passwords: PasswordCheck | null = null,
     @Optional() @Inject(ClusterNode) cluster: ClusterNode | null = null,
     @Optional() @Inject(GatewayMetrics) metrics: GatewayMetrics | null = null,
   ) {
     this.logger = logger.child({ module: 'mqtt' });
-    this.broker = new MqttBroker(config.mqtt);
+    this.broker = new MqttBroker(config.mqtt, authorizer);
     // The reasons are a few fixed strings of the broker's: a bounded label.
     const dropped =
       metrics === null

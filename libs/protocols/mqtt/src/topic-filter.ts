@@ -26,23 +26,3 @@ export function parseFilter(raw: string): ParsedFilter {
   assertTopicFilter(filter);
   return { group, filter };
 }
-
-/**
- * Whether every topic `filter` matches is also matched by `scope` (both valid filters), so a
- * `mqtt:subscribe:<scope>` permission covers the subscription.
- */
-export function filterWithin(filter: string, scope: string): boolean {
-  const f = filter.split('/');
-  const s = scope.split('/');
-  if (f[0]?.startsWith('$') === true && (s[0] === '+' || s[0] === '#')) return false;
-  for (let i = 0; i < f.length; i++) {
-    const allowed = s[i];
-    if (allowed === '#') return true;
-    if (allowed === undefined) return false;
-    const level = f[i] as string;
-    if (level === '#') return false;
-    if (allowed === '+') continue;
-    if (level === '+' || level !== allowed) return false;
-  }
-  return f.length === s.length || (s.length === f.length + 1 && s[f.length] === '#');
-}

@@ -86,6 +86,9 @@ export class Broker {
         `role ${session.identity.authrole} may not subscribe to ${uri}`,
       );
     }
+    if (session.busAccess !== null && !session.busAccess.maySubscribe(match, uri)) {
+      return session.error(SUBSCRIBE, request, E.notAuthorized, `not authorized to subscribe to ${uri}`);
+    }
     let subscription = this.index.get(match, uri);
     if (subscription?.subscribers.has(session)) return session.send([SUBSCRIBED, request, subscription.id]);
     if (session.subscriptions.size >= this.options.maxSubscriptionsPerSession) {
@@ -132,6 +135,9 @@ export class Broker {
     }
     if (!session.permissions.allows('publish', uri)) {
       return refuse(E.notAuthorized, `role ${session.identity.authrole} may not publish to ${uri}`);
+    }
+    if (session.busAccess !== null && !session.busAccess.mayPublish(uri)) {
+      return refuse(E.notAuthorized, `not authorized to publish to ${uri}`);
     }
     const lists = {
       exclude: listOption(options, 'exclude', isId),
@@ -208,6 +214,9 @@ export class Broker {
       if (!this.eligible(subscriber, audience)) continue;
       // A pattern subscription was authorized on its pattern; each concrete topic is checked too.
       if (pattern && !subscriber.permissions.allows('subscribe', topic)) continue;
+      // The bus realm's topic rules may cut through any subscription, an exact one to a prefix rule too.
+      const access = subscriber.busAccess;
+      if (access !== null && access.checksReads && !access.mayRead(topic)) continue;
       text ??= JSON.stringify(withPayload([EVENT, subscription.id, publication, details], args, kwargs));
       subscriber.sendEvent(text);
     }

@@ -1,4 +1,6 @@
 import { type Clock } from '#broker/gateway';
+import { type Principal } from '#broker/handshake';
+import { type BusAccess } from './bus-access.js';
 import { type Args, type Kwargs } from './messages.js';
 import { Realm, type Limits, type RealmSettings } from './realm.js';
 import { type RemoteDealer } from './remote.js';
@@ -23,6 +25,8 @@ export interface RouterOptions {
   readonly published?: (realm: string, topic: string, args: Args, kwargs: Kwargs, publisher: Session) => void;
   /** Cluster mode: each realm's way to other nodes' registrations. */
   readonly remote?: (realm: string) => RemoteDealer;
+  /** The bus realm's authorization of a joining session (null: the realm shares nothing with the bus). */
+  readonly busAccess?: (realm: string, principal: Principal | null) => BusAccess | null;
   /** A topic subscription came or went in a realm (the bus bridge attracts its topics). */
   readonly subscriptionChanged?: (realm: string, match: MatchPolicy, uri: string, present: boolean) => void;
 }

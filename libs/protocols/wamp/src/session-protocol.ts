@@ -1,4 +1,5 @@
 import { CLOSE, type EventPeerPort, type TimerHandle } from '#broker/gateway';
+import { type Principal } from '#broker/handshake';
 import { type AuthStep, type Credentials, startAuthentication } from './authenticate.js';
 import { E, ProtocolViolation } from './errors.js';
 import { randomId } from './ids.js';
@@ -174,14 +175,19 @@ export class SessionProtocol {
     if (realm === null) throw new Error('WELCOME without a realm');
     // A handshake principal and a ticket's are known to the gateway already (the first-message
     // policy reports the latter); an anonymous session has nobody to name.
-    if (identity.authmethod === 'wampcra') {
-      const { authid, authrole, authmethod } = identity;
-      this.credentials.identify?.(
-        identity.principal ?? { subject: authid, claims: { authrole, authmethod }, carrier: 'first-message' },
-      );
-    }
+    const principal = principalOf(identity);
+    if (identity.authmethod === 'wampcra' && principal !== null) this.credentials.identify?.(principal);
     const permissions = realm.settings.roles.get(identity.authrole) ?? DENY_ALL;
-    const session = new Session(this.sessionId, realm.name, identity, permissions, this.roles, this.peer);
+    const busAccess = this.router.options.busAccess?.(realm.name, principal) ?? null;
+    const session = new Session(
+      this.sessionId,
+      realm.name,
+      identity,
+      permissions,
+      this.roles,
+      this.peer,
+      busAccess,
+    );
     this.cancelAuthTimer();
     this.session = session;
     this.state = 'open';
@@ -274,4 +280,12 @@ export class SessionProtocol {
     this.challenge = null;
     this.cancelAuthTimer();
   }
+}
+
+/** Who the session is to the rest of the broker: its credential, or a static WAMP-CRA user by its authid. */
+function principalOf(identity: Identity): Principal | null {
+  if (identity.principal !== undefined) return identity.principal;
+  if (identity.authmethod === 'anonymous') return null;
+  const { authid, authrole, authmethod } = identity;
+  return { subject: authid, claims: { authrole, authmethod }, carrier: 'first-message' };
 }

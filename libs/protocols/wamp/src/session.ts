@@ -1,4 +1,5 @@
 import { type EventPeerPort, type TimerHandle } from '#broker/gateway';
+import { type BusAccess } from './bus-access.js';
 import { type Principal } from '#broker/handshake';
 import { SequentialIds } from './ids.js';
 import { type Dict, ERROR } from './messages.js';
@@ -62,6 +63,8 @@ export class Session {
     private readonly roles: Dict,
     /** Closing is the session protocol's business, not the session's. */
     private readonly peer: Omit<EventPeerPort, 'close'>,
+    /** In the bus realm: the broker's authorization of its topics; null in other realms. */
+    readonly busAccess: BusAccess | null = null,
   ) {}
 
   send(message: readonly unknown[]): void {

@@ -1,5 +1,5 @@
 import { Inject, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
-import { CRA_KEYS, type CraKeyLookup } from '#broker/auth';
+import { CRA_KEYS, type CraKeyLookup, TopicAuthorizer } from '#broker/auth';
 import { type BusMessage, type BusSubscription, TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { ClusterNode } from '#broker/cluster';
 import { type BrokerConfig } from '#broker/config';
@@ -13,9 +13,11 @@ import {
   type ConnectionContext,
   type SubprotocolHandler,
 } from '#broker/gateway';
+import { type Principal } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { type Credentials } from './authenticate.js';
-import { type MatchPolicy } from './uri.js';
+import { type BusAccess } from './bus-access.js';
+import { isReserved, type MatchPolicy } from './uri.js';
 import { type Args, type Kwargs } from './messages.js';
 import { autoRealmSettings, realmSettings } from './realm-settings.js';
 import { Router } from './router.js';
@@ -52,6 +54,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
     @Inject(BROKER_LOGGER) logger: Logger,
+    @Inject(TopicAuthorizer) private readonly authorizer: TopicAuthorizer,
     @Optional() @Inject(CRA_KEYS) private readonly craKeys?: CraKeyLookup,
     @Optional() @Inject(ClusterNode) cluster: ClusterNode | null = null,
     @Optional() @Inject(GatewayMetrics) metrics: GatewayMetrics | null = null,
@@ -69,6 +72,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
       clock: systemClock,
       published: (realm, topic, args, kwargs, publisher) => this.toBus(realm, topic, args, kwargs, publisher),
       subscriptionChanged: (realm, match, uri, present) => this.attract(realm, match, uri, present),
+      busAccess: (realm, principal) => (realm === this.busRealm ? this.busAccess(principal) : null),
     });
     metrics?.modules.report(WAMP_SUBPROTOCOL, () => this.router.figures());
   }
@@ -127,6 +131,27 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
 
   goodbye(connection: Connection): void {
     this.sessions.get(connection)?.shutdown();
+  }
+
+  /** The broker's topic authorization in the bus realm's URIs; URIs the bus cannot carry stay WAMP's own. */
+  private busAccess(principal: Principal | null): BusAccess {
+    const grant = this.authorizer.grantFor({ principal, clientId: null });
+    return {
+      mayPublish: (uri) => {
+        const topic = busTopicOf(uri);
+        return topic === null || grant.mayPublish(topic);
+      },
+      maySubscribe: (match, uri) => {
+        // The router's own meta events (wamp.*) never come from the bus.
+        const filter = isReserved(uri) ? null : busFilterOf(match, uri);
+        return filter === null || grant.maySubscribe(filter);
+      },
+      mayRead: (uri) => {
+        const topic = busTopicOf(uri);
+        return topic === null || grant.mayRead(topic);
+      },
+      checksReads: grant.checksReads,
+    };
   }
 
   /** The bus brings other nodes' messages only for topics the bus realm's subscribers want. */

@@ -1,10 +1,10 @@
+import { type TopicGrant } from '#broker/auth';
 import { flatUuid } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type IConnackPacket, type IConnectPacket } from 'mqtt-packet';
 import { credentialOf, REFUSAL_CODES } from '../authenticate.js';
 import { CLOSE } from '#broker/gateway';
 import { type MqttClient } from '../mqtt-client.js';
-import { Permissions } from '../permissions.js';
 import { type SessionState, type WillRecord } from '../session-directory.js';
 import { MqttProtocolError, RC, v3ConnackCode } from '../reason-codes.js';
 import { willOf } from './will.js';
@@ -103,9 +103,9 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
 }
 
 /** A session from another node keeps the subscriptions its new credential may hold, within the limit. */
-function allowed(state: SessionState | null, permissions: Permissions, limit: number): SessionState | null {
+function allowed(state: SessionState | null, permissions: TopicGrant, limit: number): SessionState | null {
   if (state === null) return null;
-  const subscriptions = state.subscriptions.filter((s) => permissions.canSubscribe(s.filter)).slice(0, limit);
+  const subscriptions = state.subscriptions.filter((s) => permissions.maySubscribe(s.filter)).slice(0, limit);
   return { ...state, subscriptions };
 }
 
@@ -117,7 +117,7 @@ interface Taking {
   readonly requestedExpiry: number;
   readonly expirySec: number;
   readonly principal: Principal | null;
-  readonly permissions: Permissions;
+  readonly permissions: TopicGrant;
   readonly willRecord: WillRecord | null;
   /** The keep-alive the connection will have: v5's capped at `maxKeepAliveSec` (the CONNACK says so). */
   readonly keepAliveSec: number;
@@ -134,7 +134,7 @@ function take(client: MqttClient, packet: IConnectPacket, principal: Principal |
         ? 0
         : config.maxSessionExpirySec;
   const clientId = assigned ?? packet.clientId;
-  const permissions = Permissions.of(principal, client.broker.acl.forClient(clientId, principal));
+  const permissions = client.broker.authorizer.grantFor({ principal, clientId });
   const will = client.will;
   const keepalive = packet.keepalive ?? 0;
   return {
@@ -146,7 +146,7 @@ function take(client: MqttClient, packet: IConnectPacket, principal: Principal |
     principal,
     permissions,
     willRecord:
-      will === null || !permissions.canPublish(will.message.topic)
+      will === null || !permissions.mayPublish(will.message.topic)
         ? null
         : {
             message: will.message,

@@ -96,7 +96,7 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
     publisherId: client.clientId,
   });
   let reasonCode: number = RC.success;
-  const allowed = client.permissions.canPublish(topic);
+  const allowed = client.permissions.mayPublish(topic);
   // Cluster mode: stored before its acknowledgement when a stream consumer anywhere reads its topic.
   const message =
     allowed && packet.qos > 0 && queues !== null && queues.wants(topic)

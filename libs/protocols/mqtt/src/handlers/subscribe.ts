@@ -105,7 +105,7 @@ function subscribeOne(
   if (parsed.group !== null && request.nl === true) {
     throw new MqttProtocolError(RC.protocolError, 'no-local on a shared subscription');
   }
-  if (!client.permissions.canSubscribe(parsed.filter)) {
+  if (!client.permissions.maySubscribe(parsed.filter)) {
     client.log.info({ clientId: client.clientId, filter: request.topic }, 'mqtt subscribe not authorized');
     return RC.notAuthorized;
   }

@@ -30,11 +30,13 @@ async function granted(version: 4 | 5, filters: readonly string[]): Promise<numb
 
 let broker: TestBroker;
 
-describe('mqtt module: topic rules in the config (mqtt.acl)', { timeout: 60_000 }, () => {
+describe('mqtt module: the topic rules of the config (authorization)', { timeout: 60_000 }, () => {
   before(async () => {
     broker = await startMqttBroker(
+      {},
+      { auth: { mode: 'optional', carriers: ['query'] } },
       {
-        acl: {
+        authorization: {
           noMatch: 'deny',
           rules: [
             // Eclipse Paho's interoperability suite expects this topic to refuse subscriptions.
@@ -46,7 +48,6 @@ describe('mqtt module: topic rules in the config (mqtt.acl)', { timeout: 60_000 
           ],
         },
       },
-      { auth: { mode: 'optional', carriers: ['query'] } },
     );
   });
   after(() => broker.close());
