@@ -198,7 +198,13 @@ export class MqttBroker {
 
   private launch(session: Session, owner: SessionOwner, delivery: Delivery): void {
     const wanted = delivery.packetId;
-    const packetId = wanted !== undefined && !session.inflight.has(wanted) ? wanted : session.nextPacketId();
+    const holding = wanted === undefined ? undefined : session.inflight.get(wanted);
+    // The stream handed this message again while its copy is in flight here (the new node's return of
+    // its predecessor's deliveries raced the first one): the copy in flight settles it, as JetStream
+    // acknowledges by stream sequence. Sent again it would reach a QoS 2 client twice, under a new id.
+    const sequence = delivery.streamSequence;
+    if (sequence !== undefined && holding?.streamSequence === sequence) return;
+    const packetId = wanted !== undefined && holding === undefined ? wanted : session.nextPacketId();
     // Built field by field, not spread: a spread of this object was a fifth of a QoS 1 fan-in's time.
     const inflight: InFlight = {
       message: delivery.message,

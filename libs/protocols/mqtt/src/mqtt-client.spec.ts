@@ -379,6 +379,44 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     assert.equal(peer.ended, 1000);
   });
 
+  it('a stream message handed again while its copy is in flight goes out once, under the id the client knows', async () => {
+    const broker = new MqttBroker(config, OPEN);
+    const sub = new Peer(broker);
+    await sub.connect('twice');
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q', qos: 2 }] });
+    const session = broker.sessions.get('twice');
+    assert.ok(session);
+    const message = {
+      topic: 'q',
+      payload: Buffer.from('m'),
+      qos: 2 as const,
+      retain: false,
+      publisherId: null,
+      expiresAt: null,
+      properties: {},
+    };
+    const settled: boolean[] = [];
+    for (const redelivered of [false, true]) {
+      broker.deliver(session, {
+        message,
+        qos: 2,
+        retain: false,
+        subscriptionIds: [],
+        settle: (done) => void settled.push(done),
+        packetId: 180,
+        streamSequence: 179,
+        redelivered,
+      });
+    }
+    assert.deepEqual(
+      sub.publishes().map((p) => p.messageId),
+      [180],
+    );
+    sub.send({ cmd: 'pubrec', messageId: 180 });
+    assert.equal(sub.take('pubrel').messageId, 180);
+    assert.deepEqual(settled, [true]);
+  });
+
   it('a wildcard subscription that a topic rule cuts through gets only what its client may read', async () => {
     const authorizer = new TopicAuthorizer({
       rules: [
