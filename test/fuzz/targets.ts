@@ -18,7 +18,18 @@ import { MqttBroker, MqttClient } from '#broker/protocols/mqtt';
 import { parseFrame } from '#broker/protocols/ocpp16';
 import { ConfigError, loadConfig, parseConfig } from '#broker/config';
 // The sans-IO parsers themselves, by path: they are not part of any library's public face.
+import { CreateChargePointDto, UpdateChargePointDto } from '../../libs/admin/src/dto/charge-point.dto.js';
+import {
+  CreatePasswordDto,
+  CreateTokenDto,
+  CreateWampcraDto,
+} from '../../libs/admin/src/dto/credential.dto.js';
+import { AddOriginDto } from '../../libs/admin/src/dto/origin.dto.js';
+import { InvalidFieldsException } from '../../libs/admin/src/problem.filter.js';
+import { adminValidationPipe } from '../../libs/admin/src/validation.js';
 import { ForwardedHeaders } from '../../libs/gateway/src/forwarded.js';
+import { extendedConnectRequest } from '../../libs/gateway/src/http2-front.js';
+import { CreateIdTagDto, UpdateIdTagDto } from '../../libs/protocols/ocpp16/src/admin/id-tag.dto.js';
 import { parseLegacyMessage } from '../../libs/protocols/graphql/src/legacy-message.js';
 import { readTransportWsMessage } from '../../libs/protocols/graphql/src/transport-ws-message.js';
 import { decode as decodeWamp } from '../../libs/protocols/wamp/src/messages.js';
@@ -227,6 +238,75 @@ function safeGenerate(packet: mqttPacket.Packet): Uint8Array {
   }
 }
 
+/** Every admin body type, as the controllers declare them. */
+const ADMIN_BODY_TYPES = [
+  AddOriginDto,
+  CreateTokenDto,
+  CreatePasswordDto,
+  CreateWampcraDto,
+  CreateChargePointDto,
+  UpdateChargePointDto,
+  CreateIdTagDto,
+  UpdateIdTagDto,
+] as const;
+
+const ADMIN_FIELDS = [
+  'origin',
+  'endpoint',
+  'name',
+  'scopes',
+  'username',
+  'password',
+  'identity',
+  'allowed',
+  'idTag',
+  'status',
+  'expiresAt',
+  'authid',
+  'secret',
+  'role',
+  'parentIdTag',
+  '__proto__',
+  'constructor',
+];
+
+/**
+ * Admin bodies: any JSON, often nearly right (known fields, any values), and nestings up to the 64
+ * levels the body parser lets through (json-body.middleware.ts refuses deeper ones).
+ */
+const adminBody = fc.oneof(
+  fc.jsonValue({ maxDepth: 4 }),
+  fc.dictionary(fc.constantFrom(...ADMIN_FIELDS), fc.jsonValue({ maxDepth: 2 })),
+  fc
+    .tuple(fc.integer({ min: 1, max: 64 }), fc.constantFrom(...ADMIN_FIELDS), fc.boolean())
+    .map(([depth, field, inArrays]) => {
+      let value: unknown = 'x';
+      for (let i = 1; i < depth; i++) value = inArrays ? [value] : { [field]: value };
+      return { [field]: value };
+    }),
+);
+
+/** HTTP/2 request heads as a client may send them: the pseudo-headers present or not, any values. */
+const http2Head = fc
+  .record(
+    {
+      ':method': fc.constantFrom('CONNECT', 'GET', 'connect', ''),
+      ':protocol': fc.oneof(fc.constantFrom('websocket', 'WebSocket', 'h2c', ''), hostileText),
+      ':path': fc.oneof(fc.constantFrom('/chat', '/ocpp/CP-1', '/ocpp/%ZZ', '*', ''), hostileText),
+      ':authority': fc.oneof(fc.constantFrom('127.0.0.1', 'example.com:443', ''), hostileText),
+      ':scheme': fc.constantFrom('https', 'http', ''),
+      'sec-websocket-version': fc.oneof(fc.constantFrom('13', '8'), hostileText),
+      'sec-websocket-protocol': HEADER_VALUES,
+      'sec-websocket-extensions': HEADER_VALUES,
+      origin: HEADER_VALUES,
+      authorization: HEADER_VALUES,
+      host: HEADER_VALUES,
+      cookie: fc.array(HEADER_VALUES, { maxLength: 3 }),
+    },
+    { requiredKeys: [] },
+  )
+  .map((head) => head as Record<string, string | string[]>);
+
 function depthOf(value: unknown): number {
   if (typeof value !== 'object' || value === null) return 0;
   const children = Array.isArray(value) ? value : Object.values(value);
@@ -339,6 +419,38 @@ export const TARGETS: readonly FuzzTarget[] = [
         } as unknown as IncomingMessage);
         assert.equal(typeof origin.address, 'string');
         assert.ok(origin.address.length > 0);
+      }),
+  },
+  {
+    name: 'admin bodies through the validation pipe (every body type)',
+    property: () =>
+      fc.asyncProperty(fc.constantFrom(...ADMIN_BODY_TYPES), adminBody, async (metatype, body) => {
+        try {
+          const value: unknown = await adminValidationPipe.transform(body, { type: 'body', metatype });
+          // Accepted: an instance of the body type, never a bare value or an array.
+          assert.ok(
+            value instanceof metatype,
+            `${metatype.name} accepted ${JSON.stringify(body)?.slice(0, 200)}`,
+          );
+        } catch (err) {
+          // Refused: the 400 naming the fields, nothing else (a TypeError or RangeError would be a 500).
+          assert.ok(err instanceof InvalidFieldsException, String(err));
+        }
+      }),
+  },
+  {
+    name: 'HTTP/2 request heads (extended CONNECT) to the handshake decision',
+    property: () =>
+      fc.asyncProperty(http2Head, fc.boolean(), async (headers, secure) => {
+        const request = extendedConnectRequest(
+          headers,
+          { address: '203.0.113.9', secure, host: undefined },
+          undefined,
+        );
+        const decision = await decideHandshake(request, handshakeContext);
+        assert.ok(['accept', 'reject', 'plain', 'pass'].includes(decision.kind));
+        if (decision.kind === 'reject') assert.ok(STATUSES.has(decision.status), String(decision.status));
+        if (decision.kind === 'accept') decision.release();
       }),
   },
 ];
