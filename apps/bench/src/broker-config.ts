@@ -47,7 +47,9 @@ function everyModuleConfig(port: number, hardening: Hardening): object {
   const budget = hardening === 'hardened' ? { inputBudget: {} } : {};
   return {
     ...brokerBaseConfig(port),
-    ...(hardening !== 'none' ? { limits: CONNECTION_LIMITS } : {}),
+    // The worst-message modes keep the per-address shares a deployment has (silent sockets are an
+    // attack of theirs) and serve HTTP/2 beside HTTP/1.1 (rapid reset is another).
+    ...(hardening !== 'none' ? { limits: { maxConnections: 100_000 }, http: { http2: true } } : {}),
     endpoints: [
       { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
       { path: '/mqtt', subprotocols: ['mqtt'], defaultModule: 'mqtt' },

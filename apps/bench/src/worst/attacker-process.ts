@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { openClient } from '../load/ws-client.js';
-import { ATTACKS, type Attack, type AttackerReport } from './attacks.js';
+import { ATTACKS, type AttackerReport, type MessageAttack } from './attacks.js';
 
 /**
  * One attacker, in a process of its own: in the bystander's process, its thousands of client
@@ -20,10 +20,14 @@ const attack = ATTACKS[index ?? -1];
 if (attack === undefined || port === undefined || seconds === undefined) {
   throw new Error(`attacker: bad arguments ${process.argv.slice(2).join(' ')}`);
 }
-const result = await attackLoop(port, attack, performance.now() + seconds * 1000);
+const until = performance.now() + seconds * 1000;
+const result =
+  attack.kind === 'message'
+    ? await attackLoop(port, attack, until)
+    : await attack.run({ port, localAddress: ATTACKER_ADDRESS }, until);
 process.send?.(result, () => process.exit(0));
 
-async function attackLoop(port: number, attack: Attack, until: number): Promise<AttackerReport> {
+async function attackLoop(port: number, attack: MessageAttack, until: number): Promise<AttackerReport> {
   let answered = 0;
   let reconnects = -1;
   let refused = 0;

@@ -1,13 +1,25 @@
 import mqttPacket from 'mqtt-packet';
 import { connectionInit, subscribeMessage } from '../graphql/transport-ws-load.js';
 import { connectPacket } from '../mqtt/mqtt-wire.js';
+import {
+  type ConnectionAttackTarget,
+  http2RapidReset,
+  PIPELINED_REQUEST,
+  pipelining,
+  silentSockets,
+} from './connection-attacks.js';
 
 /**
- * The costliest single message per protocol, found by the fuzzers (issue 27) and by hand (issue 28).
- * An attacker sends `message`, waits for the broker's one answer (a message or the close), and sends
- * it again; a closed connection is opened again, and `setup` runs first on each.
+ * The costliest single message per protocol, found by the fuzzers (issue 27) and by hand (issues 28
+ * and 37). A message attack sends `message`, waits for the broker's one answer (a message or the
+ * close), and sends it again; a closed connection is opened again, and `setup` runs first on each.
+ * A connection attack (connection-attacks.ts) works below the WebSocket messages: pipelined HTTP
+ * requests, silent sockets, HTTP/2 streams reset at once.
  */
-export interface Attack {
+export type Attack = MessageAttack | ConnectionAttack;
+
+export interface MessageAttack {
+  readonly kind: 'message';
   readonly name: string;
   readonly path: string;
   readonly subprotocol: string;
@@ -17,6 +29,15 @@ export interface Attack {
   message(seq: number): string | Buffer;
   /** An ordinary message, not an attack: the row the attacks are also read against. */
   readonly control?: true;
+}
+
+export interface ConnectionAttack {
+  readonly kind: 'connection';
+  readonly name: string;
+  /** The bytes of one unit of the attack (a request; 0 for a connection that sends nothing). */
+  readonly bytes: number;
+  run(target: ConnectionAttackTarget, until: number): Promise<AttackerReport>;
+  readonly control?: undefined;
 }
 
 /** What an attacker process tells its parent at the end of its window. */
@@ -33,6 +54,18 @@ export interface AttackerReport {
 const ALIASES = `subscription { ${'a: status { connections } '.repeat(830)}}`;
 /** 5,000 nested arrays: 10 KB that overflowed the stack of a recursive walk. */
 const DEEP_JSON = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+
+/**
+ * A document never sent before, about 26 KB: a query with a unique operation name, padded with a
+ * comment (which the lexer reads and the token limit does not count), answered at once. Each one is
+ * parsed and validated; the cache keeps only documents under 16 KiB, within 512 KiB in all.
+ */
+function uniqueDocument(seq: number): string {
+  return subscribeMessage(`u${seq}`, `query Q${seq} { status { connections } }\n#${'x'.repeat(26_000)}`);
+}
+
+/** A value 2,000 lists deep in an argument (4 KB, under maxTokens): refused by the nesting bound. */
+const DEEP_VALUE = `{ status(x: ${'['.repeat(2000)}${']'.repeat(2000)}) { connections } }`;
 
 /** A SUBSCRIBE of 500 distinct wildcard filters: the subscription table's work per packet. */
 function wildcardSubscribe(seq: number): Buffer {
@@ -84,6 +117,7 @@ function smallPublish(seq: number): Buffer {
 
 export const ATTACKS: readonly Attack[] = [
   {
+    kind: 'message',
     name: 'Control: MQTT QoS 1 PUBLISH of 64 bytes',
     path: '/mqtt',
     subprotocol: 'mqtt',
@@ -92,6 +126,7 @@ export const ATTACKS: readonly Attack[] = [
     control: true,
   },
   {
+    kind: 'message',
     name: 'GraphQL: subscribe of 830 aliased fields',
     path: '/graphql',
     subprotocol: 'graphql-transport-ws',
@@ -99,6 +134,7 @@ export const ATTACKS: readonly Attack[] = [
     message: (seq) => subscribeMessage(`a${seq}`, ALIASES),
   },
   {
+    kind: 'message',
     name: 'GraphQL: 5,000-deep JSON',
     path: '/graphql',
     subprotocol: 'graphql-transport-ws',
@@ -106,6 +142,7 @@ export const ATTACKS: readonly Attack[] = [
     message: () => DEEP_JSON,
   },
   {
+    kind: 'message',
     name: 'WAMP: 5,000-deep JSON',
     path: '/ws',
     subprotocol: 'wamp.2.json',
@@ -113,6 +150,7 @@ export const ATTACKS: readonly Attack[] = [
     message: () => DEEP_JSON,
   },
   {
+    kind: 'message',
     name: 'MQTT: SUBSCRIBE of 500 wildcard filters',
     path: '/mqtt',
     subprotocol: 'mqtt',
@@ -120,10 +158,45 @@ export const ATTACKS: readonly Attack[] = [
     message: wildcardSubscribe,
   },
   {
+    kind: 'message',
     name: 'OCPP: MeterValues of 1,000 sampled values',
     path: '/ocpp/attacker',
     subprotocol: 'ocpp1.6',
     setup: [BOOT_NOTIFICATION],
     message: bigMeterValues,
+  },
+  {
+    kind: 'message',
+    name: 'GraphQL: a new 26 KB document each time',
+    path: '/graphql',
+    subprotocol: 'graphql-transport-ws',
+    setup: [connectionInit()],
+    message: uniqueDocument,
+  },
+  {
+    kind: 'message',
+    name: 'GraphQL: a value 2,000 lists deep',
+    path: '/graphql',
+    subprotocol: 'graphql-transport-ws',
+    setup: [connectionInit()],
+    message: (seq) => subscribeMessage(`d${seq}`, DEEP_VALUE),
+  },
+  {
+    kind: 'connection',
+    name: 'HTTP: 32 pipelined admin GETs outstanding',
+    bytes: Buffer.byteLength(PIPELINED_REQUEST),
+    run: pipelining,
+  },
+  {
+    kind: 'connection',
+    name: 'TCP: 2,048 silent sockets held',
+    bytes: 0,
+    run: silentSockets,
+  },
+  {
+    kind: 'connection',
+    name: 'HTTP/2: rapid reset (streams opened and reset at once)',
+    bytes: 0,
+    run: http2RapidReset,
   },
 ];

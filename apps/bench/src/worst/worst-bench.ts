@@ -30,8 +30,12 @@ and the bystander's p99 against its p99 in the idle window just before, as the m
 const TIMEOUT_MS = 10_000;
 /** The attacker's niceness: below the bystander on the core they share. */
 const ATTACKER_NICE = 10;
-/** The target: the bystander's p99 under attack stays within this multiple of its idle p99. */
-const TARGET_RATIO = 2;
+/**
+ * The target (issue 37, restated): the bystander's p99 under each attack within this multiple of its
+ * p99 beside the control row (an ordinary client at full speed). Against the idle window even
+ * ordinary traffic moves it 2 to 3 times on a shared core.
+ */
+const TARGET_RATIO = 1.5;
 
 interface Window extends AttackerReport {
   readonly cpuMs: number;
@@ -169,7 +173,7 @@ function report(pairs: readonly Pair[][], run: RunSettings): string {
     const rows = pairs[index] ?? [];
     if (rows.length === 0) continue;
     const of = (f: (p: Pair) => number) => median(rows.map(f));
-    const bytes = Buffer.byteLength(attack.message(0));
+    const bytes = attack.kind === 'message' ? Buffer.byteLength(attack.message(0)) : attack.bytes;
     const perMessage = of((p) =>
       p.attacked.answered === 0 ? Number.NaN : p.attacked.cpuMs / p.attacked.answered,
     );
@@ -182,14 +186,14 @@ function report(pairs: readonly Pair[][], run: RunSettings): string {
         ? `${errors} bystander errors`
         : attack.control === true
           ? 'reference'
-          : ratio <= TARGET_RATIO
+          : attackedP99 / controlP99 <= TARGET_RATIO
             ? 'met'
             : 'not met';
     lines.push(
       `| ${attack.name} | ${bytes} | ${of((p) => p.attacked.answered).toFixed(0)} | ` +
         `${of((p) => p.attacked.reconnects).toFixed(0)} | ${of((p) => p.attacked.refused).toFixed(0)} | ` +
         `${of((p) => (100 * p.attacked.cpuMs) / p.attacked.wallMs).toFixed(0)} % | ${perMessage.toFixed(3)} ms | ` +
-        `${((perMessage * 1024) / bytes).toFixed(3)} ms | ${of((p) => p.idle.bystander.p99).toFixed(2)} ms | ` +
+        `${bytes === 0 ? '-' : `${((perMessage * 1024) / bytes).toFixed(3)} ms`} | ${of((p) => p.idle.bystander.p99).toFixed(2)} ms | ` +
         `${of((p) => p.attacked.bystander.p50).toFixed(2)} ms | ${attackedP99.toFixed(2)} ms | ` +
         `**${ratio.toFixed(2)}x** (${ratios.map((r) => r.toFixed(2)).join(', ')}) | ` +
         `${(attackedP99 / controlP99).toFixed(2)}x | ${verdict} |`,
@@ -197,7 +201,7 @@ function report(pairs: readonly Pair[][], run: RunSettings): string {
   }
   lines.push(
     '',
-    `Target: the bystander's p99 under each attack within ${TARGET_RATIO}x its p99 in the idle window before. ` +
+    `Target: the bystander's p99 under each attack within ${TARGET_RATIO}x its p99 beside the control row. ` +
       'The control row is a client sending ordinary messages as fast as they are answered: what any busy client costs the bystander.',
   );
   return lines.join('\n');
