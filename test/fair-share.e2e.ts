@@ -79,6 +79,23 @@ describe('fair share: handshakes per address, and each connection held to its sh
     }
   });
 
+  it('an address refused more than its burst beyond its rate is refused at accept, before any parsing; others go on', async () => {
+    const flooder = '127.0.0.9';
+    const request = upgradeRequest('/chat', { 'Sec-WebSocket-Protocol': 'chat.v1' });
+    // What a handshake from `from` gets: its status, or null for a connection closed with no answer.
+    const ask = async (from: string): Promise<number | null> => {
+      const answer = await rawExchange(broker.port, request, 300, from).catch(() => null);
+      return answer === null || answer.raw === '' ? null : answer.status;
+    };
+    const statuses: (number | null)[] = [];
+    for (let i = 0; i < 7; i++) statuses.push(await ask(flooder));
+    // Its burst of three, then more refusals than its burst: a flood, as far as the broker can tell.
+    assert.deepEqual(statuses, [101, 101, 101, 429, 429, 429, 429]);
+    assert.equal(await ask(flooder), null);
+    assert.equal(await ask(flooder), null);
+    assert.equal(await ask('127.0.0.10'), 101);
+  });
+
   it("a client over its share is paused, not cut: every SUBACK arrives; an unbounded endpoint's client is never paused", async () => {
     const clients = await Promise.all(
       ['/mqtt', '/mqtt-unbounded'].map((path) =>

@@ -33,9 +33,15 @@ export function upgradeRequest(path: string, headers: Record<string, string | nu
  * WebSocket client would send. Resolves when the server closes, or after `waitMs` (then the head
  * of what arrived is parsed, e.g. a 101 that keeps the socket open).
  */
-export function rawExchange(port: number, request: string | Buffer, waitMs = 1500): Promise<RawResponse> {
+export function rawExchange(
+  port: number,
+  request: string | Buffer,
+  waitMs = 1500,
+  /** The loopback address to connect from (default: the system's choice, 127.0.0.1). */
+  localAddress?: string,
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect({ port, host: '127.0.0.1', ...(localAddress !== undefined && { localAddress }) });
     const chunks: Buffer[] = [];
     let closed = false;
     const timer = setTimeout(() => finish(), waitMs);

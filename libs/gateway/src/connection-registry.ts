@@ -83,6 +83,11 @@ export class ConnectionRegistry implements ConnectionCounts {
     return this.handshakeRate.take(address);
   }
 
+  /** Whether a connection from `address` is refused at accept: it floods handshakes far past its rate. */
+  refusesAtAccept(address: string): boolean {
+    return this.handshakeRate.overdrawn(address);
+  }
+
   total(): number {
     return this.byId.size + this.reserved;
   }

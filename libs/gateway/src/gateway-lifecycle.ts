@@ -57,7 +57,7 @@ export class GatewayLifecycle
     this.endpoints.compile();
     await this.verifier.init();
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
-    applyHttpLimits(server, this.config);
+    applyHttpLimits(server, this.config, (address) => this.connections.refusesAtAccept(address));
     const { http, tls } = this.config;
     if (tls !== undefined) this.unwatchTls = watchTlsFiles(server as unknown as TlsServer, tls, this.logger);
     if (http.http2) {

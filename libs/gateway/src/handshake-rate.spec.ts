@@ -50,4 +50,17 @@ describe('HandshakeRate', () => {
     assert.equal(rate.size, 2);
     assert.equal(rate.take('10.9.9.9'), 1, 'an address in debt keeps its wait');
   });
+
+  it('an address refused more than its burst is overdrawn until the rate pays its debt back', () => {
+    const clock = new ManualClock();
+    const rate = new HandshakeRate({ perSecond: 10, burst: 2 }, clock);
+    rate.take('10.0.0.1');
+    rate.take('10.0.0.1');
+    for (let i = 0; i < 3; i++) assert.ok(rate.take('10.0.0.1') > 0);
+    assert.equal(rate.overdrawn('10.0.0.1'), true);
+    assert.equal(rate.overdrawn('10.0.0.2'), false);
+    // Three refusals owed, paid at ten a second: 0.1 s later it owes two, its burst, no more.
+    clock.advance(100);
+    assert.equal(rate.overdrawn('10.0.0.1'), false);
+  });
 });

@@ -8,9 +8,14 @@ import proxyaddr from 'proxy-addr';
  * Sets the header size limit (431) and the slowloris timeouts on whichever HTTP server the
  * application created (NestFactory.create makes a bare one). Node reads `maxHeaderSize` for each new
  * connection and the timeouts at each check, and starts the checks on 'listening', so setting them
- * after creation and before listen is as good as passing them to createServer.
+ * after creation and before listen is as good as passing them to createServer. A connection from an
+ * address that `refusesAtAccept` (one flooding handshakes far past its rate) is closed as it arrives.
  */
-export function applyHttpLimits(server: Server, config: BrokerConfig): void {
+export function applyHttpLimits(
+  server: Server,
+  config: BrokerConfig,
+  refusesAtAccept: (address: string) => boolean,
+): void {
   const { http, tls } = config;
   if (tls !== undefined && !(server instanceof TlsServer)) {
     throw new Error(
@@ -35,7 +40,13 @@ export function applyHttpLimits(server: Server, config: BrokerConfig): void {
   const perAddress = config.limits.maxConnectionsPerAddress;
   // A trusted proxy's connections carry many clients: its address has no share of its own.
   const trusted = http.trustedProxies.length === 0 ? null : proxyaddr.compile([...http.trustedProxies]);
+  // Before TLS and before the HTTP parser reads a byte: a flood of handshakes costs an accept each.
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    if (refusesAtAccept(address) && (trusted === null || !trusted(address, 0))) socket.destroy();
+  });
   server.on(accepted, (socket: Socket) => {
+    if (socket.destroyed) return;
     // Each address gets its share of the sockets that have not spoken yet: one client's idle connects
     // cannot take the room every other address needs (the headroom below is shared by all).
     const address = socket.remoteAddress ?? '';
