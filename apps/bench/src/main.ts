@@ -7,6 +7,7 @@ import { GRAPHQL_USAGE, runGraphqlBench } from './graphql/graphql-bench.js';
 import { runHandshakeBench } from './handshake-bench.js';
 import { runWampBench, WAMP_USAGE } from './wamp/wamp-bench.js';
 import { runScaleBench, SCALE_USAGE } from './scale/scale-bench.js';
+import { runShutdownBench, SHUTDOWN_USAGE } from './shutdown/shutdown-bench.js';
 import { runSlowConsumerBench, SLOW_USAGE } from './slow/slow-consumer-bench.js';
 import { runSoakBench, SOAK_USAGE } from './soak/soak-bench.js';
 import { runWorstBench, WORST_USAGE } from './worst/worst-bench.js';
@@ -28,9 +29,10 @@ const BENCHES: Readonly<Record<string, Bench>> = {
   soak: { usage: SOAK_USAGE, run: runSoakBench },
   scale: { usage: SCALE_USAGE, run: runScaleBench },
   dashboard: { usage: DASHBOARD_USAGE, run: runDashboardBench },
+  shutdown: { usage: SHUTDOWN_USAGE, run: runShutdownBench },
 };
 
-/** `main.js [handshake|graphql|wamp|cluster|cluster-qos1|deflate|worst|slow|soak|scale|dashboard] [options]`; with no name (or only flags) it is the handshake benchmark. */
+/** `main.js [handshake|graphql|wamp|cluster|cluster-qos1|deflate|worst|slow|soak|scale|dashboard|shutdown] [options]`; with no name (or only flags) it is the handshake benchmark. */
 async function main(): Promise<void> {
   const [first, ...rest] = process.argv.slice(2);
   const named = first !== undefined ? BENCHES[first] : undefined;
