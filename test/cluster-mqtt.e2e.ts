@@ -590,4 +590,69 @@ describe('cluster: MQTT state across nodes', () => {
     await new Inbox(back).waitFor((m) => m.payload === 'owed', 8000);
     await Promise.all([back.endAsync(), publisher.endAsync()]);
   });
+
+  /**
+   * A QoS 2 publisher gets PUBREC on `from`, drops before its PUBREL (`drop`: its connection ends, or
+   * its node is killed), and comes back on n2 with the PUBLISH again (DUP) and then PUBREL.
+   */
+  async function qos2PublisherMoves(prefix: string, from: BrokerNode, drop: (raw: RawMqtt) => Promise<void>) {
+    const n2 = cluster.nodes[1] as BrokerNode;
+    const watcher = await connect(n2, { clientId: `${prefix}-watcher` });
+    const inbox = new Inbox(watcher);
+    await watcher.subscribeAsync(`${prefix}/#`, { qos: 2 });
+    await untilBusReaches(from, `${prefix}/probe`, [inbox]);
+    const session = {
+      clientId: `${prefix}-publisher`,
+      clean: false,
+      properties: { sessionExpiryInterval: 300 },
+    };
+    const first = await RawMqtt.connected(`${from.url}/mqtt`, session);
+    const publish = (dup: boolean) =>
+      ({
+        cmd: 'publish',
+        topic: `${prefix}/x`,
+        payload: Buffer.from('once'),
+        qos: 2,
+        messageId: 7,
+        dup,
+        retain: false,
+      }) as const;
+    first.send(publish(false));
+    assert.equal((await first.next('pubrec')).messageId, 7);
+    await drop(first);
+    const back = await RawMqtt.connected(`${n2.url}/mqtt`, session);
+    back.send(publish(true));
+    const again = await back.next('pubrec', 8000);
+    assert.deepEqual([again.messageId, again.reasonCode ?? 0], [7, 0]);
+    back.send({ cmd: 'pubrel', messageId: 7 });
+    const complete = await back.next('pubcomp');
+    assert.deepEqual([complete.messageId, complete.reasonCode ?? 0], [7, 0], 'the id was known on n2');
+    // A later message arrives: nothing before it but the one copy.
+    back.send({
+      cmd: 'publish',
+      topic: `${prefix}/y`,
+      payload: Buffer.from('after'),
+      qos: 1,
+      messageId: 8,
+      dup: false,
+      retain: false,
+    });
+    await back.next('puback');
+    await inbox.waitFor((m) => m.topic === `${prefix}/y`);
+    assert.deepEqual(
+      inbox.received.filter((m) => m.topic === `${prefix}/x`).map((m) => m.payload),
+      ['once'],
+    );
+    back.ws.close();
+    await watcher.endAsync();
+  }
+
+  it('a QoS 2 publisher moving nodes between PUBREC and PUBREL: its resend is acknowledged, not routed again; its PUBREL completes', async () => {
+    await qos2PublisherMoves('q9', cluster.nodes[0] as BrokerNode, async (raw) => void raw.ws.terminate());
+  });
+
+  it("a QoS 2 publisher's node killed right after its PUBREC: the record already holds the id, the resend is not routed again", async () => {
+    const doomed = await cluster.startNode();
+    await qos2PublisherMoves('q10', doomed, () => doomed.kill());
+  });
 });

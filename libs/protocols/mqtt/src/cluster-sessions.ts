@@ -142,7 +142,7 @@ export class ClusterSessions implements SessionDirectory {
       const state = released?.state ?? null;
       const record = this.bucket.recordOf(
         claimed,
-        { subscriptions: [], releasing: [], lastPacketId: 0, ...state, expirySec },
+        { subscriptions: [], releasing: [], receiving: [], lastPacketId: 0, ...state, expirySec },
         will,
       );
       try {
@@ -226,6 +226,7 @@ export class ClusterSessions implements SessionDirectory {
             : {
                 ...answer,
                 releasing: packetIdsOf(answer.releasing),
+                receiving: packetIdsOf(answer.receiving),
                 lastPacketId: packetIdsOf([answer.lastPacketId])[0] ?? 0,
               };
         // A holder that has no such session any more (it let go for a claim whose write then failed, with

@@ -3,14 +3,16 @@ import { type Session } from './session.js';
 import { type Subscription } from './subscription.js';
 
 /**
- * What moves with a session from one node to another: its expiry, its subscriptions, and the packet ids
+ * What moves with a session from one node to another: its expiry, its subscriptions, the packet ids
  * of its QoS 2 deliveries in their PUBREL stage (the stream's part of them is done, the client waits for
- * PUBREL: the next node sends it, 4.3.3).
+ * PUBREL: the next node sends it, 4.3.3), and those of the QoS 2 messages its client published that wait
+ * for their PUBREL (routed already: a resend on the next node is acknowledged, not routed again).
  */
 export interface SessionState {
   readonly expirySec: number;
   readonly subscriptions: readonly Subscription[];
   readonly releasing: readonly number[];
+  readonly receiving: readonly number[];
   /**
    * The last packet id the session gave out: the next node continues past it (by `maxInflight`, as a
    * record may be that far behind), so a new message never takes an id the client may still hold.

@@ -11,6 +11,7 @@ export function stateOfSession(session: Session): SessionState {
     expirySec: session.expirySec,
     subscriptions: [...session.subscriptions.values()],
     releasing: session.releasing(),
+    receiving: [...session.awaitingRelease],
     lastPacketId: session.lastPacketId,
   };
 }
@@ -86,6 +87,7 @@ export class SessionLifecycle {
         session.inflight.set(packetId, releaseOnly(packetId));
         session.received(undefined, packetId);
       }
+      for (const packetId of imported?.receiving ?? []) session.awaitingRelease.add(packetId);
       if (imported !== null) session.lastPacketId = (imported.lastPacketId + config.maxInflight) % 65535;
     }
     // A resumed session's delayed will and expiry are off: its client is back (3.1.3.2.2).

@@ -25,6 +25,8 @@ export interface SessionRecord {
   readonly subscriptions: readonly Subscription[];
   /** Packet ids of QoS 2 deliveries in their PUBREL stage. */
   readonly releasing: readonly number[];
+  /** Packet ids of QoS 2 messages the client published, routed and waiting for its PUBREL. */
+  readonly receiving: readonly number[];
   readonly lastPacketId: number;
   readonly will: EncodedWill | null;
 }
@@ -117,6 +119,7 @@ export function parseRecord(value: Uint8Array): SessionRecord | null {
         Number.isInteger(record.keepAliveSec) && record.keepAliveSec > 0 ? record.keepAliveSec : 0,
       subscriptions: record.subscriptions.map(subscriptionOf).filter((s): s is Subscription => s !== null),
       releasing: packetIdsOf(record.releasing),
+      receiving: packetIdsOf(record.receiving),
       lastPacketId: packetIdsOf([record.lastPacketId])[0] ?? 0,
       will: record.will ?? null,
     };
@@ -126,8 +129,8 @@ export function parseRecord(value: Uint8Array): SessionRecord | null {
 }
 
 export function stateOf(record: SessionRecord): SessionState {
-  const { expirySec, subscriptions, releasing, lastPacketId } = record;
-  return { expirySec, subscriptions, releasing, lastPacketId };
+  const { expirySec, subscriptions, releasing, receiving, lastPacketId } = record;
+  return { expirySec, subscriptions, releasing, receiving, lastPacketId };
 }
 
 /** JetStream's "wrong last sequence": someone else wrote the record since it was read. */

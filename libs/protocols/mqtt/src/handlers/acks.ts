@@ -3,6 +3,7 @@ import { type MqttClient } from '../mqtt-client.js';
 import { RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
 import { requirePacketId } from './packet-id.js';
+import { recordsReceipts } from './qos2-receipts.js';
 
 function sessionOf(client: MqttClient): Session {
   return client.session as Session;
@@ -64,8 +65,28 @@ export function handlePubrec(client: MqttClient, packet: IPubrecPacket): void {
 /** Inbound QoS 2 done: the id may be used again. */
 export function handlePubrel(client: MqttClient, packet: IPubrelPacket): void {
   const id = requirePacketId(packet.messageId, 'PUBREL');
-  const known = sessionOf(client).awaitingRelease.delete(id);
-  client.write({ cmd: 'pubcomp', messageId: id, reasonCode: known ? RC.success : RC.packetIdNotFound });
+  const session = sessionOf(client);
+  const known = session.awaitingRelease.delete(id);
+  const complete = (): void =>
+    client.write({ cmd: 'pubcomp', messageId: id, reasonCode: known ? RC.success : RC.packetIdNotFound });
+  if (!known || !recordsReceipts(client, session)) {
+    if (client.acksPending === 0) return complete();
+    // Behind acknowledgements still waiting for the stream or the record: in the order of the packets.
+    client.acks = client.acks.then(complete);
+    return;
+  }
+  // The record forgets the id before PUBCOMP: once the client may reuse it, no node may take a new
+  // PUBLISH with it for a resend.
+  const directory = client.broker.directory;
+  directory?.changed(session, session.will);
+  client.acksPending++;
+  client.acks = client.acks
+    .then(() => directory?.persisted(session))
+    .catch(() => undefined)
+    .then(() => {
+      client.acksPending--;
+      complete();
+    });
 }
 
 export function handlePubcomp(client: MqttClient, packet: IPubcompPacket): void {

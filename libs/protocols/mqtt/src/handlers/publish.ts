@@ -6,6 +6,7 @@ import { CLOSE } from '#broker/gateway';
 import { MqttProtocolError, RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
 import { requirePacketId } from './packet-id.js';
+import { recordsReceipts } from './qos2-receipts.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -115,15 +116,20 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
     reasonCode === RC.notAuthorized ? { reasonString: 'not authorized to publish here' } : undefined;
   const qos = packet.qos;
   if (qos === 0) return;
-  if (qos === 2 && reasonCode < 0x80) session.awaitingRelease.add(id);
-  if (queues === null || (message.stored !== true && client.acksPending === 0)) {
+  const received = qos === 2 && reasonCode < 0x80;
+  if (received) session.awaitingRelease.add(id);
+  // Cluster mode, a session that may go on at another node: the id is in its record before PUBREC, so
+  // that a resend there (the PUBREC lost with this node) is acknowledged, not routed again.
+  const recorded = received && recordsReceipts(client, session);
+  if (recorded) client.broker.directory?.changed(session, session.will);
+  if (!recorded && (queues === null || (message.stored !== true && client.acksPending === 0))) {
     return acknowledge(client, qos, id, reasonCode, ackProperties);
   }
   // Cluster mode: acknowledged only once the stream holds what it stores, and in the order the client
   // published. Settled into a value at once: a store that fails while an earlier one is pending is never
   // unhandled.
   const stored: Promise<Error | null> =
-    message.stored === true
+    message.stored === true && queues !== null
       ? queues.store(message).then(
           () => null,
           (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
@@ -132,8 +138,10 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
   client.acksPending++;
   client.acks = client.acks
     .then(() => stored)
-    .then((failure) => {
+    .then(async (failure) => {
       if (failure !== null) throw failure;
+      // A record write that failed leaves the id to this node alone: a resend elsewhere is routed again.
+      if (recorded) await client.broker.directory?.persisted(session).catch(() => undefined);
       client.acksPending--;
       acknowledge(client, qos, id, reasonCode, ackProperties);
     })
