@@ -25,8 +25,16 @@ async function until(
   timeoutMs: number,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+  const timedOut = (): Error => new Error(`timed out waiting until ${what}`);
+  for (;;) {
+    // A check that never settles (a publish nobody answers) fails the wait too, rather than hang it.
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(timedOut()), Math.max(0, deadline - Date.now()));
+    });
+    const done = await Promise.race([Promise.resolve(check()), expired]).finally(() => clearTimeout(timer));
+    if (done) return;
+    if (Date.now() > deadline) throw timedOut();
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
