@@ -7,12 +7,15 @@ import { ATTACKS, type AttackerReport, type MessageAttack } from './attacks.js';
  * handshakes a second would delay the bystander's own timers, and the measure would be of the load
  * generator. Argv: port, the attack's index in ATTACKS, seconds. Sends the attack message, waits for
  * its one answer (a message or the close), and again, until the time is up; a refused handshake (429
- * past the handshake rate) is tried again at once, as a flooding client would. Then it reports
+ * past the handshake rate, or a connection closed at accept once the address floods) is tried again
+ * at once, as a flooding client would. Then it reports
  * `{ answered, reconnects, refused }` to its parent and exits.
  */
 const TIMEOUT_MS = 10_000;
 /** The attacker's own address: the bystander's (127.0.0.1) does not share its handshake rate. */
 const ATTACKER_ADDRESS = '127.0.0.2';
+/** A handshake refused: 429 past the rate, or the connection closed at accept past that (a flood). */
+const REFUSED = /^(HTTP 429|read ECONNRESET|socket hang up)$/;
 
 const [port, index, seconds] = process.argv.slice(2).map(Number);
 process.on('disconnect', () => process.exit(0));
@@ -35,7 +38,7 @@ async function attackLoop(port: number, attack: MessageAttack, until: number): P
   const target = { port, path: attack.path, subprotocol: attack.subprotocol, localAddress: ATTACKER_ADDRESS };
   while (performance.now() < until) {
     const ws = await openClient(target, TIMEOUT_MS).catch((err: unknown) => {
-      if (!(err instanceof Error && err.message === 'HTTP 429')) throw err;
+      if (!(err instanceof Error && REFUSED.test(err.message))) throw err;
       refused++;
       return null;
     });
