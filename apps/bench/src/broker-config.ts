@@ -36,7 +36,8 @@ export function brokerBaseConfig(port: number): { host: string; port: number; li
 
 /**
  * How the broker meets one costly client: `hardened`, each connection held to its share of the loop
- * (the endpoints' inputBudget) and the default handshake rate per address; `defaults`, the settings
+ * (the endpoints' inputBudget, and http.inputBudget for plain requests) and the default handshake
+ * rate per address; `defaults`, the settings
  * a broker has unless told otherwise (the handshake rate, no input budget); `none`, limits out of
  * the way as in the throughput benchmarks.
  */
@@ -49,7 +50,9 @@ function everyModuleConfig(port: number, hardening: Hardening): object {
     ...brokerBaseConfig(port),
     // The worst-message modes keep the per-address shares a deployment has (silent sockets are an
     // attack of theirs) and serve HTTP/2 beside HTTP/1.1 (rapid reset is another).
-    ...(hardening !== 'none' ? { limits: { maxConnections: 100_000 }, http: { http2: true } } : {}),
+    ...(hardening !== 'none'
+      ? { limits: { maxConnections: 100_000 }, http: { http2: true, ...budget } }
+      : {}),
     endpoints: [
       { path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' },
       { path: '/mqtt', subprotocols: ['mqtt'], defaultModule: 'mqtt' },

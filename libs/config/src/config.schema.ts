@@ -178,6 +178,11 @@ export const brokerConfigSchema = z
          * WebSockets by extended CONNECT (RFC 8441), other requests answered by the same app.
          */
         http2: z.boolean().default(false),
+        /**
+         * Plain HTTP requests (admin, probes, pages) of one client address held to a share of the
+         * loop, as an endpoint's inputBudget holds a WebSocket's messages: false (the default) is off.
+         */
+        inputBudget: inputBudget.default(false),
       })
       .strict()
       .refine((h) => !h.proxyProtocol || h.trustedProxies.length > 0, {
@@ -191,6 +196,7 @@ export const brokerConfigSchema = z
         trustedProxies: [],
         proxyProtocol: false,
         http2: false,
+        inputBudget: false,
       }),
     jwt: jwt.optional(),
     limits: z

@@ -38,6 +38,7 @@ describe('loadConfig defaults', () => {
       trustedProxies: [],
       proxyProtocol: false,
       http2: false,
+      inputBudget: false,
     });
     assert.deepEqual(config.limits, {
       maxConnections: 10_000,
@@ -89,6 +90,7 @@ describe('loadConfig defaults', () => {
       trustedProxies: [],
       proxyProtocol: false,
       http2: false,
+      inputBudget: false,
     });
     assert.deepEqual(config.jwt, {
       secret: SECRET,

@@ -3,7 +3,10 @@ import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { MAX_WAITING_REQUESTS, SocketOrder } from './socket-order.js';
 
-const tick = () => new Promise((resolve) => setImmediate(resolve));
+/** Turns of the loop enough for a socket's whole queue: each pipelined request waits for one. */
+async function tick(): Promise<void> {
+  for (let i = 0; i <= MAX_WAITING_REQUESTS; i++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 describe('SocketOrder', () => {
   it('runs the requests of one socket one after the other, however long each takes', async () => {
@@ -75,5 +78,16 @@ describe('SocketOrder', () => {
     release();
     await tick();
     assert.equal(served, 0);
+  });
+
+  it('a pipelined request waits for a turn of the loop: other sockets go between two of one socket', async () => {
+    const order = new SocketOrder(() => assert.fail('no failure expected'));
+    const socket = new PassThrough();
+    const events: string[] = [];
+    order.run(socket, async () => void events.push('first'));
+    order.run(socket, async () => void events.push('second'));
+    setImmediate(() => events.push('another socket'));
+    await tick();
+    assert.deepEqual(events, ['first', 'another socket', 'second']);
   });
 });

@@ -47,7 +47,9 @@ export class SocketOrder {
       return work();
     };
     const prior = marked[PENDING];
-    const done = (prior ? prior.then(run) : run())
+    // A request pipelined behind another waits for a turn of the loop too: the other sockets' events go
+    // first, so one connection's queue of cheap requests cannot hold the loop for all of them at once.
+    const done = (prior ? prior.then(nextTurn).then(run) : run())
       .catch((err: Error) => this.failed(err, socket))
       .finally(() => (marked[WAITING] = (marked[WAITING] ?? 1) - 1));
     // Kept only where a later request may wait for it: an upgrade's socket carries no promise.
@@ -58,4 +60,8 @@ export class SocketOrder {
   refuse(socket: Duplex): void {
     (socket as MarkedSocket)[REFUSED] = true;
   }
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -11,6 +11,7 @@ import {
 } from '#broker/handshake';
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
+import { systemClock } from './clock.js';
 import { ConnectionRegistry } from './connection-registry.js';
 import { DecisionLog } from './decision-log.js';
 import { EndpointRegistry } from './endpoint-registry.js';
@@ -33,6 +34,7 @@ import {
 } from './handshake-responses.js';
 import { type BridgedPeer } from './http2-bridge.js';
 import { GatewayMetrics } from './metrics.js';
+import { RequestPace } from './request-pace.js';
 import { SocketOrder } from './socket-order.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
@@ -58,6 +60,8 @@ export class UpgradeGateway {
   );
   /** Who the client is, believing only trusted proxies. */
   private readonly forwarded: ForwardedHeaders;
+  /** Plain HTTP requests per client address, within their share of the loop (http.inputBudget). */
+  private readonly pace: RequestPace;
   private readonly credentialPrefixes: readonly string[];
   /** The one line per decision. */
   private readonly decisions: DecisionLog;
@@ -75,6 +79,7 @@ export class UpgradeGateway {
     this.credentialPrefixes = [...new Set(config.endpoints.map((e) => e.auth.subprotocolPrefix))];
     this.decisions = new DecisionLog(logger);
     this.forwarded = new ForwardedHeaders(config.http.trustedProxies);
+    this.pace = new RequestPace(config.http.inputBudget, systemClock);
   }
 
   attach(server: Server): void {
@@ -101,15 +106,26 @@ export class UpgradeGateway {
    * Nothing behind a refusal is served.
    */
   readonly inOrder = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    this.order.run(
-      req.socket,
-      () =>
+    this.order.run(req.socket, () => {
+      // Paced by the client's address (behind a trusted proxy, the client's own): http.inputBudget.
+      const address = this.forwarded.resolve(req).address;
+      const serve = (): Promise<void> =>
         new Promise<void>((resolve) => {
-          res.once('finish', resolve);
-          res.once('close', resolve);
+          const started = systemClock.monotonic();
+          let settled = false;
+          const done = (): void => {
+            if (settled) return;
+            settled = true;
+            this.pace.charge(address, systemClock.monotonic() - started);
+            resolve();
+          };
+          res.once('finish', done);
+          res.once('close', done);
           next();
-        }),
-    );
+        });
+      const wait = this.pace.wait(address);
+      return wait > 0 ? new Promise<void>((resolve) => setTimeout(resolve, wait)).then(serve) : serve();
+    });
   };
 
   /** Express middleware, after the probes: plain GETs on endpoint paths and upgrade attempts Node did not treat as upgrades. */
