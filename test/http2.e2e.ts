@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
 import WebSocket from 'ws';
 import { http2WebSocket } from './support/http2-websocket.js';
+import { rawExchange } from './support/raw-http.js';
 import { selfSignedCertificate } from './support/self-signed.js';
 import { startDefaultBroker, startTestBroker, type TestBroker } from './support/test-broker.js';
 import { closed, opened, refusedStatus, waitFor } from './support/ws-helpers.js';
@@ -264,6 +265,35 @@ describe('HTTP/2: streams that never finish, and clients that go away (http.requ
     });
   });
   after(() => broker?.close());
+
+  it('rapid reset: a client resetting its streams at once gets GOAWAY ENHANCE_YOUR_CALM, and its address is refused at accept for a while; others go on', async () => {
+    const flooder = '127.0.0.7';
+    const h2 = http2Connect(`http://127.0.0.1:${broker.port}`, {
+      createConnection: () => netConnect({ port: broker.port, host: '127.0.0.1', localAddress: flooder }),
+    });
+    h2.on('error', () => undefined);
+    await once(h2, 'remoteSettings');
+    const goaway = once(h2, 'goaway');
+    for (let i = 0; i < 300 && !h2.closed && !h2.destroyed; i++) {
+      const stream = h2.request({ ':path': '/health' });
+      stream.on('error', () => undefined);
+      stream.close(constants.NGHTTP2_CANCEL);
+      // In batches, as the attack sends them: the server reads a batch per turn.
+      if (i % 50 === 49) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const [code] = (await within(goaway, 5000, 'no GOAWAY')) as [number];
+    assert.equal(code, constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    const again = await rawExchange(
+      broker.port,
+      'GET /health HTTP/1.1\r\nHost: x\r\n\r\n',
+      500,
+      flooder,
+    ).catch(() => null);
+    assert.ok(again === null || again.raw === '', `served again at once: ${again?.raw.slice(0, 40)}`);
+    const other = await session(`http://127.0.0.1:${broker.port}`);
+    assert.equal((await h2Request(other, { ':path': '/health' })).status, 200);
+    other.destroy();
+  });
 
   it('a CONNECT without :protocol is refused at once (405), though its stream never ends', async () => {
     const h2 = await session(`http://127.0.0.1:${broker.port}`);

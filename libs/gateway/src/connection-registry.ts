@@ -83,6 +83,11 @@ export class ConnectionRegistry implements ConnectionCounts {
     return this.handshakeRate.take(address);
   }
 
+  /** `address` flooded the broker some other way (HTTP/2 rapid reset): refused at accept for a while. */
+  penalize(address: string): void {
+    this.handshakeRate.penalize(address);
+  }
+
   /** Whether a connection from `address` is refused at accept: it floods handshakes far past its rate. */
   refusesAtAccept(address: string): boolean {
     return this.handshakeRate.overdrawn(address);

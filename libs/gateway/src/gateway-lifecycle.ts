@@ -70,6 +70,7 @@ export class GatewayLifecycle
         maxHeaderBytes: http.maxHeaderSize,
         requestTimeoutMs: http.requestTimeoutMs,
         connect: this.gateway.onExtendedConnect,
+        flooded: (address) => this.connections.penalize(address),
       });
     }
     if (http.proxyProtocol) {

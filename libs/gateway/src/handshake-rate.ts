@@ -61,6 +61,22 @@ export class HandshakeRate {
     return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
   }
 
+  /**
+   * `address` flooded something else (HTTP/2 streams reset at once): it owes the most a bucket can,
+   * so its connections are refused at accept until the rate has paid back its burst.
+   */
+  penalize(address: string): void {
+    const { perSecond, burst } = this.limits;
+    if (perSecond === 0) return;
+    const now = this.clock.monotonic();
+    let bucket = this.buckets.get(address);
+    if (bucket === undefined) {
+      bucket = { tokens: 0, debt: 0, at: now };
+      this.buckets.set(address, bucket);
+    } else this.settle(bucket, now);
+    bucket.debt = 2 * burst;
+  }
+
   /** Whether `address` owes more than its burst in refused handshakes: a flood, refused at accept. */
   overdrawn(address: string): boolean {
     const bucket = this.buckets.get(address);

@@ -28,6 +28,8 @@ export interface Http2Options {
   readonly requestTimeoutMs: number;
   /** An extended CONNECT (RFC 8441): the WebSocket handshake's business. */
   readonly connect: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, peer: BridgedPeer) => void;
+  /** A connection from `address` was closed for resetting streams in a flood (rapid reset). */
+  readonly flooded: (address: string) => void;
 }
 
 /**
@@ -38,9 +40,15 @@ export interface Http2Options {
  * application's HTTP/1.1 handler through the bridge. Each connection is still one socket of the
  * listener (its maxConnections counts it).
  */
+/** Streams a connection may reset before they are served, at once, and again each second after that. */
+const EARLY_RESETS = 100;
+const EARLY_RESETS_PER_SECOND = 10;
+
 export class Http2Front {
   /** Each connection, with how many streams it has open. */
   private readonly sessions = new Map<Http2Session, number>();
+  /** Streams each connection's client reset before they were served, decaying at a steady rate. */
+  private readonly earlyResets = new WeakMap<Http2Session, { count: number; at: number }>();
 
   private constructor(
     private readonly http1: (socket: Duplex) => void,
@@ -114,13 +122,38 @@ export class Http2Front {
         remoteAddress: socket?.remoteAddress ?? '',
         encrypted: (socket as TLSSocket | undefined)?.encrypted === true,
       };
-      if (headers[':method'] === 'CONNECT' && headers[':protocol'] !== undefined)
-        return this.options.connect(stream, headers, peer);
-      if (headers[':method'] === 'CONNECT') return this.refuse(stream, TUNNEL);
-      this.bound(stream);
-      bridgeToHttp1(this.http1, stream, headers, peer);
+      // Served from the next turn: a stream its client reset at once (rapid reset, CVE-2023-44487) is
+      // gone by then, and costs no request, no handshake decision and no bridge.
+      setImmediate(() => {
+        if (stream.destroyed || stream.closed) return this.resetEarly(session);
+        if (headers[':method'] === 'CONNECT' && headers[':protocol'] !== undefined)
+          return this.options.connect(stream, headers, peer);
+        if (headers[':method'] === 'CONNECT') return this.refuse(stream, TUNNEL);
+        this.bound(stream);
+        bridgeToHttp1(this.http1, stream, headers, peer);
+      });
     });
     return h2;
+  }
+
+  /**
+   * A stream reset by its client before it was served. A connection that does this more than
+   * EARLY_RESETS times, past the rate those refill at, is flooding (rapid reset): GOAWAY
+   * ENHANCE_YOUR_CALM, and it is closed, as nghttp2's own stream reset limit does.
+   */
+  private resetEarly(session: Http2Session | undefined): void {
+    if (session === undefined || session.destroyed) return;
+    const now = performance.now();
+    const resets = this.earlyResets.get(session) ?? { count: 0, at: now };
+    resets.count = Math.max(0, resets.count - ((now - resets.at) / 1000) * EARLY_RESETS_PER_SECOND) + 1;
+    resets.at = now;
+    this.earlyResets.set(session, resets);
+    if (resets.count <= EARLY_RESETS) return;
+    const address = session.socket?.remoteAddress;
+    session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    session.destroy();
+    // Its next connections are refused at accept for a while: a new one after each GOAWAY is the attack.
+    if (address !== undefined) this.options.flooded(address);
   }
 
   /** A connection with no stream open and no frame for `idleTimeoutMs` is closed (GOAWAY). */
