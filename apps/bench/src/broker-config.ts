@@ -63,6 +63,9 @@ function everyModuleConfig(port: number, hardening: Hardening): object {
   };
 }
 
+/** The folders writeBrokerConfig made, removed together on exit. */
+const configDirs = new Set<string>();
+
 /**
  * Writes the config to a fresh temporary folder, which also holds the broker's SQLite store, so a
  * run leaves nothing in the checkout. Removed on exit rather than in a finally block: Ctrl-C ends the
@@ -70,7 +73,11 @@ function everyModuleConfig(port: number, hardening: Hardening): object {
  */
 export async function writeBrokerConfig(config: object): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'broker-bench-'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  if (configDirs.size === 0)
+    process.once('exit', () => {
+      for (const made of configDirs) rmSync(made, { recursive: true, force: true });
+    });
+  configDirs.add(dir);
   const file = join(dir, 'broker.json');
   await writeFile(file, JSON.stringify({ store: { sqlitePath: join(dir, 'broker.db') }, ...config }));
   return file;

@@ -15,9 +15,13 @@ export interface ServerProcess {
 }
 
 const running = new Set<ChildProcess>();
+let killing = false;
 
 /** A benchmark that dies half-way (error, Ctrl-C) must not leave servers holding ports and CPU. */
 export function killChildrenOnExit(): void {
+  // Once per process, however many servers a benchmark starts.
+  if (killing) return;
+  killing = true;
   process.once('exit', () => {
     for (const child of running) child.kill('SIGKILL');
   });

@@ -1,5 +1,5 @@
 import { type ChildProcess } from 'node:child_process';
-import { startEveryModuleBroker } from '../broker-config.js';
+import { type Hardening, startEveryModuleBroker } from '../broker-config.js';
 import { forkLoadProcess } from '../child-servers.js';
 import { integer, parseFlags } from '../cli-options.js';
 import { pinToCpu } from '../cpu-pinning.js';
@@ -10,12 +10,13 @@ import { ATTACKS } from '../worst/attacks.js';
 export const SHUTDOWN_USAGE = `Usage: node dist/apps/bench/src/main.js shutdown [options]
 
 How long the broker takes to exit after SIGTERM (issue 37, item 10): one broker process with every
-module (hardened, as the worst-message benchmark runs it) and a connected chat client, with nobody
+module (as the worst-message benchmark runs it) and a connected chat client, with nobody
 else or while an attacker pipelines admin GETs from its own address. Per run a fresh broker; the
 time runs from the signal to the process's exit, which the drain (drainTimeoutMs, 10 s by default)
 bounds.
 
   --runs <n>      runs per condition (default 6)
+  --hardening <h> hardened (default) or defaults, as the worst-message benchmark's broker
   --warmup <s>    seconds of traffic before the signal (default 3)
   --help          this text`;
 
@@ -30,17 +31,21 @@ interface Run {
 }
 
 export async function runShutdownBench(argv: readonly string[]): Promise<void> {
-  const values = parseFlags(argv, { runs: '6', warmup: '3' });
+  const values = parseFlags(argv, { runs: '6', warmup: '3', hardening: 'hardened' });
   if (values === null) {
     console.log(SHUTDOWN_USAGE);
     return;
   }
   const runs = integer('--runs', values.runs, 1, 50);
   const warmupS = integer('--warmup', values.warmup, 1, 60);
+  const hardening = values.hardening;
+  if (hardening !== 'hardened' && hardening !== 'defaults') {
+    throw new Error(`--hardening: hardened or defaults, not ${hardening}`);
+  }
   const results: Record<'idle' | 'pipelining', Run[]> = { idle: [], pipelining: [] };
   for (let run = 1; run <= runs; run++) {
     for (const condition of ['idle', 'pipelining'] as const) {
-      const result = await oneRun(condition === 'pipelining', warmupS);
+      const result = await oneRun(condition === 'pipelining', warmupS, hardening);
       results[condition].push(result);
       console.error(
         `run ${run} ${condition}: exit ${result.exitMs.toFixed(0)} ms${result.killed ? ' (SIGKILL)' : ''}`,
@@ -48,7 +53,7 @@ export async function runShutdownBench(argv: readonly string[]): Promise<void> {
     }
   }
   const lines = [
-    `Exit after SIGTERM: ${runs} runs per condition, each a fresh broker (every module, hardened), ` +
+    `Exit after SIGTERM: ${runs} runs per condition, each a fresh broker (every module, ${hardening}), ` +
       `a chat client connected, the signal after ${warmupS} s of traffic.`,
     '',
     '| condition | runs | exit after SIGTERM, median | max | past drainTimeoutMs + 1 s | killed |',
@@ -75,8 +80,8 @@ export async function runShutdownBench(argv: readonly string[]): Promise<void> {
     process.exitCode = 1;
 }
 
-async function oneRun(attacked: boolean, warmupS: number): Promise<Run> {
-  const server = await startEveryModuleBroker('hardened');
+async function oneRun(attacked: boolean, warmupS: number, hardening: Hardening): Promise<Run> {
+  const server = await startEveryModuleBroker(hardening);
   pinToCpu(server.pid, 0);
   const bystander = await Bystander.open(server.port);
   let attacker: ChildProcess | null = null;
