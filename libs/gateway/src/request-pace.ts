@@ -29,6 +29,11 @@ export class RequestPace {
     private readonly clock: Clock,
   ) {}
 
+  /** Whether requests are paced at all (`http.inputBudget` set): when not, nobody need be asked. */
+  get enabled(): boolean {
+    return this.limits !== false;
+  }
+
   /** Milliseconds the address's next request waits before it starts (0: at once). */
   wait(address: string): number {
     const limits = this.limits;
