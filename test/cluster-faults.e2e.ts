@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
+import { Kvm } from '@nats-io/kv';
+import { connect as natsConnect } from '@nats-io/transport-node';
+import mqtt, { type IDisconnectPacket, type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
-import { connect, Inbox, persistentSession } from './support/mqtt-helpers.js';
+import { connect, Inbox, nextEvent, persistentSession } from './support/mqtt-helpers.js';
 import { copiesOf, Device, everyAckedArrives, streamTo, watchWills } from './support/nemesis.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -237,5 +239,48 @@ describe('cluster faults: a node cut off from NATS', () => {
       0,
       `${whileConnected.length} wills while the device was connected (connections ${JSON.stringify(device.connections)})\n${cluster.warnings()}`,
     );
+  });
+
+  it('the claiming node cut off from NATS right after the holder let go: the record is not stranded, its will goes out after its delay and the session ends at its expiry', async (t) => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const wills = await watchWills(n1, 'wills/stranded');
+    t.after(() => wills.end());
+    const session = {
+      ...persistentSession('stranded'),
+      properties: { sessionExpiryInterval: 3 },
+    };
+    const holder = await connect(n1, {
+      ...session,
+      will: {
+        topic: 'wills/stranded',
+        payload: Buffer.from('gone'),
+        qos: 1,
+        properties: { willDelayInterval: 1 },
+      },
+    });
+    await holder.subscribeAsync('stranded/in', { qos: 1 });
+    const takenOver = nextEvent<[IDisconnectPacket]>(holder, 'disconnect');
+
+    // n2 asks n1 to let go, and hears nothing more: its claim never lands.
+    n2.cutAfterSending('mqtt.takeover');
+    t.after(() => n2.heal());
+    await assert.rejects(connect(n2, session), 'the claim on the cut-off node is refused');
+    const [disconnect] = await takenOver;
+    assert.equal(disconnect.reasonCode, 0x8e);
+    n2.heal();
+
+    // Nobody's connection holds the session now: its will is due after its delay, and its record goes at
+    // its expiry, both counted from when the claim could no longer land.
+    await until('the will goes out', () => wills.at.length > 0, 20_000);
+    const nc = await natsConnect({ servers: cluster.nats.url });
+    t.after(() => nc.close());
+    const kv = await new Kvm(nc).open(`${cluster.name}-mqtt-sessions`);
+    const key = Buffer.from('stranded').toString('base64url');
+    await until(
+      'the record is gone at its expiry',
+      async () => (await kv.get(key))?.operation !== 'PUT',
+      20_000,
+    );
+    assert.equal(wills.at.length, 1, 'the will went out once');
   });
 });

@@ -8,6 +8,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  */
 export class BlackholeProxy {
   private cut = false;
+  /** Bytes that, once a node sends them, cut the path right after they went through. */
+  private trigger: Buffer | null = null;
   /** Every open socket, each with whether it lost bytes to a cut. */
   private readonly sockets = new Map<Socket, { lost: boolean }>();
 
@@ -36,9 +38,18 @@ export class BlackholeProxy {
     for (const state of this.sockets.values()) state.lost = true;
   }
 
+  /**
+   * Lets the node's next bytes that contain `marker` through (its request reaches NATS), then cuts the
+   * path before any answer can come back: a partition at the worst moment, made deterministic.
+   */
+  blackholeAfterSending(marker: string): void {
+    this.trigger = Buffer.from(marker);
+  }
+
   /** Forwards again; the connections that lost bytes meanwhile are closed. */
   heal(): void {
     this.cut = false;
+    this.trigger = null;
     for (const [socket, state] of this.sockets) if (state.lost) socket.destroy();
   }
 
@@ -66,6 +77,10 @@ export class BlackholeProxy {
           return;
         }
         to.write(chunk);
+        if (from === client && this.trigger !== null && chunk.includes(this.trigger)) {
+          this.trigger = null;
+          this.blackhole();
+        }
       });
     forward(client, upstream);
     forward(upstream, client);

@@ -249,6 +249,12 @@ export class BrokerNode {
     this.proxy.blackhole();
   }
 
+  /** Cuts the node off from NATS right after it sends bytes containing `marker` (a subject, say). */
+  cutAfterSending(marker: string): void {
+    if (this.proxy === null) throw new Error(`node ${this.id} does not reach NATS through a proxy`);
+    this.proxy.blackholeAfterSending(marker);
+  }
+
   /** Ends `cut`: the node's NATS client finds its connection closed and connects again. */
   heal(): void {
     this.proxy?.heal();

@@ -10,6 +10,7 @@ import { SessionLeases } from './session-leases.js';
 import { SessionWrites } from './session-writes.js';
 import {
   type Claim,
+  EMPTY_STATE,
   type SessionDirectory,
   type SessionState,
   type WillRecord,
@@ -140,11 +141,7 @@ export class ClusterSessions implements SessionDirectory {
         released = outcome;
       }
       const state = released?.state ?? null;
-      const record = this.bucket.recordOf(
-        claimed,
-        { subscriptions: [], releasing: [], receiving: [], lastPacketId: 0, ...state, expirySec },
-        will,
-      );
+      const record = this.bucket.recordOf(claimed, { ...EMPTY_STATE, ...state, expirySec }, will);
       try {
         // Indexed before the record is taken: a crash between the two still leaves the record findable.
         await this.bucket.index?.put(`${this.node.nodeId}.${key}`, '');
@@ -254,22 +251,40 @@ export class ClusterSessions implements SessionDirectory {
     };
   }
 
-  /** On the node holding `clientId`: let go of it for the node asking. */
+  /**
+   * On the node holding `clientId`: let go of it for the node asking. Its record still names this node
+   * until the claimer's write lands; if that never comes, the session waits here as an orphan (see
+   * `OrphanSessions.awaitClaim`), so that its will and expiry still happen.
+   */
   private takeover(request: TakeoverRequest): SessionState | null {
     const clientId = String(request?.clientId);
     const clean = request?.clean === true;
     const claiming = this.claiming.get(clientId);
     if (claiming !== undefined) claiming.superseded = true;
-    const orphan = this.orphans.releaseIfOrphan(clientId, clean);
+    const windowSec = Math.ceil((CLAIM_ATTEMPTS * this.node.config.requestTimeoutMs) / 1000);
+    const orphan = this.orphans.handOver(clientId, clean, windowSec);
     if (orphan !== null) return clean ? null : stateOf(orphan);
+    const session = this.broker.sessions.get(clientId);
+    const revision = this.bucket.revisions.get(clientId);
+    const claimed = this.bucket.claims.get(clientId);
+    // Before the takeover ends the connection: its will, which is due later unless the claim lands.
+    const will = session?.will ?? null;
+    const expirySec = session?.expirySec ?? 0;
+    let state: SessionState | null;
     this.handingOver.add(clientId);
     try {
-      return this.broker.lifecycle.handOver(clientId, clean);
+      state = this.broker.lifecycle.handOver(clientId, clean);
     } finally {
       this.handingOver.delete(clientId);
       this.bucket.revisions.delete(clientId);
       this.bucket.claims.delete(clientId);
     }
+    if (revision === undefined || claimed === undefined) return state;
+    // A will without delay went out with the connection, as did every will on a clean start.
+    const waiting = !clean && will !== null && Math.min(will.delaySec, expirySec) > 0 ? will : null;
+    const kept = parseRecord(Buffer.from(this.bucket.recordOf(claimed, state ?? EMPTY_STATE, waiting)));
+    if (kept !== null) this.orphans.awaitClaim(clientId, kept, revision, windowSec);
+    return state;
   }
 
   /**

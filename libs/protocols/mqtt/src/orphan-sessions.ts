@@ -3,7 +3,7 @@ import { type TimerHandle } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { type SessionBucket } from './session-bucket.js';
-import { type WillRecord } from './session-directory.js';
+import { EMPTY_STATE, type WillRecord } from './session-directory.js';
 import { decodeWill, graceOf, isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';
 
 /** How long a will or an expiry that NATS did not take waits before it tries again. */
@@ -112,7 +112,8 @@ export class OrphanSessions {
           throw err;
         }
         if (node !== this.node.nodeId) this.bucket.unindex(node, key);
-        this.adopt(clientId, adopted, revision, 'mqtt: adopted the session of a node that is gone');
+        this.log.info({ clientId }, 'mqtt: adopted the session of a node that is gone');
+        this.adopt(clientId, adopted, revision, graceOf(adopted));
       } catch {
         // Another survivor won this one, or its client reconnected first.
       }
@@ -147,7 +148,35 @@ export class OrphanSessions {
    * others adopted it meanwhile, the lease check on reconnecting lets it go without its will.
    */
   keep(clientId: string, record: SessionRecord, revision: number): void {
-    this.adopt(clientId, record, revision, 'mqtt: kept a session whose connection was let go, as an orphan');
+    this.log.info({ clientId }, 'mqtt: kept a session whose connection was let go, as an orphan');
+    this.adopt(clientId, record, revision, graceOf(record));
+  }
+
+  /**
+   * This node let go of `clientId` for another node's claim (`record`: the session as handed over, with a
+   * will still due). Until the claimer's write lands the record names this node, and a claim that never
+   * lands (its node died or was cut off right after asking) would leave it to nobody: so it waits here as
+   * an orphan under this node's lease, its will and expiry counted from `windowSec` on, by when a claim
+   * still under way has landed. The claim's write moves the record on, which lets the orphan go.
+   */
+  awaitClaim(clientId: string, record: SessionRecord, revision: number, windowSec: number): void {
+    this.adopt(clientId, record, revision, windowSec);
+  }
+
+  /**
+   * The orphan of `clientId`, if it is one, handed over to another node's claim: released like
+   * `releaseIfOrphan`, then kept until that claim lands (`awaitClaim`). Its record, or null.
+   */
+  handOver(clientId: string, clean: boolean, windowSec: number): SessionRecord | null {
+    const orphan = this.orphans.get(clientId);
+    if (orphan === undefined) return null;
+    const waiting = orphan.willTimer !== null;
+    this.release(clientId, orphan, clean);
+    const kept: SessionRecord = clean
+      ? { ...orphan.record, ...EMPTY_STATE, will: null }
+      : { ...orphan.record, will: waiting ? orphan.record.will : null };
+    this.awaitClaim(clientId, kept, orphan.revision, windowSec);
+    return orphan.record;
   }
 
   /** The client ids of the orphans, to check their leases. */
@@ -156,17 +185,16 @@ export class OrphanSessions {
   }
 
   /**
-   * A session adopted from a node thought dead. That node may only be paused or cut off, its client still
-   * connected to it: the connection counts as lost only after 1.5 keep-alives (as a silent client's would),
-   * and the will's delay and the session's expiry run from then. Each act (the will, the expiry) is done
-   * under the lease: only if the record is still the one this node wrote.
+   * A session this node acts for without a connection. The connection may not be lost yet (a node thought
+   * dead may only be paused or cut off, its client still connected to it; a claimer's write may still be
+   * landing): it counts as lost only after `grace` seconds (for an adopted session 1.5 keep-alives, as a
+   * silent client's would), and the will's delay and the session's expiry run from then. Each act (the
+   * will, the expiry) is done under the lease: only if the record is still the one this node wrote.
    */
-  private adopt(clientId: string, record: SessionRecord, revision: number, why: string): void {
+  private adopt(clientId: string, record: SessionRecord, revision: number, grace: number): void {
     const orphan: Orphan = { record, revision, willTimer: null, expiryTimer: null };
     this.orphans.set(clientId, orphan);
-    this.log.info({ clientId }, why);
     const { clock } = this.broker;
-    const grace = graceOf(record);
     const will = decodeWill(record.will);
     if (will !== null) {
       const delay = grace + Math.min(will.delaySec, record.expirySec);
@@ -195,6 +223,8 @@ export class OrphanSessions {
       try {
         orphan.revision = await kv.update(key, JSON.stringify(record), orphan.revision);
       } catch (err) {
+        if (isConflict(err) && (await this.stillHeld(key, orphan)))
+          return this.publishUnderLease(clientId, orphan, will);
         // The record moved on: its client is back elsewhere, or another node holds it.
         if (isConflict(err)) this.release(clientId, orphan, false);
         // NATS did not answer: the will waits for it.
@@ -231,11 +261,35 @@ export class OrphanSessions {
         orphan.expiryTimer = this.broker.clock.after(RETRY_MS, () => this.expire(clientId, orphan, waiting));
         return;
       }
+      if (outcome === 'moved' && (await this.stillHeld(key, orphan)))
+        return this.expire(clientId, orphan, waiting);
       this.orphans.delete(clientId);
       if (outcome === 'moved') return;
       if (waiting !== null) publishWill(this.broker, waiting);
       this.broker.queues?.discard(clientId, orphan.record.subscriptions);
     });
+  }
+
+  /**
+   * A write under the lease met another revision: true when the record is still this orphan's (a write of
+   * this node's session that was under way when it let go landed after), its revision the lease from now.
+   */
+  private async stillHeld(key: string, orphan: Orphan): Promise<boolean> {
+    const entry = await this.bucket.sessions?.get(key).catch(() => null);
+    const now = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
+    const { record } = orphan;
+    if (
+      entry === null ||
+      entry === undefined ||
+      now === null ||
+      now.node !== record.node ||
+      now.incarnation !== record.incarnation ||
+      now.claim !== record.claim ||
+      entry.revision <= orphan.revision
+    )
+      return false;
+    orphan.revision = entry.revision;
+    return true;
   }
 
   /** The orphan's client is back (here or elsewhere): on a clean start its waiting will goes out now. */

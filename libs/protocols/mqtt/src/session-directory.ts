@@ -20,6 +20,15 @@ export interface SessionState {
   readonly lastPacketId: number;
 }
 
+/** A session with nothing in it: what a clean start begins with. */
+export const EMPTY_STATE: SessionState = {
+  expirySec: 0,
+  subscriptions: [],
+  releasing: [],
+  receiving: [],
+  lastPacketId: 0,
+};
+
 /** A connection's will as the directory keeps it, so another node can publish it if this one dies. */
 export interface WillRecord {
   readonly message: MqttMessage;
