@@ -27,12 +27,15 @@ try {
   const seen = new Set<string>();
   let reading = true;
   let publishing = true;
+  /** The consume under way: stopped at the end, or its loop would wait for a message forever. */
+  const consuming: { current: { stop(): void } | null } = { current: null };
   const reader = (async () => {
     while (reading) {
       try {
         const messages = await (
           await js.consumers.get('S', 'c')
         ).consume({ max_messages: 64, expires: 2000 });
+        consuming.current = messages;
         for await (const m of messages) {
           seen.add(m.string());
           m.ack();
@@ -68,6 +71,7 @@ try {
   // The reader catches up on what was acknowledged (and redelivers what it had not acknowledged) first.
   await sleep(6000);
   reading = false;
+  consuming.current?.stop();
   await reader;
   const lost = acked.filter(({ n }) => !seen.has(String(n)));
   const seqs = acked.map(({ seq }) => seq);
