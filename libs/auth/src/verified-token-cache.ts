@@ -39,6 +39,12 @@ export class VerifiedTokenCache<T extends object> {
     return older;
   }
 
+  /** Forgets every token (the keys they were checked with changed). */
+  clear(): void {
+    this.recent.clear();
+    this.older.clear();
+  }
+
   /** Keeps the value (frozen, deeply) and returns it. */
   set(token: string, value: T): T {
     deepFreeze(value);

@@ -4,6 +4,7 @@ import { cluster } from './cluster.schema.js';
 import { mqtt } from './mqtt.schema.js';
 import { ocpp, usesProfile3 } from './ocpp.schema.js';
 import { inputBudget, proxyEntry, timerMs, timerMsOrOff } from './schema-units.js';
+import { jwt } from './jwt.schema.js';
 import { wampConfigSchema } from './wamp.schema.js';
 
 export { MAX_TIMER_MS } from './schema-units.js';
@@ -93,25 +94,6 @@ const endpoint = z
     slowConsumerDropBytes:
       e.slowConsumerDropBytes ?? Math.min(1024 * 1024, Math.floor(e.outboundBufferCap / 4)),
   }));
-
-const jwt = z
-  .object({
-    secret: z.string().min(32, 'must be at least 32 characters (HS256 key)').optional(),
-    publicKeyFile: z.string().min(1).optional(),
-    jwksFile: z.string().min(1).optional(),
-    algorithms: z.array(z.string()).min(1).optional(),
-    issuer: z.string().optional(),
-    audience: z.string().optional(),
-    clockToleranceSec: z.number().int().nonnegative().default(5),
-    /** The longest a token may still be valid for when presented (its `exp` from now); 0: no limit. */
-    maxLifetimeSec: z.number().int().nonnegative().default(0),
-    /** Verified tokens remembered, so a reconnect with the same token skips the signature check; 0 turns it off. */
-    verifiedCacheSize: z.number().int().nonnegative().max(1_000_000).default(4096),
-  })
-  .strict()
-  .refine((j) => [j.secret, j.publicKeyFile, j.jwksFile].filter((v) => v !== undefined).length <= 1, {
-    message: 'set only one of secret, publicKeyFile, jwksFile',
-  });
 
 const positive = z.number().int().positive().optional();
 const graphql = z

@@ -1,5 +1,5 @@
 import { opensEndpoint, type PasswordCheck } from '#broker/auth';
-import { CredentialError, type Principal } from '#broker/handshake';
+import { CredentialError, CredentialUnavailableError, type Principal } from '#broker/handshake';
 
 /** A credential a protocol's own first message carried (MQTT CONNECT, connection_init, a WAMP ticket). */
 export type FirstMessageCredential =
@@ -90,6 +90,7 @@ async function check(
     try {
       principal = await checks.verifyToken(credential.token);
     } catch (err) {
+      if (err instanceof CredentialUnavailableError) return refused('unavailable', err.message);
       return refused('bad-credential', err instanceof CredentialError ? err.message : 'verification failed');
     }
   } else {

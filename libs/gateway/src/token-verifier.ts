@@ -2,6 +2,8 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { JwtVerifier, STORED_TOKENS, type StoredTokenCheck } from '#broker/auth';
 import { type BrokerConfig } from '#broker/config';
 import { type CredentialCarrier, type Principal } from '#broker/handshake';
+import { registerJwksMetrics } from './jwks-metrics.js';
+import { GatewayMetrics } from './metrics.js';
 import { BROKER_CONFIG } from './tokens.js';
 
 /**
@@ -15,6 +17,7 @@ export class TokenVerifier {
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     @Optional() @Inject(STORED_TOKENS) private readonly stored: StoredTokenCheck | null = null,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
   /** Whether any credential can verify at all: a JWT key or the store's tokens. */
@@ -25,6 +28,8 @@ export class TokenVerifier {
   /** Called once at boot by GatewayBootstrap: keys are imported before the first handshake. */
   async init(): Promise<void> {
     this.jwt = await JwtVerifier.create(this.config.jwt);
+    const keys = this.jwt.remoteKeys;
+    if (keys !== null && this.metrics !== null) registerJwksMetrics(this.metrics, keys);
   }
 
   async verify(token: string, carrier: CredentialCarrier): Promise<Principal> {

@@ -7,6 +7,7 @@ import { reject } from './problems.js';
 import { isSameOrigin } from './same-origin.js';
 import {
   CredentialError,
+  CredentialUnavailableError,
   type EndpointSpec,
   type HandshakeContext,
   type HandshakeDecision,
@@ -158,6 +159,11 @@ async function decideAfterLimits(
       try {
         principal = await ctx.hooks.verifyToken(credential.token, credential.carrier);
       } catch (err) {
+        if (err instanceof CredentialUnavailableError) {
+          const retry = { 'Retry-After': String(ctx.limits.retryAfterSec) };
+          const detail = `The token cannot be checked now: ${err.message}.`;
+          return reject(503, 'Service unavailable', detail, endpoint, retry);
+        }
         const why = err instanceof CredentialError ? err.message : 'verification failed';
         return unauthorized(endpoint, `The token was not accepted: ${why}.`);
       }

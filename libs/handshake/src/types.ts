@@ -151,6 +151,11 @@ export class CredentialError extends Error {
   override readonly name = 'CredentialError';
 }
 
+/** A credential that cannot be checked now (its identity provider does not answer): 503, try again later. */
+export class CredentialUnavailableError extends Error {
+  override readonly name = 'CredentialUnavailableError';
+}
+
 /** The I/O the core needs, passed in so that the core stays pure. */
 export interface HandshakeHooks {
   /** Verifies a token; rejects with CredentialError (or any error) when it is not acceptable. */
