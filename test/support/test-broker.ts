@@ -33,7 +33,7 @@ class TestAppModule {}
  */
 export function startTestBroker(
   config: Record<string, unknown>,
-  extraModules: readonly Type[] = [],
+  extraModules: readonly (Type | DynamicModule)[] = [],
   /** What the application's main.ts does between NestFactory.create and listen (useWebSocketAdapter). */
   setup?: (app: INestApplication) => void,
 ): Promise<TestBroker> {

@@ -25,6 +25,8 @@ const authPolicy = z
       .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an RFC 7230 token')
       .default('bearer.'),
     firstMessageTimeoutMs: timerMs.default(5000),
+    /** How long the application's handshake guards may take together (past it: 503). */
+    guardTimeoutMs: timerMs.default(5000),
     firstMessageMaxBytes: z.number().int().positive().default(8192),
     firstMessageMaxQueued: z.number().int().nonnegative().default(16),
   })

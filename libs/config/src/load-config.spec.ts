@@ -68,6 +68,7 @@ describe('loadConfig defaults', () => {
       cookieName: 'token',
       subprotocolPrefix: 'bearer.',
       firstMessageTimeoutMs: 5000,
+      guardTimeoutMs: 5000,
       firstMessageMaxBytes: 8192,
       firstMessageMaxQueued: 16,
     });

@@ -19,6 +19,7 @@ import { acceptProxyProtocol } from './proxy-protocol.js';
 import proxyaddr from 'proxy-addr';
 import { flushAndExit } from './logger.js';
 import { Heartbeat } from './heartbeat.js';
+import { HandshakeGuards } from './handshake-guards.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { UpgradeGateway } from './upgrade-gateway.js';
@@ -45,6 +46,7 @@ export class GatewayLifecycle
     @Inject(BROKER_LOGGER) private readonly logger: Logger,
     private readonly adapterHost: HttpAdapterHost,
     private readonly subprotocols: SubprotocolRegistry,
+    private readonly guards: HandshakeGuards,
     private readonly endpoints: EndpointRegistry,
     private readonly verifier: TokenVerifier,
     private readonly gateway: UpgradeGateway,
@@ -54,6 +56,7 @@ export class GatewayLifecycle
 
   async onApplicationBootstrap(): Promise<void> {
     this.subprotocols.discover();
+    this.guards.discover();
     this.endpoints.compile();
     await this.verifier.init();
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;

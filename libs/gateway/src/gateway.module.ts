@@ -14,6 +14,7 @@ import { GatewayMetrics } from './metrics.js';
 import { OpsRoutes } from './ops-routes.js';
 import { refuseWhileDraining } from './draining-requests.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
+import { HandshakeGuards } from './handshake-guards.js';
 import { TokenVerifier } from './token-verifier.js';
 import { UpgradeGateway } from './upgrade-gateway.js';
 import { WsHandoff } from './ws-handoff.js';
@@ -31,6 +32,7 @@ import { WsHandoff } from './ws-handoff.js';
     ConnectionRegistry,
     ConnectionOpener,
     TokenVerifier,
+    HandshakeGuards,
     GatewayMetrics,
     HealthChecks,
     Heartbeat,
@@ -51,6 +53,7 @@ import { WsHandoff } from './ws-handoff.js';
     EndpointRegistry,
     SubprotocolRegistry,
     TokenVerifier,
+    HandshakeGuards,
     GatewayMetrics,
     HealthChecks,
   ],

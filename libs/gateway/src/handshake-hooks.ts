@@ -1,5 +1,7 @@
 import { opensEndpoint } from '#broker/auth';
-import { type HandshakeHooks } from '#broker/handshake';
+import { type HandshakeHooks, type ModuleCheckContext } from '#broker/handshake';
+import { withinTime } from './check-timeout.js';
+import { type HandshakeGuards } from './handshake-guards.js';
 import { type SubprotocolRegistry } from './subprotocol-registry.js';
 import { type TokenVerifier } from './token-verifier.js';
 
@@ -8,10 +10,16 @@ const MODULE_CHECK_TIMEOUT_MS = 5000;
 
 /**
  * The checks of the sans-IO decision that need I/O or a module: a token's signature, the
- * credential's `endpoint:` scopes, and the module's own check (is this charge point known?).
+ * credential's `endpoint:` scopes, the application's handshake guards, and the module's own check (is
+ * this charge point known?).
  */
-export function handshakeHooks(verifier: TokenVerifier, subprotocols: SubprotocolRegistry): HandshakeHooks {
+export function handshakeHooks(
+  verifier: TokenVerifier,
+  subprotocols: SubprotocolRegistry,
+  guards: HandshakeGuards,
+): HandshakeHooks {
   return {
+    ...(guards.any ? { guard: (ctx: ModuleCheckContext) => guards.run(ctx) } : {}),
     verifyToken: (token, carrier) => verifier.verify(token, carrier),
     authorize: (principal, endpoint) =>
       opensEndpoint(principal, endpoint.path)
@@ -20,7 +28,7 @@ export function handshakeHooks(verifier: TokenVerifier, subprotocols: Subprotoco
     checkModule: (name, ctx) => {
       const handler = subprotocols.get(name)?.handler;
       if (handler?.checkHandshake === undefined) return Promise.resolve(null);
-      return withTimeout(
+      return withinTime(
         handler.checkHandshake({
           endpoint: ctx.endpoint.path,
           params: ctx.params,
@@ -29,18 +37,9 @@ export function handshakeHooks(verifier: TokenVerifier, subprotocols: Subprotoco
           clientCertificate: ctx.request.raw.clientCertificate ?? null,
           header: (name) => ctx.request.values(name.toLowerCase()),
         }),
+        MODULE_CHECK_TIMEOUT_MS,
+        { status: 503, title: 'Handshake check timed out', detail: 'Try again later.' },
       );
     },
   };
-}
-
-function withTimeout<T>(promise: Promise<T>): Promise<T | { status: number; title: string; detail: string }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<{ status: number; title: string; detail: string }>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ status: 503, title: 'Handshake check timed out', detail: 'Try again later.' }),
-      MODULE_CHECK_TIMEOUT_MS,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

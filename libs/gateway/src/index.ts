@@ -2,6 +2,7 @@ export * from './gateway.module.js';
 export * from './start-broker.js';
 export * from './http-limits.js';
 export * from './tls-options.js';
+export * from './handshake-guard.js';
 export * from './subprotocol.decorator.js';
 export * from './subprotocol.types.js';
 export * from './logger.js';

@@ -23,6 +23,7 @@ import {
   extendedConnectAttempt,
   type Attempt,
 } from './handshake-attempt.js';
+import { HandshakeGuards } from './handshake-guards.js';
 import { handshakeHooks } from './handshake-hooks.js';
 import {
   parserRejection,
@@ -75,6 +76,7 @@ export class UpgradeGateway {
     private readonly handoff: WsHandoff,
     private readonly verifier: TokenVerifier,
     private readonly metrics: GatewayMetrics,
+    private readonly guards: HandshakeGuards,
   ) {
     this.credentialPrefixes = [...new Set(config.endpoints.map((e) => e.auth.subprotocolPrefix))];
     this.decisions = new DecisionLog(logger);
@@ -88,7 +90,7 @@ export class UpgradeGateway {
       modules: this.subprotocols.specs(),
       limits: this.config.limits,
       counts: this.connections,
-      hooks: handshakeHooks(this.verifier, this.subprotocols),
+      hooks: handshakeHooks(this.verifier, this.subprotocols, this.guards),
     };
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(err, socket));
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

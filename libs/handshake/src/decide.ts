@@ -12,6 +12,7 @@ import {
   type HandshakeContext,
   type HandshakeDecision,
   type HandshakeRequest,
+  type ModuleRefusal,
   type ParsedRequest,
   type Principal,
   type Accept,
@@ -172,6 +173,13 @@ async function decideAfterLimits(
     }
   }
 
+  // The application's guards: they see the principal so far, may refuse, or may set the principal.
+  if (ctx.hooks.guard) {
+    const verdict = await ctx.hooks.guard({ endpoint, params, principal, request: req });
+    if ('status' in verdict) return refusedBy(verdict, endpoint);
+    principal = verdict.principal;
+  }
+
   // A later credential (the generic auth message, or a module's own: MQTT CONNECT, connection_init)
   // counts only where the endpoint lists the first-message carrier.
   const mustAuthenticateLater = principal === null && policy.mode === 'required';
@@ -195,11 +203,7 @@ async function decideAfterLimits(
   // The module's own check (for example: is this charge point known?).
   if (ctx.hooks.checkModule) {
     const problem = await ctx.hooks.checkModule(moduleName, { endpoint, params, principal, request: req });
-    if (problem !== null) {
-      // Only an error status may refuse: a module answering 200 or 101 must not fake a success.
-      const status = problem.status >= 400 && problem.status <= 599 ? problem.status : 500;
-      return reject(status, problem.title, problem.detail, endpoint, moduleHeaders(problem.headers));
-    }
+    if (problem !== null) return refusedBy(problem, endpoint);
   }
 
   // Extensions: declined, never failed (RFC 7692 section 7).
@@ -225,8 +229,13 @@ async function decideAfterLimits(
 const FRAMING_HEADERS =
   /^(connection|content-type|content-length|transfer-encoding|upgrade|sec-websocket-.*)$/i;
 
-function moduleHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers ?? {}).filter(([name]) => !FRAMING_HEADERS.test(name)));
+/** A module's or a guard's refusal: only an error status may refuse (a 200 or 101 must not fake a success). */
+function refusedBy(problem: ModuleRefusal, endpoint: EndpointSpec): Reject {
+  const status = problem.status >= 400 && problem.status <= 599 ? problem.status : 500;
+  const headers = Object.fromEntries(
+    Object.entries(problem.headers ?? {}).filter(([name]) => !FRAMING_HEADERS.test(name)),
+  );
+  return reject(status, problem.title, problem.detail, endpoint, headers);
 }
 
 /** Thrown by an endpoint's match when a path parameter holds a percent-escape that does not decode. */

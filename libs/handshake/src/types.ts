@@ -79,10 +79,13 @@ export interface ModuleSpec {
   readonly ownFirstMessageAuth: boolean;
 }
 
+/** Where a principal came from: a credential's carrier, or an application's handshake guard. */
+export type PrincipalSource = CredentialCarrier | 'guard';
+
 export interface Principal {
   readonly subject: string;
   readonly claims: Readonly<Record<string, unknown>>;
-  readonly carrier: CredentialCarrier;
+  readonly carrier: PrincipalSource;
 }
 
 export interface Problem {
@@ -162,6 +165,11 @@ export interface HandshakeHooks {
   verifyToken(token: string, carrier: CredentialCarrier): Promise<Principal>;
   /** May this authenticated principal open this endpoint? A problem refuses with 403. */
   authorize?(principal: Principal, endpoint: EndpointSpec): Problem | null;
+  /**
+   * The application's handshake guards for this endpoint, after the credential was read: a refusal, or
+   * the principal from here on (a guard may authenticate the connection itself, from a session cookie).
+   */
+  guard?(context: ModuleCheckContext): Promise<ModuleRefusal | { readonly principal: Principal | null }>;
   /** A module's own handshake check (OCPP: unknown charge point -> 404). */
   checkModule?(module: string, context: ModuleCheckContext): Promise<ModuleRefusal | null>;
 }
