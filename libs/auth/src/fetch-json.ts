@@ -5,15 +5,33 @@ export interface FetchedJson {
   readonly maxAgeSec: number | null;
 }
 
+/** A POST's form body and headers (token introspection); none: a GET. */
+export interface JsonRequest {
+  readonly form?: URLSearchParams;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 /**
- * GETs `url` and parses its JSON: within `timeoutMs` for the whole answer, at most `maxBytes` of body
- * (read as it comes, so a provider sending more is cut off there), no redirects, 200 only.
+ * GETs `url` (or POSTs the form) and parses its JSON: within `timeoutMs` for the whole answer, at most
+ * `maxBytes` of body (read as it comes, so a provider sending more is cut off there), no redirects, 200
+ * only.
  */
-export async function fetchJson(url: URL, timeoutMs: number, maxBytes: number): Promise<FetchedJson> {
+export async function fetchJson(
+  url: URL,
+  timeoutMs: number,
+  maxBytes: number,
+  request: JsonRequest = {},
+): Promise<FetchedJson> {
   const signal = AbortSignal.timeout(timeoutMs);
+  const headers = { accept: 'application/json', ...request.headers };
   let response: Response;
   try {
-    response = await fetch(url, { signal, redirect: 'error', headers: { accept: 'application/json' } });
+    response = await fetch(url, {
+      signal,
+      redirect: 'error',
+      headers,
+      ...(request.form === undefined ? {} : { method: 'POST', body: request.form }),
+    });
   } catch (err) {
     throw new Error(`${url.origin} did not answer: ${describe(err)}`, { cause: err });
   }

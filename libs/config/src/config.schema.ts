@@ -4,6 +4,7 @@ import { cluster } from './cluster.schema.js';
 import { mqtt } from './mqtt.schema.js';
 import { ocpp, usesProfile3 } from './ocpp.schema.js';
 import { inputBudget, proxyEntry, timerMs, timerMsOrOff } from './schema-units.js';
+import { introspection } from './introspection.schema.js';
 import { jwt } from './jwt.schema.js';
 import { wampConfigSchema } from './wamp.schema.js';
 
@@ -183,6 +184,7 @@ export const brokerConfigSchema = z
         inputBudget: false,
       }),
     jwt: jwt.optional(),
+    introspection: introspection.optional(),
     limits: z
       .object({
         maxConnections: z.number().int().positive().default(10_000),
@@ -262,6 +264,7 @@ export type AuthPolicyConfig = EndpointConfig['auth'];
 export type AuthCarrier = z.infer<typeof carrier>;
 export type MqttConfig = BrokerConfig['mqtt'];
 export type JwtConfig = NonNullable<BrokerConfig['jwt']>;
+export type IntrospectionConfig = NonNullable<BrokerConfig['introspection']>;
 export type StoreConfig = BrokerConfig['store'];
 export type AdminConfig = BrokerConfig['admin'];
 export type OcppConfig = BrokerConfig['ocpp'];

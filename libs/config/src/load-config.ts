@@ -15,7 +15,7 @@ export interface LoadConfigOptions {
 
 /**
  * Reads CONFIG (a YAML or JSON file; JSON is YAML), applies environment overrides
- * (PORT, HOST, JWT_SECRET, LOG_LEVEL, DATABASE_URL, ADMIN_TOKEN, NATS_URL as a comma-separated list, NODE_ID) and validates the result. Every problem is reported
+ * (PORT, HOST, JWT_SECRET, INTROSPECTION_CLIENT_SECRET, LOG_LEVEL, DATABASE_URL, ADMIN_TOKEN, NATS_URL as a comma-separated list, NODE_ID) and validates the result. Every problem is reported
  * with the dotted key that holds it, so a bad setting is found without reading code.
  */
 export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
@@ -66,6 +66,12 @@ function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<
   if (env['HOST'] !== undefined) out['host'] = env['HOST'];
   if (env['LOG_LEVEL'] !== undefined) out['log'] = { ...asObject(out['log']), level: env['LOG_LEVEL'] };
   if (env['JWT_SECRET'] !== undefined) out['jwt'] = { ...asObject(out['jwt']), secret: env['JWT_SECRET'] };
+  if (env['INTROSPECTION_CLIENT_SECRET'] !== undefined) {
+    out['introspection'] = {
+      ...asObject(out['introspection']),
+      clientSecret: env['INTROSPECTION_CLIENT_SECRET'],
+    };
+  }
   if (env['DATABASE_URL'] !== undefined) {
     out['store'] = { ...asObject(out['store']), databaseUrl: env['DATABASE_URL'] };
   }

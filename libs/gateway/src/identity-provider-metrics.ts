@@ -1,4 +1,4 @@
-import { type RemoteKeyStats } from '#broker/auth';
+import { type IntrospectionStats, type RemoteKeyStats } from '#broker/auth';
 import { Counter, Gauge } from 'prom-client';
 import { type GatewayMetrics } from './metrics.js';
 
@@ -30,6 +30,21 @@ export function registerJwksMetrics(metrics: GatewayMetrics, stats: RemoteKeySta
     registers,
     collect() {
       this.set(stats.loadedAt === null ? -1 : (Date.now() - stats.loadedAt) / 1000);
+    },
+  });
+}
+
+/** Token introspection on /metrics: the endpoint's requests by outcome (the cache answers the rest). */
+export function registerIntrospectionMetrics(metrics: GatewayMetrics, stats: IntrospectionStats): void {
+  new Counter({
+    name: 'broker_introspection_requests_total',
+    help: "Requests to the identity provider's token introspection endpoint by outcome",
+    labelNames: ['outcome'] as const,
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      this.inc({ outcome: 'answered' }, stats.asked - stats.failed);
+      this.inc({ outcome: 'failed' }, stats.failed);
     },
   });
 }
