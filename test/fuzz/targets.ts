@@ -58,6 +58,7 @@ const policy: AuthPolicy = {
   queryParam: 'token',
   cookieName: 'token',
   subprotocolPrefix: 'bearer.',
+  certificateSubject: 'cn',
 };
 
 function spec(path: string, match: EndpointSpec['match'], subprotocols: string[]): EndpointSpec {

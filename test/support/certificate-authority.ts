@@ -62,7 +62,12 @@ export class TestCertificateAuthority {
   /** A certificate for `commonName` (and an Organization), valid today, or (expired) for one day in 2020. */
   issue(
     commonName: string,
-    options: { readonly expired?: boolean; readonly organization?: string } = {},
+    options: {
+      readonly expired?: boolean;
+      readonly organization?: string;
+      /** Subject alternative names as openssl writes them: `URI:spiffe://acme/device-7,DNS:device-7.acme`. */
+      readonly subjectAltName?: string;
+    } = {},
   ): IssuedCertificate {
     const base = join(this.dir, `issued-${++this.issued}`);
     const keyFile = `${base}.key`;
@@ -84,6 +89,7 @@ export class TestCertificateAuthority {
       '-out',
       certFile,
       ...validity,
+      ...this.extensions(base, options.subjectAltName),
     ]);
     return { certFile, keyFile };
   }
@@ -96,6 +102,13 @@ export class TestCertificateAuthority {
   /** A CRL of everything revoked so far, valid one day, written to `file`. */
   crl(file: string): void {
     openssl(['ca', '-config', this.configFile, ...this.signer(), '-gencrl', '-crldays', '1', '-out', file]);
+  }
+
+  private extensions(base: string, subjectAltName: string | undefined): string[] {
+    if (subjectAltName === undefined) return [];
+    const file = `${base}.ext`;
+    writeFileSync(file, `[san]\nsubjectAltName = ${subjectAltName}\n`);
+    return ['-extfile', file, '-extensions', 'san'];
   }
 
   private signer(): string[] {

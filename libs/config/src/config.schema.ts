@@ -13,7 +13,7 @@ export { MAX_TIMER_MS } from './schema-units.js';
 // One schema for the whole broker (the larger sections in files of their own): every default lives in
 // the schemas, so `npm start` with no file is useful.
 
-const carrier = z.enum(['query', 'cookie', 'header', 'subprotocol', 'first-message']);
+const carrier = z.enum(['query', 'cookie', 'header', 'subprotocol', 'first-message', 'certificate']);
 
 const authPolicy = z
   .object({
@@ -25,6 +25,8 @@ const authPolicy = z
       .string()
       .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an RFC 7230 token')
       .default('bearer.'),
+    /** With the `certificate` carrier: the Common Name, or the first SAN of a kind, is the subject. */
+    certificateSubject: z.enum(['cn', 'dns', 'uri', 'email']).default('cn'),
     firstMessageTimeoutMs: timerMs.default(5000),
     /** How long the application's handshake guards may take together (past it: 503). */
     guardTimeoutMs: timerMs.default(5000),

@@ -67,6 +67,7 @@ describe('loadConfig defaults', () => {
       queryParam: 'token',
       cookieName: 'token',
       subprotocolPrefix: 'bearer.',
+      certificateSubject: 'cn',
       firstMessageTimeoutMs: 5000,
       guardTimeoutMs: 5000,
       firstMessageMaxBytes: 8192,

@@ -23,6 +23,7 @@ export function clientCertificateOf(peer: Socket | undefined): ClientCertificate
     error: authorized ? null : String(socket.authorizationError ?? 'not verified'),
     commonName: single(certificate.subject?.CN),
     organization: single(certificate.subject?.O),
+    subjectAltNames: (certificate.subjectaltname ?? '').split(', ').filter((name) => name !== ''),
   };
 }
 

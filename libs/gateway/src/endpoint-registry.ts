@@ -123,6 +123,7 @@ function compileEndpoint(
       queryParam: endpoint.auth.queryParam,
       cookieName: endpoint.auth.cookieName,
       subprotocolPrefix: endpoint.auth.subprotocolPrefix,
+      certificateSubject: endpoint.auth.certificateSubject,
     },
     maxConnections: endpoint.maxConnections,
     deflate: negotiated(endpoint.perMessageDeflate),

@@ -23,6 +23,7 @@ const noAuth: AuthPolicy = {
   queryParam: 'token',
   cookieName: 'token',
   subprotocolPrefix: 'bearer.',
+  certificateSubject: 'cn',
 };
 
 function endpoint(overrides: Partial<EndpointSpec> & { path: string }): EndpointSpec {

@@ -6,6 +6,8 @@ import { parseSubprotocols } from './parse-subprotocols.js';
 import { reject } from './problems.js';
 import { isSameOrigin } from './same-origin.js';
 import {
+  type CertificateSubject,
+  type ClientCertificate,
   CredentialError,
   CredentialUnavailableError,
   type EndpointSpec,
@@ -173,6 +175,24 @@ async function decideAfterLimits(
     }
   }
 
+  // A verified client certificate, where the endpoint reads it and no token named someone first.
+  if (principal === null && policy.carriers.has('certificate') && req.raw.clientCertificate !== undefined) {
+    const certificate = req.raw.clientCertificate;
+    if (!certificate.authorized) {
+      return unauthorized(endpoint, `The client certificate was not accepted: ${certificate.error}.`);
+    }
+    const subject = certificateSubjectOf(certificate, policy.certificateSubject);
+    if (subject === null) {
+      return unauthorized(endpoint, `The client certificate names no ${policy.certificateSubject} subject.`);
+    }
+    const { commonName, organization, subjectAltNames } = certificate;
+    principal = {
+      subject,
+      claims: { certificate: { commonName, organization, subjectAltNames } },
+      carrier: 'certificate',
+    };
+  }
+
   // The application's guards: they see the principal so far, may refuse, or may set the principal.
   if (ctx.hooks.guard) {
     const verdict = await ctx.hooks.guard({ endpoint, params, principal, request: req });
@@ -264,6 +284,14 @@ function findEndpoint(
 
 function acceptsHtml(req: ParsedRequest): boolean {
   return req.values('accept').some((v) => v.includes('text/html'));
+}
+
+/** The principal's subject from a certificate: its one Common Name, or its first SAN of the kind. */
+function certificateSubjectOf(certificate: ClientCertificate, kind: CertificateSubject): string | null {
+  if (kind === 'cn') return certificate.commonName;
+  const prefix = { dns: 'DNS:', uri: 'URI:', email: 'email:' }[kind];
+  const name = certificate.subjectAltNames.find((san) => san.startsWith(prefix));
+  return name === undefined || name.length === prefix.length ? null : name.slice(prefix.length);
 }
 
 function unauthorized(endpoint: EndpointSpec, detail: string) {

@@ -37,9 +37,15 @@ export interface ClientCertificate {
   readonly commonName: string | null;
   /** The subject's one Organization (O); null when it has none or several. */
   readonly organization: string | null;
+  /** Its subject alternative names as OpenSSL writes them: `DNS:device-7.example`, `URI:spiffe://...`. */
+  readonly subjectAltNames: readonly string[];
 }
 
-export type CredentialCarrier = 'query' | 'cookie' | 'header' | 'subprotocol' | 'first-message';
+export type CredentialCarrier =
+  'query' | 'cookie' | 'header' | 'subprotocol' | 'first-message' | 'certificate';
+
+/** What of a verified client certificate names its principal: its Common Name, or one kind of its SANs. */
+export type CertificateSubject = 'cn' | 'dns' | 'uri' | 'email';
 
 export interface AuthPolicy {
   readonly mode: 'none' | 'optional' | 'required';
@@ -47,6 +53,8 @@ export interface AuthPolicy {
   readonly queryParam: string;
   readonly cookieName: string;
   readonly subprotocolPrefix: string;
+  /** With the `certificate` carrier: what of the certificate is the principal's subject. */
+  readonly certificateSubject: CertificateSubject;
 }
 
 /** A route the handshake can land on, compiled from configuration. */

@@ -104,6 +104,7 @@ describe('checkChargePoint', () => {
       error: null,
       commonName,
       organization: null,
+      subjectAltNames: [],
     });
     assert.equal(
       await status(request('CP:keyed', { secure: true, certificate: named('CP:keyed') }), p3),
@@ -126,6 +127,7 @@ describe('checkChargePoint', () => {
           error: 'CERT_HAS_EXPIRED',
           commonName: 'CP:keyed',
           organization: null,
+          subjectAltNames: [],
         },
       }),
       p3,
@@ -143,6 +145,7 @@ describe('checkChargePoint', () => {
       error: null,
       commonName: 'CP-open',
       organization,
+      subjectAltNames: [],
     });
     assert.equal(
       await status(request('CP-open', { secure: true, certificate: certificate('Acme') }), p3),
