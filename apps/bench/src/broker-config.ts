@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, killChildrenOnExit, startBrokerServer, type ServerProcess } from './child-servers.js';
 
-/** The broker as benchmarked: origin and JWT checks on, limits out of the way, no heartbeats. */
-export function brokerBenchConfig(port: number, secret: string, origin: string): object {
+/** The broker as benchmarked: origin and JWT checks on (`jwt` as given), limits out of the way, no heartbeats. */
+export function brokerBenchConfig(port: number, jwt: object, origin: string): object {
   return {
     ...brokerBaseConfig(port),
-    jwt: { secret },
+    jwt,
     endpoints: [
       {
         path: '/chat',

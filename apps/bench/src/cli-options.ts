@@ -7,6 +7,8 @@ export interface BenchOptions {
   readonly rounds: number;
   /** Distinct tokens (and keys) cycled by the load loops. */
   readonly tokens: number;
+  /** How the broker verifies them: an HS256 secret, or ES256 keys fetched from a JWKS URL. */
+  readonly keys: 'secret' | 'jwks';
 }
 
 export const USAGE = `Usage: node dist/apps/bench/src/main.js [handshake] [options]
@@ -20,6 +22,8 @@ Other benchmarks: main.js graphql --help, main.js wamp --help, main.js cluster -
   --rounds <n>       rounds per server (default 3)
   --tokens <n>       distinct JWTs cycled by the clients (default 1024); more than the
                      broker's jwt.verifiedCacheSize (4096) makes every signature check a miss
+  --keys <kind>      secret (HS256, default) or jwks (ES256 tokens, the broker's jwt.jwksUrl
+                     served by the load process, fetched once at boot)
   --help             this text`;
 
 export class UsageError extends Error {
@@ -59,6 +63,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | null {
     concurrency: '50',
     rounds: '3',
     tokens: '1024',
+    keys: 'secret',
   });
   if (values === null) return null;
   return {
@@ -67,7 +72,13 @@ export function parseOptions(argv: readonly string[]): BenchOptions | null {
     concurrency: integer('--concurrency', values.concurrency, 1, 1000),
     rounds: integer('--rounds', values.rounds, 1, 50),
     tokens: integer('--tokens', values.tokens, 1, 100_000),
+    keys: keyKind(values.keys),
   };
+}
+
+function keyKind(text: string): 'secret' | 'jwks' {
+  if (text === 'secret' || text === 'jwks') return text;
+  throw new UsageError(`--keys: expected secret or jwks, got "${text}"`);
 }
 
 export function seconds(flag: string, text: string, min: number): number {

@@ -12,7 +12,7 @@ import { measureRound, type RoundSettings } from './measure-round.js';
 import { expectBrokerChecks, expectHandshake } from './preflight.js';
 import { comparisonReport, type RoundResult } from './report.js';
 import { alternateRounds, machine } from './rounds.js';
-import { signTokens } from './tokens.js';
+import { jwksKeys, secretKeys } from './tokens.js';
 import { prepareUpgrades, type ServerTarget } from './upgrade-request.js';
 
 const ORIGIN = 'https://app.example.com';
@@ -29,13 +29,13 @@ export async function runHandshakeBench(argv: readonly string[]): Promise<void> 
   }
   killChildrenOnExit();
 
-  const secret = randomBytes(32).toString('hex');
-  const tokens = await signTokens(secret, options.tokens);
+  const keys = options.keys === 'jwks' ? await jwksKeys() : secretKeys(randomBytes(32).toString('hex'));
+  const tokens = await keys.sign(options.tokens);
   const token = tokens[0] as string;
   const servers: ServerProcess[] = [];
   try {
     const brokerPort = await freePort();
-    const configFile = await writeBrokerConfig(brokerBenchConfig(brokerPort, secret, ORIGIN));
+    const configFile = await writeBrokerConfig(brokerBenchConfig(brokerPort, keys.jwt, ORIGIN));
     const bare = await startBareServer();
     servers.push(bare);
     const broker = await startBrokerServer(configFile, brokerPort);
@@ -57,6 +57,7 @@ export async function runHandshakeBench(argv: readonly string[]): Promise<void> 
     if (results.some((r) => r.errors.size > 0)) process.exitCode = 1;
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
+    await keys.close();
   }
 }
 
@@ -91,7 +92,7 @@ function printReport(
       setup:
         `${machine()}; ${options.concurrency} concurrent loops, ${options.tokens} distinct tokens, ` +
         `${options.warmupMs / 1000} s warm-up + ${options.durationMs / 1000} s measured per round, ` +
-        `${options.rounds} rounds per server. Broker: origin + JWT checks on, info logging to /dev/null.`,
+        `${options.rounds} rounds per server. Broker: origin + JWT checks on (${options.keys === 'jwks' ? 'ES256 keys from a JWKS URL' : 'HS256 secret'}), info logging to /dev/null.`,
       results,
       reference: bareName,
       ours: brokerName,
