@@ -114,6 +114,12 @@ describe('an identity provider by OpenID Connect discovery: keys that rotate', (
     assert.equal(await statusWith(broker, token), 101);
     await waitFor(async () => (await metric(broker, 'broker_jwks_fetches_total{outcome="failed"}')) > failed);
     assert.equal(await statusWith(broker, await provider.sign(second, 'again')), 101);
+    // Ready all the same (every node shares the provider, and the keys still verify), with the detail.
+    const ready = await fetch(`http://127.0.0.1:${broker.port}/health/ready`);
+    const body = (await ready.json()) as { details: { jwks: { keys: number; lastError: string | null } } };
+    assert.equal(ready.status, 200);
+    assert.equal(body.details.jwks.keys, 1);
+    assert.match(String(body.details.jwks.lastError), /answered 503/);
     provider.down = false;
   });
 });

@@ -20,10 +20,26 @@ export interface HealthCheck {
 @Injectable()
 export class HealthChecks {
   private readonly checks = new Map<string, HealthCheck>();
+  private readonly details = new Map<string, () => unknown>();
 
   add(name: string, check: HealthCheck): void {
     if (this.checks.has(name)) throw new Error(`a health check named '${name}' is already registered`);
     this.checks.set(name, check);
+  }
+
+  /**
+   * A detail /health/ready shows beside the services without deciding readiness: a part that degrades
+   * rather than fails (the identity provider's keys, still verifying while the provider is down).
+   */
+  addDetail(name: string, read: () => unknown): void {
+    if (this.details.has(name)) throw new Error(`a health detail named '${name}' is already registered`);
+    this.details.set(name, read);
+  }
+
+  /** Each detail as it is now; null when none is registered. */
+  detailsNow(): Record<string, unknown> | null {
+    if (this.details.size === 0) return null;
+    return Object.fromEntries([...this.details].map(([name, read]) => [name, read()]));
   }
 
   /** Why new connections cannot be served now, or null. */

@@ -94,7 +94,8 @@ export class OpsRoutes implements OnApplicationBootstrap {
     const services = await this.checks.report();
     const down = Object.values(services).includes('down');
     const status = this.connections.draining ? 'draining' : down ? 'unavailable' : 'ready';
-    json(res, status === 'ready' ? 200 : 503, { status, services });
+    const details = this.checks.detailsNow();
+    json(res, status === 'ready' ? 200 : 503, { status, services, ...(details === null ? {} : { details }) });
   }
 
   private async prometheus(res: ServerResponse): Promise<void> {

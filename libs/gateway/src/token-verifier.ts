@@ -3,6 +3,7 @@ import { JwtVerifier, STORED_TOKENS, type StoredTokenCheck, TokenIntrospection }
 import { type BrokerConfig } from '#broker/config';
 import { type CredentialCarrier, type Principal } from '#broker/handshake';
 import { registerIntrospectionMetrics, registerJwksMetrics } from './identity-provider-metrics.js';
+import { HealthChecks } from './health-checks.js';
 import { GatewayMetrics } from './metrics.js';
 import { BROKER_CONFIG } from './tokens.js';
 
@@ -24,6 +25,7 @@ export class TokenVerifier {
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     @Optional() @Inject(STORED_TOKENS) private readonly stored: StoredTokenCheck | null = null,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+    @Optional() @Inject(HealthChecks) private readonly health: HealthChecks | null = null,
   ) {
     this.introspection =
       config.introspection === undefined ? null : new TokenIntrospection(config.introspection);
@@ -39,6 +41,14 @@ export class TokenVerifier {
     this.jwt = await JwtVerifier.create(this.config.jwt);
     const keys = this.jwt.remoteKeys;
     if (keys !== null && this.metrics !== null) registerJwksMetrics(this.metrics, keys);
+    if (keys !== null) {
+      // Not a readiness check: every node shares the provider, and stale keys still verify.
+      this.health?.addDetail('jwks', () => ({
+        keys: keys.keys,
+        ageSec: keys.loadedAt === null ? null : Math.round((Date.now() - keys.loadedAt) / 1000),
+        lastError: keys.lastError,
+      }));
+    }
     if (this.introspection !== null && this.metrics !== null) {
       registerIntrospectionMetrics(this.metrics, this.introspection.stats);
     }
