@@ -158,7 +158,7 @@ function report(pairs: readonly Pair[][], run: RunSettings): string {
     `Worst message per protocol: ${rounds} rounds of ${seconds} s idle then ${seconds} s attacked per attack, ` +
       `bystander chat round trip every ${intervalMs} ms; medians of the rounds. ` +
       (pinned
-        ? `The broker on CPU 0; the bystander and the attacker (nice ${ATTACKER_NICE}) on CPU 1. `
+        ? `The broker on CPU 0; the bystander and the attacker (SCHED_IDLE; nice ${ATTACKER_NICE} where chrt fails) on CPU 1. `
         : 'Processes not pinned to CPUs (fewer than 2, or no taskset): the figures include scheduling. ') +
       (hardening === 'hardened'
         ? 'Hardened: inputBudget on every endpoint (a quarter of a core each), the default handshake rate.'
