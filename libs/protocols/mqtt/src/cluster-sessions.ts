@@ -16,6 +16,7 @@ import {
   type WillRecord,
 } from './session-directory.js';
 import {
+  carriedOf,
   decodeWill,
   isConflict,
   keyOf,
@@ -221,10 +222,12 @@ export class ClusterSessions implements SessionDirectory {
           answer === null
             ? null
             : {
-                ...answer,
+                expirySec: answer.expirySec,
+                subscriptions: answer.subscriptions,
                 releasing: packetIdsOf(answer.releasing),
                 receiving: packetIdsOf(answer.receiving),
                 lastPacketId: packetIdsOf([answer.lastPacketId])[0] ?? 0,
+                ...carriedOf(answer),
               };
         // A holder that has no such session any more (it let go for a claim whose write then failed, with
         // JetStream recovering) leaves its record to decide: what it wrote there last is not lost.

@@ -45,4 +45,14 @@ describe('ConsumerCursor', () => {
     assert.equal(cursor.read(38, true), 'again');
     assert.equal(cursor.read(41, false), 'new');
   });
+
+  it('on a new node, what the session was given where it came from is a repeat, though the server forgot it (killed)', () => {
+    const cursor = new ConsumerCursor();
+    // The server's consumer lost its last deliveries: it says 555 delivered, the session had up to 557.
+    cursor.opened(info(555, 555));
+    cursor.deliveredUpTo(557);
+    assert.equal(cursor.read(556, false), 'again');
+    assert.equal(cursor.read(557, false), 'again');
+    assert.equal(cursor.read(558, false), 'new');
+  });
 });

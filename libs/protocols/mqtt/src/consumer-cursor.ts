@@ -27,6 +27,15 @@ export class ConsumerCursor {
   }
 
   /**
+   * The session this cursor serves was given sequences up to `sequence` before (on the node it came
+   * from): a nats-server that forgot those deliveries (killed right after them) hands them out again as
+   * new, and they are repeats.
+   */
+  deliveredUpTo(sequence: number): void {
+    this.highest = Math.max(this.highest, sequence);
+  }
+
+  /**
    * NATS came back: a restarted nats-server may have rolled its stream back and give sequences out
    * again, so nothing is taken for acknowledged any more (a new message under a reused sequence must
    * not be dropped); what was delivered is still repeated with DUP.

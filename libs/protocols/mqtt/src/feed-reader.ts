@@ -131,7 +131,12 @@ export class FeedReader {
           // A group's consumer outlives any one node's members: JetStream removes it once nobody reads it.
           ...(feed.group !== null && expiryMs > 0 ? { inactive_threshold: nanos(expiryMs) } : {}),
         });
-        this.cursorOf(feed, durable).opened(info);
+        const cursor = this.cursorOf(feed, durable);
+        cursor.opened(info);
+        if (feed.group === null) {
+          for (const { session } of feed.members.values())
+            cursor.deliveredUpTo(session.streamDelivered?.get(durable) ?? 0);
+        }
         // A group's consumer is read by its members' nodes at once: what they hold is theirs.
         if (inherited && feed.group === null) await this.sendBack(feed, info);
       }
@@ -253,6 +258,7 @@ export class FeedReader {
     }
     const base = deliveryFor(message, [subscription], false);
     const packetId = packetIdOf(msg.info.streamSequence);
+    if (feed.group === null) session.delivered(durable, msg.info.streamSequence);
     // Its client has it already (PUBREC came, here or on the node it left): done, not sent again.
     if (base.qos === 2 && reading === 'again' && session.hasReceived(msg.info.streamSequence, packetId)) {
       void this.acknowledge(msg, 2, cursor);

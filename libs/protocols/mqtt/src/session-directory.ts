@@ -18,6 +18,14 @@ export interface SessionState {
    * record may be that far behind), so a new message never takes an id the client may still hold.
    */
   readonly lastPacketId: number;
+  /**
+   * Per stream consumer, the highest sequence the session was given, and the newest QoS 2 stream
+   * sequences its client received: a nats-server killed right after a delivery can forget it and hand
+   * the message out again as new, and the next node must still know it for a repeat (DUP; QoS 2 not
+   * sent again). Only in what a node hands over (the takeover answer, a fenced session's record).
+   */
+  readonly streamDelivered?: Readonly<Record<string, number>>;
+  readonly streamReceived?: readonly number[];
 }
 
 /** A session with nothing in it: what a clean start begins with. */

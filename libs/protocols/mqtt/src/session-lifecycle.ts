@@ -13,8 +13,17 @@ export function stateOfSession(session: Session): SessionState {
     releasing: session.releasing(),
     receiving: [...session.awaitingRelease],
     lastPacketId: session.lastPacketId,
+    ...(session.streamDelivered === null
+      ? {}
+      : {
+          streamDelivered: Object.fromEntries(session.streamDelivered),
+          streamReceived: session.receivedSequences(HANDED_RECEIVED),
+        }),
   };
 }
+
+/** The received QoS 2 stream sequences a session hands over: beyond any window in flight. */
+const HANDED_RECEIVED = 64;
 
 /** The broker state a session's life touches (MqttBroker provides it). */
 export interface SessionHost {
@@ -82,6 +91,10 @@ export class SessionLifecycle {
     if (session === undefined) {
       session = new Session(clientId);
       sessions.set(clientId, session);
+      // Before the subscriptions: their feeds start their cursors from what the session was given.
+      for (const [durable, sequence] of Object.entries(imported?.streamDelivered ?? {}))
+        session.delivered(durable, sequence);
+      for (const sequence of imported?.streamReceived ?? []) session.received(sequence, 0);
       for (const subscription of imported?.subscriptions ?? []) this.host.subscribe(session, subscription);
       for (const packetId of imported?.releasing ?? []) {
         session.inflight.set(packetId, releaseOnly(packetId));

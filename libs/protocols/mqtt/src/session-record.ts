@@ -28,6 +28,8 @@ export interface SessionRecord {
   /** Packet ids of QoS 2 messages the client published, routed and waiting for its PUBREL. */
   readonly receiving: readonly number[];
   readonly lastPacketId: number;
+  readonly streamDelivered?: Readonly<Record<string, number>>;
+  readonly streamReceived?: readonly number[];
   readonly will: EncodedWill | null;
 }
 
@@ -105,6 +107,27 @@ export function packetIdsOf(raw: unknown): number[] {
   return [...ids];
 }
 
+/** At most this many consumers' sequences, and received sequences, are taken from a record. */
+const MAX_CARRIED = 512;
+
+/** A handed-over `streamDelivered`, each consumer name and sequence checked; others dropped. */
+function streamDeliveredOf(raw: unknown): Record<string, number> | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const entries = Object.entries(raw as Record<string, unknown>)
+    .slice(0, MAX_CARRIED)
+    .filter(
+      (entry): entry is [string, number] =>
+        /^mq_[\w-]{1,64}$/.test(entry[0]) && Number.isSafeInteger(entry[1]) && (entry[1] as number) > 0,
+    );
+  return Object.fromEntries(entries);
+}
+
+/** Handed-over stream sequences, positive integers only. */
+function sequencesOf(raw: unknown): number[] | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  return raw.slice(0, MAX_CARRIED).filter((n): n is number => Number.isSafeInteger(n) && (n as number) > 0);
+}
+
 export function parseRecord(value: Uint8Array): SessionRecord | null {
   try {
     const record = JSON.parse(Buffer.from(value).toString('utf8')) as SessionRecord;
@@ -121,6 +144,7 @@ export function parseRecord(value: Uint8Array): SessionRecord | null {
       releasing: packetIdsOf(record.releasing),
       receiving: packetIdsOf(record.receiving),
       lastPacketId: packetIdsOf([record.lastPacketId])[0] ?? 0,
+      ...carriedOf(record),
       will: record.will ?? null,
     };
   } catch {
@@ -130,7 +154,20 @@ export function parseRecord(value: Uint8Array): SessionRecord | null {
 
 export function stateOf(record: SessionRecord): SessionState {
   const { expirySec, subscriptions, releasing, receiving, lastPacketId } = record;
-  return { expirySec, subscriptions, releasing, receiving, lastPacketId };
+  return { expirySec, subscriptions, releasing, receiving, lastPacketId, ...carriedOf(record) };
+}
+
+/** The stream knowledge a record or a takeover answer carries (`SessionState.streamDelivered`), checked. */
+export function carriedOf(raw: {
+  readonly streamDelivered?: unknown;
+  readonly streamReceived?: unknown;
+}): Pick<SessionState, 'streamDelivered' | 'streamReceived'> {
+  const streamDelivered = streamDeliveredOf(raw.streamDelivered);
+  const streamReceived = sequencesOf(raw.streamReceived);
+  return {
+    ...(streamDelivered === undefined ? {} : { streamDelivered }),
+    ...(streamReceived === undefined ? {} : { streamReceived }),
+  };
 }
 
 /** JetStream's "wrong last sequence": someone else wrote the record since it was read. */

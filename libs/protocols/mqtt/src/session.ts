@@ -99,6 +99,8 @@ export class Session {
   private deliveryQueue: DeliveryQueue | null = null;
   private releaseSet: Set<number> | null = null;
   private receivedTable: Set<number> | null = null;
+  /** Cluster mode: per stream consumer, the highest sequence given to this session (`delivered`). */
+  streamDelivered: Map<string, number> | null = null;
   owner: SessionOwner | null = null;
   /** Seconds the session lives after its connection ends; 0: it ends with the connection. */
   expirySec = 0;
@@ -150,6 +152,18 @@ export class Session {
     const table = (this.receivedTable ??= new Set());
     table.add(streamSequence ?? -packetId);
     if (table.size > RECEIVED_REMEMBERED) table.delete(table.values().next().value as number);
+  }
+
+  /** The newest `limit` stream sequences of QoS 2 messages the client received (not those known by packet id). */
+  receivedSequences(limit: number): number[] {
+    const sequences = [...(this.receivedTable ?? [])].filter((entry) => entry > 0);
+    return sequences.slice(Math.max(0, sequences.length - limit));
+  }
+
+  /** Cluster mode: stream consumer `durable` gave this session `sequence` (here, or where it came from). */
+  delivered(durable: string, sequence: number): void {
+    const table = (this.streamDelivered ??= new Map());
+    if ((table.get(durable) ?? 0) < sequence) table.set(durable, sequence);
   }
 
   /** Whether a QoS 2 stream message (its sequence, its derived packet id) is one the client received. */
