@@ -56,8 +56,8 @@ export class RemoteKeySet {
 
   /** The key for a token's header, for jose's jwtVerify. */
   readonly getKey: JWTVerifyGetKey = async (header, token) => {
+    // A stale set is refreshed by the verifier (refreshIfStale) before every token, cached or not.
     if (this.local === null) await this.refresh();
-    else this.refreshIfStale();
     const local = this.local as JWTVerifyGetKey | null;
     if (local === null) {
       throw new CredentialUnavailableError(

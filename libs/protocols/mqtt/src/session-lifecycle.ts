@@ -5,7 +5,7 @@ import { type SessionDirectory, type SessionState, type WillRecord } from './ses
 import { releaseOnly, Session, type SessionOwner } from './session.js';
 import { type Subscription } from './subscription.js';
 
-/** What of a session moves with it to another node. */
+/** What of a session its record keeps, for any node to carry it on. */
 export function stateOfSession(session: Session): SessionState {
   return {
     expirySec: session.expirySec,
@@ -13,12 +13,20 @@ export function stateOfSession(session: Session): SessionState {
     releasing: session.releasing(),
     receiving: [...session.awaitingRelease],
     lastPacketId: session.lastPacketId,
-    ...(session.streamDelivered === null
-      ? {}
-      : {
-          streamDelivered: Object.fromEntries(session.streamDelivered),
-          streamReceived: session.receivedSequences(HANDED_RECEIVED),
-        }),
+  };
+}
+
+/**
+ * What a node hands over when it lets a session go (a takeover answer, a fenced session's record): its
+ * state and what the stream gave it, which every record write need not carry.
+ */
+export function handedStateOf(session: Session): SessionState {
+  const state = stateOfSession(session);
+  if (session.streamDelivered === null) return state;
+  return {
+    ...state,
+    streamDelivered: Object.fromEntries(session.streamDelivered),
+    streamReceived: session.receivedSequences(HANDED_RECEIVED),
   };
 }
 
@@ -173,7 +181,7 @@ export class SessionLifecycle {
       this.end(session);
       return null;
     }
-    const state = stateOfSession(session);
+    const state = handedStateOf(session);
     session.clearTimers(this.host.clock);
     this.host.endSession(session, true);
     return state;

@@ -1,7 +1,7 @@
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { type Session, type SessionOwner } from './session.js';
-import { stateOfSession } from './session-lifecycle.js';
+import { handedStateOf, stateOfSession } from './session-lifecycle.js';
 import { type SessionBucket } from './session-bucket.js';
 import { isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';
 
@@ -119,7 +119,7 @@ export class SessionWrites {
     if (session === undefined || revision === undefined || claimed === undefined) return null;
     if (session.expirySec === 0 && session.will === null) return null;
     const record = parseRecord(
-      Buffer.from(this.bucket.recordOf(claimed, stateOfSession(session), session.will)),
+      Buffer.from(this.bucket.recordOf(claimed, handedStateOf(session), session.will)),
     );
     if (record === null) return null;
     this.letGo(clientId, (owner) => owner.useAnotherServer());
