@@ -34,7 +34,8 @@ export interface HandshakeGuardContext {
 /**
  * An application's check of the upgrade handshake, a provider with injected services, marked with
  * `@HandshakeGuard()`: it runs after the broker's own checks (version, origin, the credential), by its
- * `order`. It lets the handshake go on by returning true, refuses it by
+ * `order`, and again for the principal a first-message credential brings (MQTT CONNECT, connection_init,
+ * the auth message), with the same request. It lets the handshake go on by returning true, refuses it by
  * returning false (403) or throwing a Nest HttpException (its status and message: UnauthorizedException
  * is a 401 with WWW-Authenticate) or a HandshakeRefusal (with headers), and may authenticate the
  * connection itself (`context.authenticate`). Anything else it throws is a 500, logged, never a 101.

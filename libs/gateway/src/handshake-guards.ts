@@ -2,7 +2,7 @@ import { HttpException, Inject, Injectable } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { parse as parseCookies } from 'cookie';
 import { type BrokerConfig } from '#broker/config';
-import { type ModuleCheckContext, type ModuleRefusal, type Principal } from '#broker/handshake';
+import { type GuardVerdict, type ModuleCheckContext, type ModuleRefusal } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { withinTime } from './check-timeout.js';
 import {
@@ -19,9 +19,6 @@ interface Registered {
   readonly handler: HandshakeGuardHandler;
   readonly name: string;
 }
-
-/** What the guards decided: a refusal, or the principal from here on. */
-export type GuardVerdict = ModuleRefusal | { readonly principal: Principal | null };
 
 /**
  * The application's @HandshakeGuard providers, found at boot, and their run for one handshake: each

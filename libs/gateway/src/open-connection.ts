@@ -3,7 +3,7 @@ import { type AddressDebts } from './address-debts.js';
 import { type InputBudget } from './input-budget.js';
 import { opensEndpoint } from '#broker/auth';
 import { type EndpointConfig } from '#broker/config';
-import { type Accept, type EndpointSpec, type Principal } from '#broker/handshake';
+import { type Accept, type EndpointSpec, type ModuleRefusal, type Principal } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { type WebSocket } from 'ws';
 import { nextConnectionId } from './connection-ids.js';
@@ -56,6 +56,8 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
   // The decision itself is not kept: its slot-release closure holds the limit check's context.
   readonly protocol: string | null;
   readonly params: Readonly<Record<string, string>>;
+  /** Kept (with the handshake's request) only on an endpoint that a guard checks. */
+  private readonly guardAgain: Accept['guardAgain'];
 
   constructor(
     readonly ws: WebSocket,
@@ -71,6 +73,7 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     this.protocol = decision.protocol;
     this.params = decision.params;
     this.principal = decision.principal;
+    this.guardAgain = decision.guardAgain;
     this.connection = new WsConnection(
       nextConnectionId(),
       ws,
@@ -108,8 +111,11 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     return { maxQueued: auth.firstMessageMaxQueued, maxBytes: auth.firstMessageMaxBytes };
   }
 
-  /** The first-message policy (first-message-policy.ts) for this endpoint. */
-  authenticate(
+  /**
+   * The first-message policy (first-message-policy.ts) for this endpoint; the principal a credential
+   * brings then goes through the endpoint's handshake guards, as a handshake's would.
+   */
+  async authenticate(
     credential: FirstMessageCredential | null,
     handshakePrincipal: Principal | null,
   ): Promise<FirstMessageOutcome> {
@@ -118,7 +124,17 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
       path: this.endpoint.path,
       timeoutMs: this.config.auth.firstMessageTimeoutMs,
     };
-    return authenticateFirstMessage(credential, handshakePrincipal, endpoint, this.services.checks);
+    const outcome = await authenticateFirstMessage(
+      credential,
+      handshakePrincipal,
+      endpoint,
+      this.services.checks,
+    );
+    if (!outcome.ok || credential === null || outcome.principal === null || this.guardAgain === null)
+      return outcome;
+    const verdict = await this.guardAgain(outcome.principal);
+    if ('status' in verdict) return guardRefusal(verdict);
+    return { ok: true, principal: verdict.principal ?? outcome.principal };
   }
 
   received(data: Buffer, isBinary: boolean): void {
@@ -303,4 +319,12 @@ class ModuleContext implements ConnectionContext {
   identify(principal: Principal): void {
     this.owner.identify(principal);
   }
+}
+
+/** A guard's refusal of a first-message principal, as the protocol refuses a credential (its status's kind). */
+function guardRefusal(refusal: ModuleRefusal): FirstMessageOutcome {
+  const reason = `a handshake guard refused: ${refusal.detail}`;
+  if (refusal.status === 401) return { ok: false, refusal: 'bad-credential', reason };
+  if (refusal.status === 429 || refusal.status >= 500) return { ok: false, refusal: 'unavailable', reason };
+  return { ok: false, refusal: 'forbidden', reason };
 }

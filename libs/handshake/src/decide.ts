@@ -194,10 +194,15 @@ async function decideAfterLimits(
   }
 
   // The application's guards: they see the principal so far, may refuse, or may set the principal.
-  if (ctx.hooks.guard) {
-    const verdict = await ctx.hooks.guard({ endpoint, params, principal, request: req });
+  // A credential in the first message brings a principal they have not seen: they run again for it.
+  const guard = ctx.hooks.guard?.bind(ctx.hooks);
+  let guardAgain: Accept['guardAgain'] = null;
+  if (guard !== undefined) {
+    const verdict = await guard({ endpoint, params, principal, request: req });
     if ('status' in verdict) return refusedBy(verdict, endpoint);
     principal = verdict.principal;
+    if (policy.mode !== 'none')
+      guardAgain = (later) => guard({ endpoint, params, principal: later, request: req });
   }
 
   // A later credential (the generic auth message, or a module's own: MQTT CONNECT, connection_init)
@@ -240,6 +245,7 @@ async function decideAfterLimits(
     deflate,
     principal,
     awaitFirstMessageAuth,
+    guardAgain,
     params,
     release,
   };

@@ -119,6 +119,11 @@ export interface Accept {
   readonly principal: Principal | null;
   /** The gateway must hold the connection until a first-message credential verifies. */
   readonly awaitFirstMessageAuth: boolean;
+  /**
+   * The endpoint's handshake guards again, for the principal a first-message credential brings (MQTT
+   * CONNECT, connection_init, the auth message): null where no guard runs or no credential may follow.
+   */
+  readonly guardAgain: ((principal: Principal) => Promise<GuardVerdict>) | null;
   readonly params: Readonly<Record<string, string>>;
   /** Frees the connection slot held since the limit check; the gateway calls it once the connection is counted. */
   readonly release: () => void;
@@ -177,10 +182,13 @@ export interface HandshakeHooks {
    * The application's handshake guards for this endpoint, after the credential was read: a refusal, or
    * the principal from here on (a guard may authenticate the connection itself, from a session cookie).
    */
-  guard?(context: ModuleCheckContext): Promise<ModuleRefusal | { readonly principal: Principal | null }>;
+  guard?(context: ModuleCheckContext): Promise<GuardVerdict>;
   /** A module's own handshake check (OCPP: unknown charge point -> 404). */
   checkModule?(module: string, context: ModuleCheckContext): Promise<ModuleRefusal | null>;
 }
+
+/** What the application's handshake guards decided: a refusal, or the principal from here on. */
+export type GuardVerdict = ModuleRefusal | { readonly principal: Principal | null };
 
 /** A module check's refusal; `headers` carries what its status needs (401: WWW-Authenticate). */
 export interface ModuleRefusal extends Problem {
