@@ -148,8 +148,25 @@ describe('opaque tokens by token introspection (RFC 7662)', () => {
       assert.ok(response.headers['retry-after'] !== undefined);
       assert.match(response.body, /introspection endpoint did not answer/);
       assert.doesNotMatch(broker.logText(), /introspection client secret/, 'the secret is never logged');
+      // Ready all the same (cached answers still open), with the detail saying why the others do not.
+      const down = await readiness();
+      assert.equal(down.status, 200);
+      assert.ok(down.detail.cached >= 1, 'the cached answers are counted');
+      assert.match(String(down.detail.lastError), /./);
     } finally {
       provider.down = false;
     }
+    assert.equal((await upgrade('opaque-after-the-outage')).status, 401, 'the endpoint answers again');
+    assert.equal((await readiness()).detail.lastError, null, 'an answer clears the error');
   });
+
+  async function readiness() {
+    const response = await fetch(`http://127.0.0.1:${broker.port}/health/ready`);
+    const body = (await response.json()) as {
+      details: {
+        introspection: { cached: number; lastAnswerAgeSec: number | null; lastError: string | null };
+      };
+    };
+    return { status: response.status, detail: body.details.introspection };
+  }
 });

@@ -14,6 +14,10 @@ interface Kept {
 export interface IntrospectionStats {
   asked: number;
   failed: number;
+  /** Why the last request failed, while no request has been answered since. */
+  lastError: string | null;
+  /** Epoch ms of the last answer (active or not), or null. */
+  answeredAt: number | null;
 }
 
 /**
@@ -25,7 +29,7 @@ export interface IntrospectionStats {
  * that does not answer refuses what the cache does not hold as unavailable (503), never as a bad token.
  */
 export class TokenIntrospection {
-  readonly stats: IntrospectionStats = { asked: 0, failed: 0 };
+  readonly stats: IntrospectionStats = { asked: 0, failed: 0, lastError: null, answeredAt: null };
   private readonly kept: VerifiedTokenCache<Kept>;
   private readonly asking = new Map<string, Promise<Kept>>();
   private readonly url: URL;
@@ -37,6 +41,11 @@ export class TokenIntrospection {
     // RFC 6749 2.3.1: each part form-encoded, then Basic.
     const credentials = `${formEncode(config.clientId)}:${formEncode(config.clientSecret)}`;
     this.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
+  }
+
+  /** Tokens whose answer is cached (active or not). */
+  get cached(): number {
+    return this.kept.size;
   }
 
   async verify(token: string): Promise<VerifiedToken> {
@@ -65,11 +74,14 @@ export class TokenIntrospection {
       }));
     } catch (err) {
       this.stats.failed++;
+      this.stats.lastError = (err as Error).message;
       throw new CredentialUnavailableError(
         `the token introspection endpoint did not answer (${(err as Error).message})`,
       );
     }
     const now = Date.now();
+    this.stats.lastError = null;
+    this.stats.answeredAt = now;
     const refused = (why: string): Kept =>
       this.kept.set(token, { verdict: { refused: why }, until: now + config.negativeCacheSec * 1000 });
     const claims = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;

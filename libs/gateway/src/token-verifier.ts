@@ -49,8 +49,19 @@ export class TokenVerifier {
         lastError: keys.lastError,
       }));
     }
-    if (this.introspection !== null && this.metrics !== null) {
-      registerIntrospectionMetrics(this.metrics, this.introspection.stats);
+    const introspection = this.introspection;
+    if (introspection !== null && this.metrics !== null) {
+      registerIntrospectionMetrics(this.metrics, introspection.stats);
+    }
+    if (introspection !== null) {
+      // Not a readiness check either: cached answers still open, and the endpoint is the provider's.
+      const { stats } = introspection;
+      this.health?.addDetail('introspection', () => ({
+        cached: introspection.cached,
+        lastAnswerAgeSec:
+          stats.answeredAt === null ? null : Math.round((Date.now() - stats.answeredAt) / 1000),
+        lastError: stats.lastError,
+      }));
     }
   }
 
