@@ -165,3 +165,49 @@ describe('an identity provider down when the broker starts', () => {
     await waitFor(async () => (await statusWith(broker, token)) === 101, 10_000);
   });
 });
+
+describe('an identity provider that answers wrongly: its keys are not taken', () => {
+  let provider: IdentityProvider;
+  let key: SigningKey;
+  const brokers: TestBroker[] = [];
+
+  before(async () => {
+    provider = await IdentityProvider.start();
+    key = await signingKey('k1');
+    provider.published = [key];
+  });
+  after(async () => {
+    for (const broker of brokers) await broker.close();
+    await provider?.close();
+  });
+
+  async function refusal(jwt: Record<string, unknown>): Promise<{ status: number; body: string }> {
+    const broker = await startTestBroker({ endpoints: [SECURE], jwt });
+    brokers.push(broker);
+    const token = await provider.sign(key);
+    const request = upgradeRequest(`/secure?token=${token}`, { 'Sec-WebSocket-Protocol': 'echo.v1' });
+    return rawExchange(broker.port, request);
+  }
+
+  it('a discovery document naming another issuer: 503 saying so (OpenID Connect Discovery 4.3)', async () => {
+    provider.claimedIssuer = 'https://attacker.example/realms/test';
+    try {
+      const response = await refusal({ discovery: true, issuer: provider.issuer });
+      assert.equal(response.status, 503);
+      assert.match(response.body, /the discovery document names another issuer/);
+    } finally {
+      provider.claimedIssuer = null;
+    }
+  });
+
+  it('a key set larger than jwks.maxBytes is cut off there: 503 saying so', async () => {
+    provider.padding = 64 * 1024;
+    try {
+      const response = await refusal({ jwksUrl: provider.jwksUrl, jwks: { maxBytes: 16 * 1024 } });
+      assert.equal(response.status, 503);
+      assert.match(response.body, /answered with more than 16384 bytes/);
+    } finally {
+      provider.padding = 0;
+    }
+  });
+});

@@ -26,6 +26,10 @@ export class IdentityProvider {
   published: SigningKey[] = [];
   maxAgeSec = 300;
   down = false;
+  /** Set: the discovery document names this issuer instead (a misconfigured or spoofed provider). */
+  claimedIssuer: string | null = null;
+  /** Bytes of padding in the key set's answer (a provider answering far more than a key set). */
+  padding = 0;
   readonly requests = { discovery: 0, jwks: 0 };
 
   private constructor(
@@ -70,7 +74,7 @@ export class IdentityProvider {
     if (url === '/realms/test/.well-known/openid-configuration') {
       this.requests.discovery++;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ issuer: this.issuer, jwks_uri: this.jwksUrl }));
+      res.end(JSON.stringify({ issuer: this.claimedIssuer ?? this.issuer, jwks_uri: this.jwksUrl }));
       return;
     }
     if (url === '/realms/test/protocol/openid-connect/certs') {
@@ -79,7 +83,8 @@ export class IdentityProvider {
         'content-type': 'application/jwk-set+json',
         'cache-control': `public, max-age=${this.maxAgeSec}`,
       });
-      res.end(JSON.stringify({ keys: this.published.map((key) => key.jwk) }));
+      const keys = this.published.map((key) => key.jwk);
+      res.end(JSON.stringify(this.padding === 0 ? { keys } : { keys, padding: 'x'.repeat(this.padding) }));
       return;
     }
     res.writeHead(404).end();
