@@ -4,6 +4,7 @@ import {
   flushAndExit,
   loadConfig,
   mountAdminOpenApi,
+  printableConfig,
   startBroker,
 } from 'ws-protocol-broker';
 import { AppModule } from './app.module.js';
@@ -17,6 +18,11 @@ async function main(): Promise<void> {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${err.message}\n`);
     process.exit(2);
+  }
+  // `npm start -- --print-config`: the defaults, the CONFIG file and the environment as one, then exit.
+  if (process.argv.includes('--print-config')) {
+    process.stdout.write(printableConfig(config));
+    return;
   }
   const logger = createLogger(config.log.level);
   try {

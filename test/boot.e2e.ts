@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 import { Module } from '@nestjs/common';
 import { Subprotocol } from '#broker/gateway';
 import { startTestBroker } from './support/test-broker.js';
@@ -13,9 +14,12 @@ import { EchoSubprotocol, TestModulesModule } from './support/test-modules.js';
 const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
 /** Runs the real broker entry point with the given environment; resolves on exit or on "listening". */
-function runBroker(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+function runBroker(
+  env: Record<string, string>,
+  args: readonly string[] = [],
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [main], {
+    const child = spawn(process.execPath, [main, ...args], {
       env: { PATH: process.env['PATH'] ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -68,6 +72,27 @@ describe('boot', () => {
     });
     assert.notEqual(code, 0);
     assert.match(output, /prot/);
+  });
+
+  it('a config file with one key changed keeps every default endpoint; --print-config shows the result without secrets', async () => {
+    const secret = 'a-jwt-secret-that-is-long-enough-0123456789';
+    const { code, output } = await runBroker(
+      {
+        CONFIG: configFile('mqtt: { tcpPort: 0 }\nendpoints: [{ path: /ws, enabled: false }]\n'),
+        JWT_SECRET: secret,
+      },
+      ['--print-config'],
+    );
+    assert.equal(code, 0, output);
+    const printed = parseYaml(output) as { endpoints: { path: string }[]; mqtt: { tcpPort: number } };
+    assert.deepEqual(
+      printed.endpoints.map((e) => e.path),
+      ['/chat', '/mqtt', '/graphql', '/ocpp/:chargePointId'],
+      'the defaults stay, but for the one the file turned off',
+    );
+    assert.equal(printed.mqtt.tcpPort, 0);
+    assert.doesNotMatch(output, new RegExp(secret));
+    assert.doesNotMatch(output, /broker listening/, 'it prints and exits, without serving');
   });
 
   it('a bad environment override is refused by name', async () => {

@@ -45,7 +45,7 @@ export { TopicAuthorizer, TopicGrant } from '#broker/auth';
 export type { TopicClient } from '#broker/auth';
 export { TOPIC_BUS } from '#broker/bus';
 export type { BusMessage, BusSubscription, TopicBus } from '#broker/bus';
-export { ConfigError, loadConfig, parseConfig } from '#broker/config';
+export { ConfigError, loadConfig, parseConfig, printableConfig } from '#broker/config';
 export type { BrokerConfig, BrokerConfigInput } from '#broker/config';
 export type { Principal } from '#broker/handshake';
 export { mountAdminOpenApi } from '#broker/admin';

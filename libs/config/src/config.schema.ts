@@ -61,6 +61,8 @@ const endpointDeflate = z.union([
 const endpoint = z
   .object({
     path: z.string().startsWith('/', 'must start with /'),
+    /** false: not served (a default endpoint a CONFIG file turns off by its path). */
+    enabled: z.boolean().default(true),
     subprotocols: z.array(z.string().min(1)).min(1),
     subprotocolOrder: z.enum(['client', 'server']).default('client'),
     defaultModule: z.string().min(1).optional(),
@@ -244,7 +246,10 @@ export const brokerConfigSchema = z
     ocpp: ocpp.default(ocpp.parse({})),
     mqtt: mqtt.default(mqtt.parse({})),
     graphql: graphql.default({ limits: {} }),
-    endpoints: z.array(endpoint).min(1),
+    endpoints: z
+      .array(endpoint)
+      .transform((list) => list.filter((e) => e.enabled))
+      .refine((list) => list.length > 0, { message: 'at least one endpoint must be enabled' }),
     wamp: wampConfigSchema.default(wampConfigSchema.parse({})),
     cluster: cluster.default(cluster.parse({})),
   })

@@ -257,7 +257,7 @@ describe('loadConfig from a CONFIG file', () => {
     return loadConfig({ env: { ...env, CONFIG: file(name, text) }, defaults: { ...defaults(), port: 1 } });
   }
 
-  it('reads YAML and ignores the defaults', () => {
+  it('reads YAML over the defaults: mappings merged, the file winning, its endpoints first', () => {
     const config = fromFile(
       'broker.yaml',
       [
@@ -277,17 +277,56 @@ describe('loadConfig from a CONFIG file', () => {
         '',
       ].join('\n'),
     );
-    assert.equal(config.port, 8080, 'the defaults passed in must not be merged with a file');
+    assert.equal(config.port, 1, 'a default the file does not set stays');
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.jwt?.secret, SECRET);
     assert.equal(config.jwt?.issuer, 'https://issuer.example');
-    assert.equal(config.endpoints.length, 2);
+    assert.deepEqual(
+      config.endpoints.map((e) => e.path),
+      ['/ocpp/:id', '/chat', '/ws'],
+      "the file's endpoints in its order, then the defaults it did not name",
+    );
     assert.equal(config.endpoints[0]?.path, '/ocpp/:id');
     assert.deepEqual(config.endpoints[0]?.subprotocols, ['ocpp2.0.1', 'ocpp1.6']);
     assert.equal(config.endpoints[0]?.defaultModule, 'ocpp1.6');
     assert.deepEqual(config.endpoints[0]?.auth.carriers, ['header']);
     assert.equal(config.endpoints[0]?.auth.mode, 'required');
     assert.equal(config.endpoints[1]?.auth.mode, 'none');
+  });
+
+  it('a file naming a default endpoint by its path changes only what it sets; enabled: false drops it', () => {
+    const layered = (text: string) =>
+      loadConfig({
+        env: { CONFIG: file('layered.yaml', text) },
+        defaults: {
+          endpoints: [
+            { path: '/ws', subprotocols: ['chat.v1'] },
+            { path: '/mqtt', subprotocols: ['mqtt', 'mqttv3.1'], defaultModule: 'mqtt' },
+          ],
+        },
+      });
+    const one = layered('mqtt: { tcpPort: 1883 }\n');
+    assert.equal(one.mqtt.tcpPort, 1883);
+    assert.deepEqual(
+      one.endpoints.map((e) => e.path),
+      ['/ws', '/mqtt'],
+      'one key changed keeps every default endpoint',
+    );
+    const tuned = layered('endpoints: [{ path: /mqtt, auth: { mode: required } }]\n');
+    const mqtt = tuned.endpoints.find((e) => e.path === '/mqtt');
+    assert.equal(mqtt?.auth.mode, 'required');
+    assert.deepEqual(mqtt?.subprotocols, ['mqtt', 'mqttv3.1'], 'the rest of the default endpoint stays');
+    assert.equal(mqtt?.defaultModule, 'mqtt');
+    const dropped = layered('endpoints: [{ path: /ws, enabled: false }]\n');
+    assert.deepEqual(
+      dropped.endpoints.map((e) => e.path),
+      ['/mqtt'],
+    );
+    configError(
+      () => layered('endpoints: [{ path: /ws, enabled: false }, { path: /mqtt, enabled: false }]\n'),
+      /endpoints: at least one endpoint must be enabled/,
+    );
+    configError(() => layered('mqtt: { tcpPrt: 1883 }\n'), /mqtt/, /tcpPrt/);
   });
 
   it('reads JSON', () => {

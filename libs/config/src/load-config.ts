@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { type z } from 'zod';
 import { brokerConfigSchema, type BrokerConfig } from './config.schema.js';
+import { layerConfig } from './layer-config.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -9,7 +10,7 @@ export class ConfigError extends Error {
 
 export interface LoadConfigOptions {
   readonly env?: NodeJS.ProcessEnv;
-  /** Used when neither CONFIG nor a file is given: the application's own defaults. */
+  /** The application's own defaults, under the CONFIG file (see layerConfig). */
   readonly defaults?: unknown;
 }
 
@@ -20,11 +21,12 @@ export interface LoadConfigOptions {
  */
 export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
   const env = options.env ?? process.env;
-  const raw = env['CONFIG'] ? readConfigFile(env['CONFIG']) : structuredClone(options.defaults ?? {});
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ConfigError('config: the file must hold a mapping at the top level');
-  }
-  return parseConfig(applyEnv(raw as Record<string, unknown>, env));
+  const defaults: unknown = structuredClone(options.defaults ?? {});
+  if (!isMapping(defaults)) throw new ConfigError('config: the defaults must be a mapping at the top level');
+  const file = env['CONFIG'] ? readConfigFile(env['CONFIG']) : {};
+  if (!isMapping(file)) throw new ConfigError('config: the file must hold a mapping at the top level');
+  const raw = layerConfig(defaults, file) as Record<string, unknown>;
+  return parseConfig(applyEnv(raw, env));
 }
 
 /**
@@ -88,6 +90,10 @@ function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<
 function envInteger(name: string, value: string): number {
   if (!/^\d+$/.test(value)) throw new ConfigError(`${name}: expected an integer, got "${value}"`);
   return Number(value);
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function asObject(value: unknown): Record<string, unknown> {
