@@ -55,6 +55,8 @@ describe('boot', () => {
     assert.match(output, /broker listening/);
     assert.match(output, /draining connections/);
     assert.equal(code, 0);
+    assert.doesNotMatch(output, /Mapped \{|dependencies initialized/, "Nest's boot narration is at debug");
+    assert.match((await runBroker({ LOG_LEVEL: 'debug' })).output, /Mapped \{/);
   });
 
   it('an invalid config exits non-zero before listening, naming the bad key', async () => {

@@ -90,11 +90,24 @@ export function flushAndExit(logger: Logger, code: number): void {
 }
 
 /** Routes Nest's own log lines into the same structured stream. */
+/** The contexts of Nest's own info lines while it boots: modules loaded, routes mapped, started. */
+const NEST_BOOT_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+  'WebSocketsController',
+]);
+
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    this.logger.info({ context }, String(message));
+    // Nest's boot narration (a line per module, controller and route) is for debugging, not for a start-up.
+    if (context !== undefined && NEST_BOOT_CONTEXTS.has(context))
+      this.logger.debug({ context }, String(message));
+    else this.logger.info({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string): void {
     this.logger.error({ context, trace }, String(message));
