@@ -56,6 +56,16 @@ describe('boot', () => {
     assert.match(output, /draining connections/);
     assert.equal(code, 0);
     assert.doesNotMatch(output, /Mapped \{|dependencies initialized/, "Nest's boot narration is at debug");
+    const listening = JSON.parse(output.split('\n').find((l) => l.includes('broker listening')) ?? '{}') as {
+      endpoints?: string[];
+      store?: string;
+    };
+    assert.ok(
+      listening.endpoints?.includes('/mqtt (mqtt, mqttv3.1)'),
+      'the start-up line lists the endpoints',
+    );
+    assert.match(String(listening.store), /^sqlite /);
+    assert.match(output, /"msg":"broker stopped"/);
     assert.match((await runBroker({ LOG_LEVEL: 'debug' })).output, /Mapped \{/);
   });
 

@@ -40,6 +40,8 @@ export class GatewayLifecycle
   private http2: Http2Front | null = null;
   /** Stops polling the TLS files, with tls. */
   private unwatchTls: (() => void) | null = null;
+  /** What the shutdown's drain did, for the line that says the broker stopped. */
+  private drain: { connections: number; terminated: number; startedAt: number } | null = null;
 
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
@@ -91,6 +93,7 @@ export class GatewayLifecycle
 
   async beforeApplicationShutdown(signal?: string): Promise<void> {
     if (signal !== undefined) this.logger.info({ signal }, 'shutting down');
+    const started = Date.now();
     this.connections.draining = true;
     this.heartbeat.stop();
     this.unwatchTls?.();
@@ -108,7 +111,9 @@ export class GatewayLifecycle
     while (this.connections.open() > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    for (const { ws } of this.connections.all()) ws.terminate();
+    const left = [...this.connections.all()];
+    for (const { ws } of left) ws.terminate();
+    this.drain = { connections: open.length, terminated: left.length, startedAt: started };
     this.gateway.closeAll();
     this.http2?.close(Math.max(0, deadline - Date.now()));
     await this.closeHttpConnections(deadline);
@@ -138,6 +143,18 @@ export class GatewayLifecycle
    * that second signal turns it into a flushed exit 0 once every module has shut down.
    */
   onApplicationShutdown(signal?: string): void {
+    const drain = this.drain;
+    this.logger.info(
+      drain === null
+        ? {}
+        : {
+            connections: drain.connections,
+            closedByClients: drain.connections - drain.terminated,
+            terminatedAtDeadline: drain.terminated,
+            shutdownMs: Date.now() - drain.startedAt,
+          },
+      'broker stopped',
+    );
     if (signal !== undefined) process.once(signal, () => flushAndExit(this.logger, 0));
   }
 }

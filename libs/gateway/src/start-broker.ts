@@ -43,6 +43,19 @@ export async function startBroker(
   const address = app.getHttpServer().address() as AddressInfo;
   const scheme = config.tls ? 'wss' : 'ws';
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  logger.info({ url: `${scheme}://${host}:${address.port}` }, 'broker listening');
+  logger.info({ url: `${scheme}://${host}:${address.port}`, ...servedBy(config) }, 'broker listening');
   return { app, port: address.port, url: `${scheme}://127.0.0.1:${address.port}`, close: () => app.close() };
+}
+
+/** What the start-up line says besides the address: the endpoints and where state and peers are. */
+function servedBy(config: BrokerConfig): Record<string, unknown> {
+  return {
+    endpoints: config.endpoints.map((e) => `${e.path} (${e.subprotocols.join(', ')})`),
+    ...(config.mqtt.tcpPort === null ? {} : { mqttTcpPort: config.mqtt.tcpPort }),
+    // The database's address may hold its password: only which store it is.
+    store: config.store.databaseUrl === undefined ? `sqlite ${config.store.sqlitePath}` : 'postgresql',
+    ...(config.cluster.natsUrl === undefined
+      ? {}
+      : { cluster: config.cluster.name, natsServers: config.cluster.natsUrl.length }),
+  };
 }
