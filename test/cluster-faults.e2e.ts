@@ -284,3 +284,60 @@ describe('cluster faults: a node cut off from NATS', () => {
     assert.equal(wills.at.length, 1, 'the will went out once');
   });
 });
+
+describe('cluster faults: a holder cut off from NATS, under a request limit longer than the cut', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    // Its subscriptions outlive the cut on the server, so a takeover request to it runs to this limit.
+    // Slower beats than the other suites': a node lets go a second or more before the others count it
+    // dead (nodeTimeoutMs less two beats and the probe), so its device's CONNECT elsewhere comes first.
+    cluster = await TestCluster.start(3, {
+      proxied: true,
+      config: {
+        cluster: { requestTimeoutMs: 30_000, heartbeatMs: 500, nodeTimeoutMs: 3000 },
+        // Nor is the CONNECT given up before that limit: the claim it waits for decides.
+        mqtt: { sysIntervalSec: 0, connectTimeoutMs: 60_000 },
+      },
+    });
+  });
+  after(() => cluster?.close());
+
+  it('its device is served elsewhere once the others count the node dead, not at the request limit; nothing lost', async (t) => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const device = new Device({
+      clientId: 'cut-long',
+      nodes: () => [n3, n2],
+      filter: 'cut-long/seq',
+      qos: 1,
+      expirySec: 60,
+      keepaliveSec: 4,
+      // Its first CONNECT elsewhere must be the one answered: a retry would find the session adopted.
+      connectTimeoutMs: 60_000,
+    });
+    t.after(() => device.end());
+    const publisher = await streamTo(device, n1, 'cut-long-publisher', 'cut-long/seq', 1);
+    t.after(() => publisher.stop());
+
+    n3.cut();
+    t.after(() => n3.heal());
+    const cutAt = performance.now();
+    const servedOnN2 = () => {
+      const there = device.connections.find((c) => c.node === n2.id && c.from > cutAt);
+      return there !== undefined && device.seen.some((m) => m.at > there.from);
+    };
+    await until(
+      'the device is served on n2 before the takeover request would time out',
+      servedOnN2,
+      15_000,
+    ).catch((err: Error) => {
+      throw new Error(
+        `${err.message} (connections ${JSON.stringify(device.connections)})\n${cluster.warnings()}`,
+      );
+    });
+    n3.heal();
+    await publisher.stop();
+    const verdict = await everyAckedArrives(publisher, device, 30_000, () => cluster.warnings());
+    assert.deepEqual(verdict.repeatsWithoutDup, [], 'a repeat went out without DUP');
+  });
+});

@@ -151,6 +151,21 @@ export class Membership {
     return () => this.leaseListeners.delete(listener);
   }
 
+  /**
+   * Resolves once `node` leaves the live set (its absence timed out here, it left, or it restarted), so
+   * that a wait on its answer can end with its death rather than at a time limit; `cancel` stops watching.
+   */
+  departure(node: string): { readonly left: Promise<void>; cancel(): void } {
+    let cancel = (): void => undefined;
+    const left = new Promise<void>((resolve) => {
+      const off = this.onChange((change) => {
+        if (change.node === node && !change.up) resolve();
+      });
+      cancel = off;
+    });
+    return { left, cancel };
+  }
+
   /** Called for each node that joins or leaves the live set; returns the unsubscribe. */
   onChange(listener: (change: MembershipChange) => void): () => void {
     this.listeners.add(listener);

@@ -206,52 +206,82 @@ export class ClusterSessions implements SessionDirectory {
     clean: boolean,
     held: SessionRecord,
   ): Promise<Released | 'unavailable'> {
-    const { membership } = this.node;
     const mine = held.node === this.node.nodeId;
     if (this.orphans.releaseIfOrphan(clientId, clean) !== null)
       return { state: clean ? null : stateOf(held), will: null };
     if (mine && held.incarnation === this.node.incarnation)
       return { state: clean ? null : stateOf(held), will: null };
     if (!mine) {
-      try {
-        const answer = await this.node.request<SessionState | null>(held.node, TAKEOVER, {
-          clientId,
-          clean,
-        } satisfies TakeoverRequest);
-        const state =
-          answer === null
-            ? null
-            : {
-                expirySec: answer.expirySec,
-                subscriptions: answer.subscriptions,
-                releasing: packetIdsOf(answer.releasing),
-                receiving: packetIdsOf(answer.receiving),
-                lastPacketId: packetIdsOf([answer.lastPacketId])[0] ?? 0,
-                ...carriedOf(answer),
-              };
-        // A holder that has no such session any more (it let go for a claim whose write then failed, with
-        // JetStream recovering) leaves its record to decide: what it wrote there last is not lost.
-        return { state: state ?? (clean ? null : stateOf(held)), will: null };
-      } catch (err) {
-        if (err instanceof NoHolderError) {
-          // Nobody listens for it (a process gone with its sockets, or one cut off from NATS): the record
-          // decides at once. A holder still running finds the record moved when it is back, and lets go.
-          this.log.warn(
-            { clientId, node: held.node },
-            'mqtt: the holding node does not listen, its record decides',
-          );
-        } else if (err instanceof NodeTimeoutError) {
-          // Slow or paused is not dead: only a death the bucket confirms lets the record decide.
-          if (!(await membership.confirmDead(held.node, held.incarnation))) return 'unavailable';
-          this.log.warn({ clientId, node: held.node }, 'mqtt: the holding node is gone, its record decides');
-        } else throw err;
-      }
+      const asked = await this.askToLetGo(clientId, clean, held);
+      if (asked !== 'record') return asked;
     }
     const will = decodeWill(held.will);
     return {
       state: clean ? null : stateOf(held),
       will: will !== null && (clean || will.delaySec === 0) ? will : null,
     };
+  }
+
+  /**
+   * Asks the node holding the record to let go; 'record' when it is gone, so that its record decides: dead
+   * by this node's count and the bucket's, or nobody listening for it. A holder cut off from NATS still
+   * looks subscribed to the server, so a request to it runs to the time limit: one this node already
+   * counts gone is not asked, and a wait ends as soon as it does (the holder let go of its leases before).
+   */
+  private async askToLetGo(
+    clientId: string,
+    clean: boolean,
+    held: SessionRecord,
+  ): Promise<Released | 'record' | 'unavailable'> {
+    const { membership } = this.node;
+    const gone = () => {
+      this.log.warn({ clientId, node: held.node }, 'mqtt: the holding node is gone, its record decides');
+      return 'record' as const;
+    };
+    if (!membership.isLive(held.node) && (await membership.confirmDead(held.node, held.incarnation)))
+      return gone();
+    const departure = membership.departure(held.node);
+    try {
+      const answer = await Promise.race([
+        this.node.request<SessionState | null>(held.node, TAKEOVER, {
+          clientId,
+          clean,
+        } satisfies TakeoverRequest),
+        departure.left.then(() => {
+          throw new NodeTimeoutError(`${held.node} left the cluster while asked to let go`);
+        }),
+      ]);
+      const state =
+        answer === null
+          ? null
+          : {
+              expirySec: answer.expirySec,
+              subscriptions: answer.subscriptions,
+              releasing: packetIdsOf(answer.releasing),
+              receiving: packetIdsOf(answer.receiving),
+              lastPacketId: packetIdsOf([answer.lastPacketId])[0] ?? 0,
+              ...carriedOf(answer),
+            };
+      // A holder that has no such session any more (it let go for a claim whose write then failed, with
+      // JetStream recovering) leaves its record to decide: what it wrote there last is not lost.
+      return { state: state ?? (clean ? null : stateOf(held)), will: null };
+    } catch (err) {
+      if (err instanceof NoHolderError) {
+        // Nobody listens for it (a process gone with its sockets): the record decides at once. A holder
+        // still running finds the record moved when it is back, and lets go.
+        this.log.warn(
+          { clientId, node: held.node },
+          'mqtt: the holding node does not listen, its record decides',
+        );
+        return 'record';
+      }
+      if (!(err instanceof NodeTimeoutError)) throw err;
+      // Slow or paused is not dead: only a death the bucket confirms lets the record decide.
+      if (!(await membership.confirmDead(held.node, held.incarnation))) return 'unavailable';
+      return gone();
+    } finally {
+      departure.cancel();
+    }
   }
 
   /**

@@ -178,15 +178,9 @@ export class ChargePointDirectory implements OnModuleInit {
     if (cluster === null || where === null || where.node === null)
       throw new NoHolderError(`charge point ${identity} is not connected`);
     const node = where.node;
-    let off: () => void = () => undefined;
-    const left = new Promise<never>((_, reject) => {
-      off = cluster.membership.onChange((change) => {
-        if (change.node === node && !change.up) {
-          reject(
-            new ConnectionClosedError(`The node holding ${identity} (${node}) left the cluster mid-call.`),
-          );
-        }
-      });
+    const departure = cluster.membership.departure(node);
+    const left = departure.left.then(() => {
+      throw new ConnectionClosedError(`The node holding ${identity} (${node}) left the cluster mid-call.`);
     });
     let outcome: CallOutcome;
     try {
@@ -210,7 +204,7 @@ export class ChargePointDirectory implements OnModuleInit {
       }
       throw err;
     } finally {
-      off();
+      departure.cancel();
     }
     if ('result' in outcome) return outcome.result;
     if (outcome.error === NOT_HERE) throw new NoHolderError(outcome.message);
