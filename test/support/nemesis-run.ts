@@ -242,19 +242,20 @@ function checker(
     repeated,
     stopped,
     devices: devices.map((device) => {
-      const twice = judge(publisher.acked, device)
-        .qos2Repeats.slice(0, 5)
-        .map(
-          (n) =>
-            `${n} (${device.seen
-              .filter((m) => m.n === n)
-              .map((m) => `#${m.packetId}${m.dup ? ' DUP' : ''} at ${Math.round(m.at)}`)
-              .join(', ')})`,
-        );
+      const verdict = judge(publisher.acked, device);
+      const copies = (n: number) =>
+        `${n} (${device.seen
+          .filter((m) => m.n === n)
+          .map((m) => `#${m.packetId}${m.dup ? ' DUP' : ''} at ${Math.round(m.at)}`)
+          .join(', ')})`;
+      const twice = verdict.qos2Repeats.slice(0, 5).map(copies);
+      const withoutDup = verdict.repeatsWithoutDup.slice(0, 5).map(copies);
       return (
         `${device.client.options.clientId}: ${device.seen.length} messages, connections ${device.connections
           .map((c) => `${c.node} ${Math.round(c.from)}-${c.to === null ? '' : Math.round(c.to)}`)
-          .join(', ')}` + (twice.length === 0 ? '' : `; QoS 2 twice: ${twice.join(', ')}`)
+          .join(', ')}` +
+        (twice.length === 0 ? '' : `; QoS 2 twice: ${twice.join(', ')}`) +
+        (withoutDup.length === 0 ? '' : `; without DUP: ${withoutDup.join(', ')}`)
       );
     }),
   };
@@ -286,6 +287,12 @@ export function reportTable(report: NemesisReport): string {
     '',
     ...report.faults.map((f) => `${Math.round(f.at)}: ${f.nemesis} ${f.node}`),
     ...report.devices,
+    ...report.lost
+      .slice(0, 20)
+      .map(
+        (l) =>
+          `lost: ${l.device} #${l.n}, acknowledged after ${l.after === null ? 'no fault' : `${l.after.nemesis} at ${Math.round(l.after.at)}`}`,
+      ),
     `seed ${report.seed}: ${report.acked} messages acknowledged (${report.refused} refused), ${report.lost.length} deliveries lost, ` +
       `${report.repeats} repeats (${report.repeatsWithoutDup} without DUP, ${report.qos2Repeats} QoS 2 twice), ${report.wills} wills (${report.willsWhileConnected} while connected)`,
     report.stopped.length === 0 ? 'served to the end' : `STOPPED SERVING: ${report.stopped.join(', ')}`,

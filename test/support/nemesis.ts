@@ -32,6 +32,8 @@ export interface DeviceOptions {
   readonly willTopic?: string;
   /** How long it takes over each message before acknowledging it (a slow reader). */
   readonly readMs?: number;
+  /** How long a CONNECT waits for its CONNACK before the device tries the next node (2000). */
+  readonly connectTimeoutMs?: number;
 }
 
 /**
@@ -45,7 +47,8 @@ export class Device {
   readonly client: MqttClient;
   private turn = 0;
   private current: Connected | null = null;
-  private subscription: Promise<void> | null = null;
+  /** Whether a SUBACK came for its subscription; a SUBSCRIBE under way when it was not yet. */
+  private subscription: 'none' | 'sent' | 'acked' = 'none';
 
   constructor(private readonly options: DeviceOptions) {
     const { nodes, readMs = 0 } = options;
@@ -59,7 +62,7 @@ export class Device {
       reconnectPeriod: 200,
       // A refusal (0x88 while a dead node's sessions are not yet free) is a reason to try again, not to stop.
       reconnectOnConnackError: true,
-      connectTimeout: 2000,
+      connectTimeout: options.connectTimeoutMs ?? 2000,
       properties: { sessionExpiryInterval: options.expirySec },
       ...(options.willTopic === undefined
         ? {}
@@ -75,11 +78,14 @@ export class Device {
     this.client.on('connect', () => {
       this.current = { node: node.id, from: performance.now(), to: null };
       this.connections.push(this.current);
-      // MQTT.js subscribes again on its own only for what it subscribed in this process.
-      if (this.subscription === null) {
-        this.subscription = this.client
-          .subscribeAsync(options.filter, { qos: options.qos })
-          .then(() => undefined);
+      // MQTT.js subscribes again on its own only for what it subscribed in this process; a SUBSCRIBE
+      // that a lost connection failed is sent again on the next one.
+      if (this.subscription === 'none') {
+        this.subscription = 'sent';
+        this.client.subscribeAsync(options.filter, { qos: options.qos }).then(
+          () => (this.subscription = 'acked'),
+          () => (this.subscription = this.subscription === 'sent' ? 'none' : this.subscription),
+        );
       }
     });
     this.client.on('close', () => {
@@ -113,8 +119,11 @@ export class Device {
 
   /** Resolves once the first subscription is in place (the first SUBACK). */
   async subscribed(): Promise<void> {
-    await until('the device subscribed', () => this.subscription !== null, 10_000);
-    await this.subscription;
+    await until(`${this.options.clientId} got its SUBACK`, () => this.subscription === 'acked', 10_000).catch(
+      (err: Error) => {
+        throw new Error(`${err.message} (connections ${JSON.stringify(this.connections)})`);
+      },
+    );
   }
 
   async end(): Promise<void> {
