@@ -9,6 +9,8 @@ export interface BenchOptions {
   readonly tokens: number;
   /** How the broker verifies them: an HS256 secret, or ES256 keys fetched from a JWKS URL. */
   readonly keys: 'secret' | 'jwks';
+  /** Whether a third server runs: the broker with one application handshake guard. */
+  readonly guard: boolean;
 }
 
 export const USAGE = `Usage: node dist/apps/bench/src/main.js [handshake] [options]
@@ -24,6 +26,8 @@ Other benchmarks: main.js graphql --help, main.js wamp --help, main.js cluster -
                      broker's jwt.verifiedCacheSize (4096) makes every signature check a miss
   --keys <kind>      secret (HS256, default) or jwks (ES256 tokens, the broker's jwt.jwksUrl
                      served by the load process, fetched once at boot)
+  --guard <on|off>   on: a third server, the broker with one application handshake guard
+                     (a tenant rule over an injected service), to list what a guard costs
   --help             this text`;
 
 export class UsageError extends Error {
@@ -64,6 +68,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | null {
     rounds: '3',
     tokens: '1024',
     keys: 'secret',
+    guard: 'off',
   });
   if (values === null) return null;
   return {
@@ -73,12 +78,18 @@ export function parseOptions(argv: readonly string[]): BenchOptions | null {
     rounds: integer('--rounds', values.rounds, 1, 50),
     tokens: integer('--tokens', values.tokens, 1, 100_000),
     keys: keyKind(values.keys),
+    guard: onOff('--guard', values.guard),
   };
 }
 
 function keyKind(text: string): 'secret' | 'jwks' {
   if (text === 'secret' || text === 'jwks') return text;
   throw new UsageError(`--keys: expected secret or jwks, got "${text}"`);
+}
+
+function onOff(flag: string, text: string): boolean {
+  if (text === 'on' || text === 'off') return text === 'on';
+  throw new UsageError(`${flag}: expected on or off, got "${text}"`);
 }
 
 export function seconds(flag: string, text: string, min: number): number {
