@@ -22,8 +22,8 @@ export interface SessionState {
    * Per stream consumer, the highest sequence the session was given, and the newest QoS 2 stream
    * sequences its client received: a nats-server killed right after a delivery can forget it and hand
    * the message out again as new, and the next node must still know it for a repeat (DUP; QoS 2 not
-   * sent again). Only in what a node hands over (`handedStateOf`: the takeover answer, a fenced
-   * session's record), not in every record write.
+   * sent again). In the takeover answer, a fenced session's record and every record write (a holder
+   * paused or cut off answers no takeover: its record must know).
    */
   readonly streamDelivered?: Readonly<Record<string, number>>;
   readonly streamReceived?: readonly number[];

@@ -17,8 +17,8 @@ export function stateOfSession(session: Session): SessionState {
 }
 
 /**
- * What a node hands over when it lets a session go (a takeover answer, a fenced session's record): its
- * state and what the stream gave it, which every record write need not carry.
+ * What a node hands over when it lets a session go (a takeover answer, a fenced session's record), and
+ * what its record says meanwhile: its state and what the stream gave it.
  */
 export function handedStateOf(session: Session): SessionState {
   const state = stateOfSession(session);

@@ -1,7 +1,7 @@
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { type Session, type SessionOwner } from './session.js';
-import { handedStateOf, stateOfSession } from './session-lifecycle.js';
+import { handedStateOf } from './session-lifecycle.js';
 import { type SessionBucket } from './session-bucket.js';
 import { isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';
 
@@ -81,7 +81,10 @@ export class SessionWrites {
       return;
     }
     const claimed = this.bucket.claims.get(clientId) ?? { nonce: '', keepAliveSec: 0 };
-    const record = this.bucket.recordOf(claimed, stateOfSession(session), session.will);
+    // With what the stream gave it: a node that takes the record over while this one is paused (its
+    // takeover answer never comes, or nobody listens for it after a NATS restart) must still know which
+    // QoS 2 messages the client completed, or it sends them as new.
+    const record = this.bucket.recordOf(claimed, handedStateOf(session), session.will);
     try {
       this.bucket.revisions.set(clientId, await kv.update(key, record, revision));
     } catch (err) {
