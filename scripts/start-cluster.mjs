@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import process from 'node:process';
+import { setTimeout } from 'node:timers';
 import { createInterface } from 'node:readline';
 import { URL } from 'node:url';
 
