@@ -40,6 +40,7 @@ describe('handshake guards: application providers with injected services', () =>
           echo('/open', { mode: 'required' }),
           echo('/later', { mode: 'required', carriers: ['first-message'] }),
           { ...MQTT_ENDPOINT, auth: { mode: 'required', carriers: ['query', 'first-message'] } },
+          { ...MQTT_ENDPOINT, path: '/mqtt-open', auth: { mode: 'none' } },
         ],
       },
       [SessionGuardsModule.withPrefix(prefix), MqttModule],
@@ -160,9 +161,9 @@ describe('handshake guards: application providers with injected services', () =>
   });
 
   it("a credential in MQTT's CONNECT goes through the guards: a closed tenant is refused 0x87, a held-back user 0x88", async () => {
-    const connectWith = async (password: string, query = '') => {
+    const connectWith = async (password: string, query = '', path = '/mqtt') => {
       try {
-        const client = await connectAsync(`${broker.url}/mqtt${query}`, {
+        const client = await connectAsync(`${broker.url}${path}${query}`, {
           protocolVersion: 5,
           username: 'device',
           password,
@@ -186,6 +187,9 @@ describe('handshake guards: application providers with injected services', () =>
       0x87,
       'the CONNECT credential is guarded',
     );
+    // On an endpoint that asks for no credential, one that CONNECT brings still names someone: guarded too.
+    const open = await connectWith(await token('kate', 'closed'), '', '/mqtt-open');
+    assert.equal(open, 0x87, 'a closed tenant on an auth-none endpoint');
   });
 
   it("the generic auth message's token goes through the guards: a closed tenant is closed 1008 with the guard's reason", async () => {

@@ -126,10 +126,10 @@ export class SessionGuard implements HandshakeGuardHandler {
 
 /**
  * A tenant rule after it: one tenant is shut out, one user is held back; it sees the principal so far.
- * On `/mqtt` and `/later` the credential may come in the first message: it lets a connection without a
+ * On `/mqtt`, `/mqtt-open` and `/later` the credential may come in the first message: it lets a connection without a
  * principal go on (the endpoint's own rule asks for one) and runs again for the principal that comes.
  */
-@HandshakeGuard({ endpoints: ['/app', '/mqtt', '/later'], order: 1 })
+@HandshakeGuard({ endpoints: ['/app', '/mqtt', '/mqtt-open', '/later'], order: 1 })
 export class TenantGuard implements HandshakeGuardHandler {
   canActivate(context: HandshakeGuardContext): boolean {
     if (context.principal?.claims['tenant'] === 'closed')

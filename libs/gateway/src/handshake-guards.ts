@@ -61,7 +61,7 @@ export class HandshakeGuards {
   async run(check: ModuleCheckContext): Promise<GuardVerdict> {
     const path = check.endpoint.path;
     const guards = this.guards.filter((g) => g.options.endpoints?.includes(path) ?? true);
-    if (guards.length === 0) return { principal: check.principal };
+    if (guards.length === 0) return { principal: check.principal, guarded: false };
     const endpoint = this.config.endpoints.find((e) => e.path === path);
     const timeoutMs = endpoint?.auth.guardTimeoutMs ?? 5000;
     return withinTime(this.runEach(guards, check), timeoutMs, {

@@ -56,7 +56,7 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
   // The decision itself is not kept: its slot-release closure holds the limit check's context.
   readonly protocol: string | null;
   readonly params: Readonly<Record<string, string>>;
-  /** Kept (with the handshake's request) only on an endpoint that a guard checks. */
+  /** Kept (with the handshake's request) only on an endpoint that a guard names. */
   private readonly guardAgain: Accept['guardAgain'];
 
   constructor(

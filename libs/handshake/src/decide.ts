@@ -201,7 +201,8 @@ async function decideAfterLimits(
     const verdict = await guard({ endpoint, params, principal, request: req });
     if ('status' in verdict) return refusedBy(verdict, endpoint);
     principal = verdict.principal;
-    if (policy.mode !== 'none')
+    // Even on a `none` endpoint a module's first message may carry a credential that names someone.
+    if (verdict.guarded !== false)
       guardAgain = (later) => guard({ endpoint, params, principal: later, request: req });
   }
 

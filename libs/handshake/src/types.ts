@@ -121,7 +121,7 @@ export interface Accept {
   readonly awaitFirstMessageAuth: boolean;
   /**
    * The endpoint's handshake guards again, for the principal a first-message credential brings (MQTT
-   * CONNECT, connection_init, the auth message): null where no guard runs or no credential may follow.
+   * CONNECT, connection_init, the auth message): null where no guard names the endpoint.
    */
   readonly guardAgain: ((principal: Principal) => Promise<GuardVerdict>) | null;
   readonly params: Readonly<Record<string, string>>;
@@ -188,7 +188,10 @@ export interface HandshakeHooks {
 }
 
 /** What the application's handshake guards decided: a refusal, or the principal from here on. */
-export type GuardVerdict = ModuleRefusal | { readonly principal: Principal | null };
+export type GuardVerdict =
+  | ModuleRefusal
+  /** `guarded`: false when no guard names the endpoint (nothing to run again for a later principal). */
+  | { readonly principal: Principal | null; readonly guarded?: boolean };
 
 /** A module check's refusal; `headers` carries what its status needs (401: WWW-Authenticate). */
 export interface ModuleRefusal extends Problem {
