@@ -24,15 +24,22 @@ describe('printableConfig', () => {
     const printed = parse(text) as Record<string, Record<string, unknown>>;
     assert.equal(printed['jwt']?.['secret'], '[REDACTED]');
     assert.deepEqual(printed['admin']?.['tokens'], ['[REDACTED]']);
-    assert.match(
-      String(printed['store']?.['databaseUrl']),
-      /^postgres:\/\/broker:.*REDACTED.*@db\.example\/broker$/,
-    );
+    assert.equal(printed['store']?.['databaseUrl'], 'postgres://broker:[REDACTED]@db.example/broker');
     assert.equal(printed['port'], 8080, 'a schema default is shown');
     assert.equal(
       (printed['graphql']?.['limits'] as Record<string, unknown> | undefined)?.['maxTokens'],
       config.graphql.limits.maxTokens,
       'a key that merely ends in "tokens" is not a secret',
     );
+  });
+
+  it('fails closed on a URL it cannot parse, and hides a token that stands alone before @', () => {
+    const config = parseConfig({
+      store: { databaseUrl: 'postgres://u:pa#ss@h1:5432,h2:5432/db' },
+      cluster: { natsUrl: ['nats://s3cret-token@nats.example:4222'] },
+      endpoints: [{ path: '/mqtt', subprotocols: ['mqtt'] }],
+    });
+    const text = printableConfig(config);
+    assert.ok(!text.includes('pa#ss') && !text.includes('s3cret-token'), text);
   });
 });

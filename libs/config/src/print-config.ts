@@ -26,14 +26,10 @@ function redacted(value: unknown, key = ''): unknown {
   return value;
 }
 
+/** A URL's userinfo (`user:password@`, or a token alone before `@`) without its secret; fails closed. */
 function withoutPassword(text: string): string {
-  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(text)) return text;
-  try {
-    const url = new URL(text);
-    if (url.password === '') return text;
-    url.password = REDACTED;
-    return url.toString();
-  } catch {
-    return text;
-  }
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/@]*)@/i, (_all, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    return colon === -1 ? `${scheme}${REDACTED}@` : `${scheme}${userinfo.slice(0, colon)}:${REDACTED}@`;
+  });
 }
