@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import process from 'node:process';
-import { setTimeout } from 'node:timers';
+import { clearTimeout, setTimeout } from 'node:timers';
 import { createInterface } from 'node:readline';
 import { URL } from 'node:url';
 
@@ -30,6 +30,7 @@ const STEADY_MS = 10_000;
 const MAX_DELAY_MS = 30_000;
 
 const children = new Map();
+const restarts = new Set();
 let stopping = false;
 
 function start(index, delayMs = 1000) {
@@ -49,7 +50,12 @@ function start(index, delayMs = 1000) {
     // A node that ran a while is started again at once (1 s); one that keeps failing, less and less often.
     const next = Date.now() - startedAt > STEADY_MS ? 1000 : Math.min(delayMs * 2, MAX_DELAY_MS);
     process.stdout.write(`${id} | exited (${signal ?? code}); starting it again in ${next / 1000} s\n`);
-    setTimeout(() => stopping || start(index, next), next).unref();
+    // Referenced: when every node is waiting to start again, this timer is what keeps the launcher up.
+    const timer = setTimeout(() => {
+      restarts.delete(timer);
+      if (!stopping) start(index, next);
+    }, next);
+    restarts.add(timer);
   });
   children.set(index, child);
   process.stdout.write(`${id} | ws://127.0.0.1:${port}\n`);
@@ -58,6 +64,7 @@ function start(index, delayMs = 1000) {
 function stop() {
   if (stopping) return;
   stopping = true;
+  for (const timer of restarts) clearTimeout(timer);
   for (const child of children.values()) child.kill('SIGTERM');
 }
 
