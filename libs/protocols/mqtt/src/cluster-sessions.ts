@@ -28,6 +28,9 @@ import {
 
 /** The node-addressed request that asks the node holding a client id to let go. */
 const TAKEOVER = 'mqtt.takeover';
+/** What a takeover request's race yields when the holder left the live set first. */
+const DEPARTED: unique symbol = Symbol('departed');
+
 /** How often a claim reads again after its compare-and-swap met a write of the node letting go. */
 const CLAIM_ATTEMPTS = 3;
 
@@ -241,16 +244,16 @@ export class ClusterSessions implements SessionDirectory {
     if (!membership.isLive(held.node) && (await membership.confirmDead(held.node, held.incarnation)))
       return gone();
     const departure = membership.departure(held.node);
+    const asking = this.node.request<SessionState | null>(held.node, TAKEOVER, {
+      clientId,
+      clean,
+    } satisfies TakeoverRequest);
     try {
-      const answer = await Promise.race([
-        this.node.request<SessionState | null>(held.node, TAKEOVER, {
-          clientId,
-          clean,
-        } satisfies TakeoverRequest),
-        departure.left.then(() => {
-          throw new NodeTimeoutError(`${held.node} left the cluster while asked to let go`);
-        }),
-      ]);
+      const first = await Promise.race([asking, departure.left.then((): typeof DEPARTED => DEPARTED)]);
+      if (first === DEPARTED && (await membership.confirmDead(held.node, held.incarnation))) return gone();
+      // Counted gone here but not by the bucket (its new incarnation, or this node's watch behind): the
+      // holder may still answer, within the request's own limit.
+      const answer: SessionState | null = first === DEPARTED ? await asking : first;
       const state =
         answer === null
           ? null

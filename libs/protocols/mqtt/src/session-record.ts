@@ -108,13 +108,14 @@ export function packetIdsOf(raw: unknown): number[] {
 }
 
 /** At most this many consumers' sequences, and received sequences, are taken from a record. */
-const MAX_CARRIED = 512;
+export const MAX_CARRIED = 512;
 
 /** A handed-over `streamDelivered`, each consumer name and sequence checked; others dropped. */
 function streamDeliveredOf(raw: unknown): Record<string, number> | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  // The newest consumers last (a session writes them in the order it met them): those are kept.
   const entries = Object.entries(raw as Record<string, unknown>)
-    .slice(0, MAX_CARRIED)
+    .slice(-MAX_CARRIED)
     .filter(
       (entry): entry is [string, number] =>
         /^mq_[\w-]{1,64}$/.test(entry[0]) && Number.isSafeInteger(entry[1]) && (entry[1] as number) > 0,

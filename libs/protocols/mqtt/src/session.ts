@@ -3,6 +3,7 @@ import { type QoS } from 'mqtt-packet';
 import { DeliveryQueue } from './delivery-queue.js';
 import { type MqttMessage } from './message.js';
 import { type WillRecord } from './session-directory.js';
+import { MAX_CARRIED } from './session-record.js';
 import { type Subscription } from './subscription.js';
 
 /** A message on its way to one subscriber, with what its subscriptions made of it. */
@@ -163,7 +164,12 @@ export class Session {
   /** Cluster mode: stream consumer `durable` gave this session `sequence` (here, or where it came from). */
   delivered(durable: string, sequence: number): void {
     const table = (this.streamDelivered ??= new Map());
-    if ((table.get(durable) ?? 0) < sequence) table.set(durable, sequence);
+    const known = table.get(durable);
+    if (known !== undefined && known >= sequence) return;
+    // Moved to the end (newest), and the table bounded as its record is: every record write carries it.
+    table.delete(durable);
+    table.set(durable, sequence);
+    if (table.size > MAX_CARRIED) table.delete(table.keys().next().value as string);
   }
 
   /** Whether a QoS 2 stream message (its sequence, its derived packet id) is one the client received. */
