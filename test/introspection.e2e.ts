@@ -152,7 +152,7 @@ describe('opaque tokens by token introspection (RFC 7662)', () => {
       const down = await readiness();
       assert.equal(down.status, 200);
       assert.ok(down.detail.cached >= 1, 'the cached answers are counted');
-      assert.match(String(down.detail.lastError), /./);
+      assert.notEqual(down.detail.lastError, null, 'the failure is named');
     } finally {
       provider.down = false;
     }

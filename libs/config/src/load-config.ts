@@ -31,8 +31,9 @@ export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
 
 /**
  * Validates a configuration object (an application's own, from its ConfigService, say) without
- * reading CONFIG or the environment; a problem names its dotted key, as loadConfig's do. The schema
- * has no transforms, so a configuration parsed once parses again to the same value.
+ * reading CONFIG or the environment; a problem names its dotted key, as loadConfig's do. Its transforms
+ * (defaults filled in, disabled endpoints left out) are idempotent: a configuration parsed once parses
+ * again to the same value.
  */
 export function parseConfig(raw: unknown): BrokerConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {

@@ -89,7 +89,6 @@ export function flushAndExit(logger: Logger, code: number): void {
   logger.flush(() => process.exit(code));
 }
 
-/** Routes Nest's own log lines into the same structured stream. */
 /** The contexts of Nest's own info lines while it boots: modules loaded, routes mapped, started. */
 const NEST_BOOT_CONTEXTS = new Set([
   'NestFactory',
@@ -100,6 +99,7 @@ const NEST_BOOT_CONTEXTS = new Set([
   'WebSocketsController',
 ]);
 
+/** Routes Nest's own log lines into the same structured stream. */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
