@@ -83,7 +83,11 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     const first = await mqtt.connectAsync(`${n3.url}/mqtt`, persistentSession('twin'));
     first.on('error', () => undefined);
     const firstInbox = new Inbox(first);
-    await first.subscribeAsync('twin/x', { qos: 1 });
+    await until(
+      'the SUBACK on n3',
+      () => first.subscribeAsync('twin/x', { qos: 1 }).then(() => true),
+      10_000,
+    );
     const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
 
     n3.pause();
@@ -109,8 +113,8 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
       10_000,
     );
     assert.equal(firstInbox.received.length, 0, 'the connection let go on the paused node got messages');
-    await publisher.endAsync();
-    await second.endAsync();
+    await publisher.endAsync(true);
+    await second.endAsync(true);
   });
 });
 

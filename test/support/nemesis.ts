@@ -171,12 +171,15 @@ export class Publisher {
     })();
   }
 
-  /** Stops publishing and disconnects; once, however often it is called. */
+  /**
+   * Stops publishing and disconnects at once (a graceful end would wait forever for a publish the broker
+   * never acknowledged); once, however often it is called.
+   */
   async stop(): Promise<void> {
     if (this.stopped) return this.running;
     this.stopped = true;
     await this.running;
-    await this.client.endAsync();
+    await this.client.endAsync(true);
   }
 }
 
@@ -208,7 +211,7 @@ export async function watchWills(
     if (t === topic) at.push(performance.now());
   });
   await watcher.subscribeAsync(topic, { qos: 1 });
-  return { at, end: () => watcher.endAsync() };
+  return { at, end: () => watcher.endAsync(true) };
 }
 
 /**
