@@ -218,11 +218,10 @@ export class ClusterSessions implements SessionDirectory {
       const asked = await this.askToLetGo(clientId, clean, held);
       if (asked !== 'record') return asked;
     }
+    // The client is back (this claim is its CONNECT): as with an adopted orphan, its will goes out only
+    // when its clean start ends the session, not at once for a will without delay.
     const will = decodeWill(held.will);
-    return {
-      state: clean ? null : stateOf(held),
-      will: will !== null && (clean || will.delaySec === 0) ? will : null,
-    };
+    return { state: clean ? null : stateOf(held), will: clean ? will : null };
   }
 
   /**
