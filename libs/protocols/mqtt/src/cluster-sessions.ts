@@ -201,8 +201,8 @@ export class ClusterSessions implements SessionDirectory {
 
   /**
    * The node holding the record lets go: asked when it is live; when it is gone (dead, confirmed by the
-   * bucket, or an earlier process of ours), its record decides, and its will is due where MQTT says so
-   * (a will without delay, or a clean start ending the session): published once this claim has won.
+   * bucket, or an earlier process of ours), its record decides, and its will is due only when this
+   * claim's clean start ends the session (a resume is the client back): published once the claim won.
    */
   private async letGo(
     clientId: string,
