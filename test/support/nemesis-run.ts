@@ -47,7 +47,13 @@ export interface NemesisReport {
   readonly acked: number;
   readonly refused: number;
   /** Acknowledged messages a device never got, each with the fault before its acknowledgement. */
-  readonly lost: readonly { readonly device: string; readonly n: number; readonly after: Fault | null }[];
+  readonly lost: readonly {
+    readonly device: string;
+    readonly n: number;
+    readonly after: Fault | null;
+    /** How it travelled to the device (`Device.traceOf`). */
+    readonly trace: string;
+  }[];
   readonly repeats: number;
   readonly repeatsWithoutDup: number;
   /** QoS 2 messages a QoS 2 device's application got more than once. */
@@ -194,7 +200,7 @@ function checker(
 ): NemesisReport {
   const before = (at: number): Fault | null => faults.filter((fault) => fault.at <= at).at(-1) ?? null;
   const ackedAt = new Map(publisher.acked.map((n, i) => [n, publisher.ackedAt[i] as number]));
-  const lost: { device: string; n: number; after: Fault | null }[] = [];
+  const lost: { device: string; n: number; after: Fault | null; trace: string }[] = [];
   let repeats = 0;
   let qos2Repeats = 0;
   let repeatsWithoutDup = 0;
@@ -207,7 +213,12 @@ function checker(
       repeated.push({ kind: 'without DUP', after: before(secondCopy(n)) });
     for (const n of verdict.qos2Repeats) repeated.push({ kind: 'QoS 2 twice', after: before(secondCopy(n)) });
     for (const n of verdict.lost)
-      lost.push({ device: device.client.options.clientId ?? '', n, after: before(ackedAt.get(n) ?? 0) });
+      lost.push({
+        device: device.client.options.clientId ?? '',
+        n,
+        after: before(ackedAt.get(n) ?? 0),
+        trace: device.traceOf(n),
+      });
     repeatsWithoutDup += verdict.repeatsWithoutDup.length;
     qos2Repeats += verdict.qos2Repeats.length;
     repeats += device.seen.length - new Set(device.seen.map((m) => m.n)).size;
@@ -291,7 +302,7 @@ export function reportTable(report: NemesisReport): string {
       .slice(0, 20)
       .map(
         (l) =>
-          `lost: ${l.device} #${l.n}, acknowledged after ${l.after === null ? 'no fault' : `${l.after.nemesis} at ${Math.round(l.after.at)}`}`,
+          `lost: ${l.device} #${l.n}, acknowledged after ${l.after === null ? 'no fault' : `${l.after.nemesis} at ${Math.round(l.after.at)}`}: ${l.trace}`,
       ),
     `seed ${report.seed}: ${report.acked} messages acknowledged (${report.refused} refused), ${report.lost.length} deliveries lost, ` +
       `${report.repeats} repeats (${report.repeatsWithoutDup} without DUP, ${report.qos2Repeats} QoS 2 twice), ${report.wills} wills (${report.willsWhileConnected} while connected)`,

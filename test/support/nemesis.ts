@@ -13,6 +13,20 @@ export interface Seen {
   readonly at: number;
 }
 
+/** One packet of the QoS 2 exchange (or a CONNACK) as the device saw it, for tracing a lost message. */
+export interface Traced {
+  readonly at: number;
+  /** 'publish', 'pubrel' or 'connack'. */
+  readonly cmd: string;
+  readonly packetId: number | undefined;
+  /** The message number of a PUBLISH; for a CONNACK, 1 when the session was present. */
+  readonly n: number;
+  readonly dup: boolean;
+}
+
+/** How many packets a device's trail keeps (the newest): a long run's losses are traced from them. */
+const TRAIL_KEPT = 200_000;
+
 /** A connection of the device, as the device saw it: from its CONNACK to its close. */
 export interface Connected {
   readonly node: string;
@@ -43,6 +57,8 @@ export interface DeviceOptions {
  */
 export class Device {
   readonly seen: Seen[] = [];
+  /** PUBLISH, PUBREL and CONNACK packets as they arrived, the newest `TRAIL_KEPT`. */
+  readonly trail: Traced[] = [];
   readonly connections: Connected[] = [];
   readonly client: MqttClient;
   private turn = 0;
@@ -75,6 +91,22 @@ export class Device {
     };
     this.client = mqtt.connect(`${first.url}/mqtt`, clientOptions);
     this.client.on('error', () => undefined);
+    this.client.on('packetreceive', (packet) => {
+      if (packet.cmd !== 'publish' && packet.cmd !== 'pubrel' && packet.cmd !== 'connack') return;
+      this.trail.push({
+        at: performance.now(),
+        cmd: packet.cmd,
+        packetId: packet.cmd === 'connack' ? undefined : packet.messageId,
+        n:
+          packet.cmd === 'publish'
+            ? Number(packet.payload.toString())
+            : packet.cmd === 'connack' && packet.sessionPresent
+              ? 1
+              : 0,
+        dup: packet.cmd === 'publish' && packet.dup,
+      });
+      if (this.trail.length > TRAIL_KEPT) this.trail.splice(0, this.trail.length - TRAIL_KEPT);
+    });
     this.client.on('connect', () => {
       this.current = { node: node.id, from: performance.now(), to: null };
       this.connections.push(this.current);
@@ -105,6 +137,33 @@ export class Device {
       if (readMs === 0) done();
       else setTimeout(done, readMs);
     };
+  }
+
+  /**
+   * How message `n` travelled: each PUBLISH of it, each PUBREL for its packet ids, and each CONNACK
+   * between the first of them and the last (with whether the session was there), in order.
+   */
+  traceOf(n: number): string {
+    const ids = new Set(this.trail.filter((t) => t.cmd === 'publish' && t.n === n).map((t) => t.packetId));
+    const first = this.trail.findIndex((t) => t.cmd === 'publish' && t.n === n);
+    if (first < 0) return 'never sent';
+    const steps = this.trail
+      .slice(first)
+      .filter(
+        (t) =>
+          (t.cmd === 'publish' && t.n === n) ||
+          (t.cmd === 'pubrel' && ids.has(t.packetId)) ||
+          t.cmd === 'connack',
+      );
+    // The trail after the last step about the message says nothing of it.
+    while (steps.at(-1)?.cmd === 'connack') steps.pop();
+    return steps
+      .map((t) => {
+        const at = Math.round(t.at);
+        if (t.cmd === 'connack') return `${at} CONNACK${t.n === 1 ? '' : ' (no session)'}`;
+        return `${at} ${t.cmd.toUpperCase()} #${t.packetId}${t.dup ? ' DUP' : ''}`;
+      })
+      .join(', ');
   }
 
   /** Drops its network connection without DISCONNECT (a radio gone): it reconnects to the next node. */
