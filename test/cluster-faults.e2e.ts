@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import mqtt, { type IDisconnectPacket, type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
 import { connect, Inbox, nextEvent, persistentSession } from './support/mqtt-helpers.js';
 import { copiesOf, Device, everyAckedArrives, streamTo, watchWills } from './support/nemesis.js';
+import { RawMqtt } from './support/raw-mqtt.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -150,6 +152,89 @@ describe('cluster faults: QoS 2 across node moves', () => {
       `QoS 2 messages the application got twice\n${cluster.warnings()}`,
     );
     await device.end();
+  });
+});
+
+describe('cluster faults: a QoS 2 PUBREC whose record write NATS refuses', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await TestCluster.start(3);
+  });
+  after(() => cluster?.close());
+
+  /** Connects the raw client again and again until a CONNACK accepts it (0x88 while n2 is not yet dead). */
+  async function rawWhenAccepted(node: BrokerNode, connect: object): Promise<RawMqtt> {
+    let raw: RawMqtt | null = null;
+    await until(
+      `accepted on ${node.id}`,
+      async () => {
+        raw = await RawMqtt.connected(`${node.url}/mqtt`, connect).catch(() => null);
+        return raw !== null;
+      },
+      15_000,
+    );
+    return raw as unknown as RawMqtt;
+  }
+
+  it('the holder paused after the PUBREC, its client back on another node: the message comes again there, not lost with the PUBREL stage', async (t) => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const session = { clientId: 'pubrel-stage', clean: false, properties: { sessionExpiryInterval: 60 } };
+    const first = await RawMqtt.connected(`${n2.url}/mqtt`, session);
+    first.send({
+      cmd: 'subscribe',
+      messageId: 1,
+      subscriptions: [{ topic: 'stage/x', qos: 2 }],
+    });
+    await first.next('suback', 10_000);
+    const publisher = await connect(n1, { clientId: 'stage-publisher' });
+    t.after(() => publisher.endAsync(true));
+    await publisher.publishAsync('stage/x', 'once', { qos: 2 });
+    const delivered = await first.next('publish', 10_000);
+    assert.equal(delivered.payload.toString(), 'once');
+
+    // The session bucket refuses writes from now on (full); the message stream still takes acknowledgements.
+    const nc = await natsConnect({ servers: cluster.nats.url });
+    t.after(() => nc.close());
+    const jsm = await jetstreamManager(nc);
+    const bucket = `KV_${cluster.name}-mqtt-sessions`;
+    const { config, state } = await jsm.streams.info(bucket);
+    await jsm.streams.update(bucket, { ...config, max_bytes: state.bytes });
+    const waiting = () =>
+      n2
+        .logLines()
+        .some((line) => line['msg'] === 'mqtt: a QoS 2 release waits until the session record is written');
+
+    // PUBREC, and the connection drops before any PUBREL could come.
+    first.send({ cmd: 'pubrec', messageId: delivered.messageId as number });
+    first.ws.terminate();
+    const consumers = await jsm.consumers.list(`${cluster.name}-mqtt-msgs`).next();
+    const consumer = consumers.find((info) => info.config.filter_subject?.endsWith('stage.x'));
+    assert.ok(consumer !== undefined, 'the subscription has its stream consumer');
+    // Either the stream let go of the message (its record lagging), or n2 holds the PUBREL stage back.
+    await until(
+      'n2 settled the PUBREC as far as it could',
+      async () =>
+        waiting() || (await jsm.consumers.info(consumer.stream_name, consumer.name)).num_ack_pending === 0,
+      10_000,
+    );
+    n2.pause();
+    t.after(() => n2.resume());
+    await jsm.streams.update(bucket, { ...config });
+
+    // n3 takes the session from its record once n2 counts as dead: the client still holds the packet id
+    // in its PUBREC stage, so it must get the PUBREL or the message again, or it never completes it.
+    const back = await rawWhenAccepted(n3, session);
+    const again = await back.next('publish', 15_000).catch(() => null);
+    assert.ok(
+      again !== null,
+      `the message came again on n3 (the stream kept it for the node that holds the session next)\n${cluster.warnings()}`,
+    );
+    assert.deepEqual([again.payload.toString(), again.qos, again.dup], ['once', 2, true]);
+    back.send({ cmd: 'pubrec', messageId: again.messageId as number });
+    assert.equal((await back.next('pubrel', 10_000)).messageId, again.messageId);
+    back.send({ cmd: 'pubcomp', messageId: again.messageId as number });
+    back.ws.terminate();
   });
 });
 

@@ -11,6 +11,7 @@ import { SessionWrites } from './session-writes.js';
 import {
   type Claim,
   EMPTY_STATE,
+  type Persisted,
   type SessionDirectory,
   type SessionState,
   type WillRecord,
@@ -191,7 +192,7 @@ export class ClusterSessions implements SessionDirectory {
     this.writes.changed(session);
   }
 
-  persisted(session: Session): Promise<boolean> {
+  persisted(session: Session): Promise<Persisted> {
     return this.writes.persisted(session);
   }
 

@@ -17,7 +17,7 @@ import { deliveryFor } from './delivery.js';
 import { type Feed, target } from './feed.js';
 import { decodeMessage } from './message-codec.js';
 import { returnPending } from './pending-return.js';
-import { type Delivery } from './session.js';
+import { type Delivery, type Session } from './session.js';
 import { type StreamInterest } from './stream-interest.js';
 
 /**
@@ -259,9 +259,11 @@ export class FeedReader {
     const base = deliveryFor(message, [subscription], false);
     const packetId = packetIdOf(msg.info.streamSequence);
     if (feed.group === null) session.delivered(durable, msg.info.streamSequence);
-    // Its client has it already (PUBREC came, here or on the node it left): done, not sent again.
+    // Its client has it already (PUBREC came, here or on the node it left): not sent again, and done once
+    // the session's record says so; until then the stream keeps it (sent again after its ack wait), for a
+    // node the session may move to without that record.
     if (base.qos === 2 && reading === 'again' && session.hasReceived(msg.info.streamSequence, packetId)) {
-      void this.acknowledge(msg, 2, cursor);
+      void this.acknowledgeRecorded(session, msg, cursor);
       return;
     }
     const delivery: Delivery = {
@@ -286,6 +288,14 @@ export class FeedReader {
     await msg.ackAck({ timeout: ACK_CONFIRM_MS }).catch((err: Error) => {
       this.log.warn({ err: err.message }, 'mqtt: the stream did not confirm a QoS 2 acknowledgement');
     });
+  }
+
+  /** A QoS 2 message its client received, acknowledged once the session's record holds that. */
+  private async acknowledgeRecorded(session: Session, msg: JsMsg, cursor: ConsumerCursor): Promise<void> {
+    const directory = this.broker.directory;
+    directory?.changed(session, session.will);
+    const outcome = (await directory?.persisted(session)) ?? 'written';
+    if (outcome === 'written') await this.acknowledge(msg, 2, cursor);
   }
 
   private cursorOf(feed: Feed, durable: string): ConsumerCursor {

@@ -58,6 +58,9 @@ export type Claim = { readonly state: SessionState | null } | 'lost' | 'unavaila
  * nodes. The core asks it before a connection takes a client id and tells it what changes; it never
  * waits on it otherwise.
  */
+/** What became of a session's latest changes (`SessionDirectory.persisted`). */
+export type Persisted = 'written' | 'failed' | 'moved';
+
 export interface SessionDirectory {
   /**
    * Makes this node the owner of `clientId`: the node holding it lets go (its connection gets DISCONNECT
@@ -78,10 +81,11 @@ export interface SessionDirectory {
   /** The session's subscriptions, expiry or will changed. */
   changed(session: Session, will: WillRecord | null): void;
   /**
-   * Resolves once what changed of the session so far is in its record (or could not be written): true
-   * while the session is still this node's, false once another node holds its record.
+   * Resolves once what changed of the session so far was written to its record, or its write failed:
+   * 'written' when the record holds it, 'failed' when NATS did not take the write (the session is still
+   * this node's), 'moved' once another node holds the record (or the session ended here).
    */
-  persisted(session: Session): Promise<boolean>;
+  persisted(session: Session): Promise<Persisted>;
   /** The session ended here (expired, clean start, or handed to another node). */
   ended(session: Session): void;
 }

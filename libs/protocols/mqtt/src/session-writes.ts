@@ -1,5 +1,6 @@
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
+import { type Persisted } from './session-directory.js';
 import { type Session, type SessionOwner } from './session.js';
 import { handedStateOf } from './session-lifecycle.js';
 import { type SessionBucket } from './session-bucket.js';
@@ -11,6 +12,8 @@ import { isConflict, keyOf, parseRecord, type SessionRecord } from './session-re
  */
 export class SessionWrites {
   private readonly dirty = new Set<Session>();
+  /** Sessions whose latest record write NATS did not take: their record lags what they hold. */
+  private readonly unwritten = new WeakSet<Session>();
   private flushScheduled = false;
 
   constructor(
@@ -30,14 +33,15 @@ export class SessionWrites {
     setImmediate(() => this.flush());
   }
 
-  async persisted(session: Session): Promise<boolean> {
+  async persisted(session: Session): Promise<Persisted> {
     // The flush already scheduled runs first (setImmediate keeps its order), then its write is the tail.
     if (this.flushScheduled) await new Promise((resolve) => setImmediate(resolve));
     await this.bucket.tail(session.clientId);
     // A write that found another node's claim let the session go (lost): it is not this node's to act for.
-    return (
-      this.bucket.revisions.has(session.clientId) && this.broker.sessions.get(session.clientId) === session
-    );
+    const ours =
+      this.bucket.revisions.has(session.clientId) && this.broker.sessions.get(session.clientId) === session;
+    if (!ours) return 'moved';
+    return this.unwritten.has(session) ? 'failed' : 'written';
   }
 
   ended(session: Session): void {
@@ -87,8 +91,12 @@ export class SessionWrites {
     const record = this.bucket.recordOf(claimed, handedStateOf(session), session.will);
     try {
       this.bucket.revisions.set(clientId, await kv.update(key, record, revision));
+      this.unwritten.delete(session);
     } catch (err) {
-      if (!isConflict(err)) throw err;
+      if (!isConflict(err)) {
+        this.unwritten.add(session);
+        throw err;
+      }
       // A newer claim of this node's own moved the revision on: nothing lost, the next write uses it.
       if (this.bucket.revisions.get(clientId) !== revision) return;
       const now = await kv.get(key).catch(() => null);

@@ -1,7 +1,7 @@
 import { type IPubackPacket, type IPubcompPacket, type IPubrecPacket, type IPubrelPacket } from 'mqtt-packet';
 import { type MqttClient } from '../mqtt-client.js';
 import { RC } from '../reason-codes.js';
-import { type Session } from '../session.js';
+import { type InFlight, type Session, type Settle } from '../session.js';
 import { requirePacketId } from './packet-id.js';
 import { recordsReceipts } from './qos2-receipts.js';
 
@@ -35,31 +35,52 @@ export function handlePubrec(client: MqttClient, packet: IPubrecPacket): void {
   }
   inflight.state = 'pubrel';
   if (inflight.streamSequence !== undefined) session.received(inflight.streamSequence, id);
-  // The stream's part ends here: from now on only the PUBREL exchange remains, which the session keeps.
-  // In a cluster the stream lets go of the message only once the session's record holds this stage, so
-  // whichever node serves the client next sends the PUBREL; a node that dies before gets it redelivered
-  // (under the same packet id, which the client still holds). The PUBREL waits for the stream's
-  // confirmation: a client that completed the message must never be sent it again.
   const settle = inflight.settle;
   const directory = client.broker.directory;
   if (settle !== undefined && directory !== null) {
-    directory.changed(session, session.will);
-    void directory
-      .persisted(session)
-      // Another node holds the session now (this one was paused or cut off): the stream keeps the message
-      // for it, to send again under this packet id, which the client still holds.
-      .then((ours) => (ours ? settle(true) : Promise.reject(new Error('session moved'))))
-      .then(
-        () => {
-          // To whichever connection has the session now (a new one got it on resuming, if it came first).
-          if (session.inflight.get(id) === inflight) session.owner?.sendPubrel(id);
-        },
-        () => undefined,
-      );
+    void releaseWhenRecorded(client, session, inflight, settle);
     return;
   }
   void settle?.(true);
   client.sendPubrel(id);
+}
+
+/** How long a PUBREL stage that NATS did not take waits before its record is written again. */
+const RECORD_RETRY_MS = 500;
+
+/**
+ * Cluster mode, a stream message's PUBREC: the stream's part ends here, and from now on only the PUBREL
+ * exchange remains, which the session keeps. The stream lets go of the message only once the session's
+ * record holds this stage (written, not merely tried: a write NATS did not take is tried again), so
+ * whichever node serves the client next sends the PUBREL. A node that dies before, or whose session
+ * moves, leaves the message to the stream, to send again under this packet id, which the client still
+ * holds. The PUBREL waits for the stream's confirmation: a client that completed the message must never
+ * be sent it again.
+ */
+async function releaseWhenRecorded(
+  client: MqttClient,
+  session: Session,
+  inflight: InFlight,
+  settle: Settle,
+): Promise<void> {
+  const { directory, clock } = client.broker;
+  for (let attempt = 1; ; attempt++) {
+    directory?.changed(session, session.will);
+    const outcome = (await directory?.persisted(session)) ?? 'written';
+    // Another node holds the session now (this one was paused or cut off), or the stage is over.
+    if (outcome === 'moved' || session.inflight.get(inflight.packetId) !== inflight) return;
+    if (outcome === 'written') break;
+    if (attempt === 1) {
+      client.log.warn(
+        { clientId: session.clientId, packetId: inflight.packetId },
+        'mqtt: a QoS 2 release waits until the session record is written',
+      );
+    }
+    await new Promise<void>((resolve) => clock.after(RECORD_RETRY_MS, resolve));
+  }
+  await settle(true);
+  // To whichever connection has the session now (a new one got it on resuming, if it came first).
+  if (session.inflight.get(inflight.packetId) === inflight) session.owner?.sendPubrel(inflight.packetId);
 }
 
 /** Inbound QoS 2 done: the id may be used again. */
