@@ -259,7 +259,8 @@ function checker(
           .filter((m) => m.n === n)
           .map((m) => `#${m.packetId}${m.dup ? ' DUP' : ''} at ${Math.round(m.at)}`)
           .join(', ')})`;
-      const twice = verdict.qos2Repeats.slice(0, 5).map(copies);
+      // How each travelled too: which PUBREL released each copy.
+      const twice = verdict.qos2Repeats.slice(0, 5).map((n) => `${copies(n)} [${device.traceOf(n)}]`);
       const withoutDup = verdict.repeatsWithoutDup.slice(0, 5).map(copies);
       return (
         `${device.client.options.clientId}: ${device.seen.length} messages, connections ${device.connections
