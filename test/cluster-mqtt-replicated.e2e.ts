@@ -4,7 +4,7 @@ import { type BrokerNode, TestCluster, until } from './support/cluster.js';
 import { connect, Inbox, persistentSession } from './support/mqtt-helpers.js';
 
 /**
- * "Acknowledged means stored" as the README's durability section sets it up: three nats-servers in one
+ * "Acknowledged means stored" as docs/cluster.md's durability section sets it up: three nats-servers in one
  * NATS cluster and every bucket and stream with three replicas, so a PUBACK means a majority of the
  * servers hold the message.
  */

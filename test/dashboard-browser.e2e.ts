@@ -23,7 +23,7 @@ const ADMIN = 'dashboard-admin-token-0123456789';
 const FOREIGN = 'https://app.example.com';
 /** The page's own waits: the feed ticks once a second. */
 const WAIT_MS = 10_000;
-/** Screenshots go to docs/ (what the README shows) with UPDATE_SCREENSHOTS=1, else beside the build. */
+/** Screenshots go to docs/ (what docs/operations.md shows) with UPDATE_SCREENSHOTS=1, else beside the build. */
 const SHOTS = fileURLToPath(
   new URL(process.env['UPDATE_SCREENSHOTS'] ? '../../docs/' : '../screenshots/', import.meta.url),
 );

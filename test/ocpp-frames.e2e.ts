@@ -118,7 +118,7 @@ describe('ocpp1.6 over raw frames: malformed input and every error code', () => 
     assert.equal(callError(await exchange(ws, reset), 'r')[0], 'NotSupported', 'a central-system action');
   });
 
-  it('schema violations map to the 1.6 codes (README table)', async () => {
+  it('schema violations map to the 1.6 codes (the table in docs/ocpp.md)', async () => {
     const status = { connectorId: 1, errorCode: 'NoError', status: 'Available' };
     const cases: [string, unknown, string][] = [
       ['StatusNotification', { connectorId: 1, errorCode: 'NoError' }, 'OccurenceConstraintViolation'],

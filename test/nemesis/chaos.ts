@@ -1,7 +1,7 @@
 /**
  * The long nemesis run (`npm run chaos -- --minutes 30`): three broker nodes on one nats-server, faults
  * drawn from every nemesis (or those of `--nemeses`) until the time is up, then the checker's table
- * (README's guarantees table takes its figures). NEMESIS_SEED repeats a schedule. Exits 1 when an
+ * (docs/cluster.md's guarantees table takes its figures). NEMESIS_SEED repeats a schedule. Exits 1 when an
  * acknowledged message was lost, a repeat went without DUP, a QoS 2 message arrived twice, a will went
  * out while its device was connected, or the cluster stopped serving.
  */

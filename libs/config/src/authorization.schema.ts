@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 // The `authorization` section: topic rules that every protocol module asks before a principal
-// publishes or subscribes on the bus (README: Authorization). The filters are checked when the
+// publishes or subscribes on the bus (docs/security.md, Authorization). The filters are checked when the
 // authorizer is built at boot, where the bus's topic grammar lives.
 
 const rule = z
@@ -22,7 +22,7 @@ const rule = z
     path: ['user'],
   });
 
-/** In order, the first rule that applies decides; none: noMatch. Scopes are asked first (README). */
+/** In order, the first rule that applies decides; none: noMatch. Scopes are asked first (docs/security.md). */
 export const authorization = z
   .object({
     rules: z.array(rule).max(10_000).default([]),

@@ -6,7 +6,7 @@ import { timerMs } from './schema-units.js';
 /** A NATS subject token of ours: the cluster's name and a node's id both become one. */
 const subjectToken = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, - or _');
 
-/** Several nodes acting as one broker over NATS; on when natsUrl is set. See the README's "Several nodes". */
+/** Several nodes acting as one broker over NATS; on when natsUrl is set. See docs/cluster.md. */
 export const cluster = z
   .object({
     /** NATS servers (nats://host:port); any one of them is enough, the client fails over between them. */

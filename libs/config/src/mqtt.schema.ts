@@ -63,7 +63,9 @@ export const mqtt = z
     sysIntervalSec: z.number().int().nonnegative().default(10),
     /** Topic rules apply to every protocol now: the section is `authorization`. */
     acl: z
-      .never({ error: 'moved to authorization: one rule set for every protocol (README: Authorization)' })
+      .never({
+        error: 'moved to authorization: one rule set for every protocol (docs/security.md, Authorization)',
+      })
       .optional(),
   })
   .strict();

@@ -17,7 +17,7 @@ const ocppEndpoint = z
   })
   .strict();
 
-/** The ocpp1.6 module (central system); see the README's OCPP section. */
+/** The ocpp1.6 module (central system); see docs/ocpp.md. */
 export const ocpp = z
   .object({
     /** Charge points not in the store may connect (they still have to boot). */

@@ -27,8 +27,8 @@ const VERSION_HEADERS = { 'Sec-WebSocket-Version': '13', Upgrade: 'websocket' } 
 /**
  * The whole handshake contract, in the order the checks run: request validity, path, connection
  * limits (cheap shedding before any signature is checked), version, origin, authentication,
- * subprotocol, module check, extensions. Each `return reject(...)` is one row of the table in the
- * README; decide.spec.ts has a test per row.
+ * subprotocol, module check, extensions. Each `return reject(...)` is one row of the table in
+ * docs/handshake.md; decide.spec.ts has a test per row.
  */
 export async function decideHandshake(
   raw: HandshakeRequest,

@@ -22,7 +22,7 @@ export class OcppMetrics {
     const registers = [gateway.registry];
     this.badMessages = new Counter({
       name: 'broker_ocpp_bad_messages_total',
-      help: 'OCPP messages refused or ignored, by reason (README, OCPP 1.6)',
+      help: 'OCPP messages refused or ignored, by reason (docs/ocpp.md)',
       labelNames: ['reason'] as const,
       registers,
     });

@@ -15,7 +15,7 @@ function codeOf(action: string, direction: 'req' | 'conf', payload: unknown): st
   }
 }
 
-describe('errorCodeFor (the README table)', () => {
+describe('errorCodeFor (the table in docs/ocpp.md)', () => {
   it('maps each schema keyword to one 1.6 code', () => {
     const table: [string, string, string][] = [
       ['type', '', 'FormationViolation'],

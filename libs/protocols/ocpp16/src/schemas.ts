@@ -14,7 +14,7 @@ function loadSchemas(): readonly { $id: string }[] {
 }
 
 /**
- * How a schema failure becomes a 1.6 error code (README, "OCPP 1.6"). The table's wording decides:
+ * How a schema failure becomes a 1.6 error code (docs/ocpp.md). The table's wording decides:
  * FormationViolation is a payload that does not have the PDU's structure, Occurence a field present
  * too few or too many times, Type a field of the wrong data type, Property a field with a value
  * outside what it allows.
