@@ -30,31 +30,42 @@ async function step(command: string, args: readonly string[], cwd: string): Prom
   }
 }
 
+/**
+ * Packs the package as it would be published (dist is built by `npm test` before the suites run),
+ * installs the tarball into a copy of `example`, builds it and runs its own tests.
+ */
+async function installBuildAndTest(example: string): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'broker-package-'));
+  try {
+    await step('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
+    const tarball = (await readdir(dir)).find((name) => name.endsWith('.tgz'));
+    assert.ok(tarball, 'npm pack wrote no tarball');
+    const app = join(dir, 'app');
+    await cp(join(ROOT, example), app, {
+      recursive: true,
+      filter: (source) => !/[/\\](node_modules|dist)$/.test(source),
+    });
+    await step('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, tarball)], app);
+    // One copy of Nest: the package's @nestjs/* are peers, resolved to the application's own.
+    const tree = await step('npm', ['ls', '@nestjs/core', '--all', '--parseable'], app);
+    assert.equal(tree.trim().split('\n').length, 1, tree);
+    await step('npm', ['run', 'build'], app);
+    const tests = await step('npm', ['test'], app);
+    assert.match(tests, /# fail 0/);
+    assert.doesNotMatch(tests, /# pass 0\b/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 it(
   'a Nest application outside the package (examples/nest-app) installs the packed tarball, builds, and passes its own tests',
   { timeout: 480_000 },
-  async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'broker-package-'));
-    try {
-      // The package as it would be published (dist is built by `npm test` before the suites run).
-      await step('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
-      const tarball = (await readdir(dir)).find((name) => name.endsWith('.tgz'));
-      assert.ok(tarball, 'npm pack wrote no tarball');
-      const app = join(dir, 'app');
-      await cp(join(ROOT, 'examples/nest-app'), app, {
-        recursive: true,
-        filter: (source) => !/[/\\](node_modules|dist)$/.test(source),
-      });
-      await step('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, tarball)], app);
-      // One copy of Nest: the package's @nestjs/* are peers, resolved to the application's own.
-      const tree = await step('npm', ['ls', '@nestjs/core', '--all', '--parseable'], app);
-      assert.equal(tree.trim().split('\n').length, 1, tree);
-      await step('npm', ['run', 'build'], app);
-      const tests = await step('npm', ['test'], app);
-      assert.match(tests, /# fail 0/);
-      assert.doesNotMatch(tests, /# pass 0\b/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  },
+  () => installBuildAndTest('examples/nest-app'),
+);
+
+it(
+  'an existing CommonJS Nest application (examples/nest-app-cjs: module commonjs, moduleResolution node) resolves the types of the root and a subpath, requires the ESM package, and serves MQTT',
+  { timeout: 480_000 },
+  () => installBuildAndTest('examples/nest-app-cjs'),
 );
