@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '#broker/config';
+import { DEFAULT_CONFIG } from '../src/default-config.js';
 import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
 
 /** The repository's root, from dist/test. */
@@ -18,6 +20,35 @@ function snippets(): { code: string; line: number }[] {
   const found: { code: string; line: number }[] = [];
   for (const match of text.matchAll(/^```js\n([\s\S]*?)^```$/gm)) {
     found.push({ code: match[1] as string, line: text.slice(0, match.index).split('\n').length + 1 });
+  }
+  return found;
+}
+
+/** The line before a block that is a listing, not a config (the reference of every key, with placeholders). */
+const NOT_A_CONFIG = '<!-- reference listing, not a config';
+
+/** Every YAML block of the README and docs/ (those in list items too), dedented, with where it is. */
+function configBlocks(): { code: string; where: string }[] {
+  const files = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ];
+  const found: { code: string; where: string }[] = [];
+  for (const file of files) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const match of text.matchAll(/^( *)```yaml\n([\s\S]*?)^\1```$/gm)) {
+      const before = text.slice(0, match.index).trimEnd();
+      if (before.endsWith('-->') && before.slice(before.lastIndexOf('<!--')).startsWith(NOT_A_CONFIG))
+        continue;
+      const indent = (match[1] as string).length;
+      const code = (match[2] as string)
+        .split('\n')
+        .map((line) => line.slice(indent))
+        .join('\n');
+      found.push({ code, where: `${file}:${text.slice(0, match.index).split('\n').length + 1}` });
+    }
   }
   return found;
 }
@@ -77,6 +108,26 @@ describe('README snippets', () => {
       assert.ok(out.trim().length > 0, 'it printed something');
       for (const shown of promised(code))
         assert.ok(out.includes(shown), `it printed ${shown}; output:\n${out}`);
+    });
+  }
+});
+
+/**
+ * Every config block of the README and docs/, saved as a CONFIG file and loaded as `npm start` loads
+ * one (over the defaults, validated): a block that would stop the broker fails here.
+ */
+describe('docs config blocks', () => {
+  const dir = join(ROOT, 'dist', 'test', 'docs-configs');
+
+  before(() => mkdirSync(dir, { recursive: true }));
+
+  it('the docs hold config blocks to check', () => assert.ok(configBlocks().length >= 5));
+
+  for (const { code, where } of configBlocks()) {
+    it(`the config at ${where} is valid as a CONFIG file`, () => {
+      const file = join(dir, `${where.replaceAll(/[/:.]/g, '_')}.yaml`);
+      writeFileSync(file, code);
+      assert.doesNotThrow(() => loadConfig({ env: { CONFIG: file }, defaults: DEFAULT_CONFIG }), where);
     });
   }
 });
