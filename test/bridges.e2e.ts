@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Client } from 'graphql-ws';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import WebSocket from 'ws';
-import { PROBE, Subscription, transportClient, untilDelivered } from './support/graphql-clients.js';
+import { PROBE, request, Subscription, transportClient, untilDelivered } from './support/graphql-clients.js';
 import { connect, Inbox } from './support/mqtt-helpers.js';
 import { BOOT, chargePoint } from './support/ocpp.js';
 import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
@@ -76,6 +76,21 @@ describe('bridges between protocols, on the default broker', () => {
     assert.deepEqual([alert?.topic, alert?.payload], ['alerts/fire', 'hall 3']);
     await wampy.disconnect();
     await device.endAsync();
+    await listener.endAsync();
+  });
+
+  it("the publish mutation counts the clients it reached in every protocol, not each protocol's bridge", async () => {
+    const publish = async (topic: string) =>
+      (await request(graphql, `mutation { publish(topic: "${topic}", payload: "n") }`)).data?.['publish'];
+    // Two bridges (MQTT, WAMP) listen to every topic: with no client subscribed, nobody got it.
+    assert.equal(await publish('count/nobody'), 0);
+    const listener = await connect(broker);
+    await listener.subscribeAsync('count/+', { qos: 0 });
+    const wampy = await connectWampy(`${broker.url}/ws`);
+    await wampy.subscribe('count.both', () => undefined);
+    assert.equal(await publish('count/mqtt-only'), 1);
+    assert.equal(await publish('count/both'), 2);
+    await wampy.disconnect();
     await listener.endAsync();
   });
 

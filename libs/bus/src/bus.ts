@@ -34,10 +34,17 @@ export interface BusMessage {
 }
 
 /**
- * Called synchronously during publish. The return type is void so plain callbacks fit; an implementation must
- * still not let a returned rejected promise go unhandled, since async handlers are assignable here.
+ * Called synchronously during publish. Any callback fits (what it returns is ignored); an implementation
+ * must not let a returned rejected promise go unhandled, since async handlers are assignable here. A
+ * handler that passes messages on (a protocol's bridge to its clients) returns a `BusReach`: how many of
+ * them it reached, which publish counts instead of one.
  */
-export type BusHandler = (message: BusMessage) => void;
+export type BusHandler = (message: BusMessage) => unknown;
+
+/** How many receivers a bridging handler passed a message on to (0: none of its clients wanted it). */
+export interface BusReach {
+  readonly reached: number;
+}
 
 export interface BusSubscription {
   /** Stops delivery to this subscription. Safe to call more than once and from inside a handler. */

@@ -120,6 +120,15 @@ describe('InMemoryTopicBus publish and subscribe', () => {
     assert.equal(bus.publish(message('b')), 1);
   });
 
+  it('counts what a bridging handler says it reached instead of one', () => {
+    const bus = new InMemoryTopicBus();
+    bus.subscribe('a/#', () => ({ reached: 3 }));
+    bus.subscribe('a/b', () => ({ reached: 0 }));
+    bus.subscribe('#', () => 7); // a number is no reach: one receiver
+    assert.equal(bus.publish(message('a/b')), 4);
+    assert.equal(bus.publish(message('c')), 1);
+  });
+
   it('delivers once per subscription when a handler subscribes with overlapping filters', () => {
     const bus = new InMemoryTopicBus();
     let calls = 0;

@@ -1,4 +1,4 @@
-import type { BusHandler, BusMessage, BusSubscription, SubscribeOptions, TopicBus } from './bus.js';
+import type { BusHandler, BusMessage, BusReach, BusSubscription, SubscribeOptions, TopicBus } from './bus.js';
 import { assertTopicFilter, assertTopicName } from './topic.js';
 
 export interface InMemoryTopicBusOptions {
@@ -193,11 +193,13 @@ export class InMemoryTopicBus implements TopicBus {
     // Set iteration tolerates deletes and adds during the loop; the id check skips the adds.
     for (const entry of entries) {
       if (entry.id > newestId) continue;
-      delivered++;
       try {
         const result: unknown = entry.handler(message);
         if (result instanceof Promise) result.catch((error: unknown) => this.report(error, message));
+        // A bridge counts the clients it reached; any other handler is one receiver.
+        delivered += isReach(result) ? result.reached : 1;
       } catch (error) {
+        delivered++;
         this.report(error, message);
       }
     }
@@ -253,4 +255,8 @@ export class InMemoryTopicBus implements TopicBus {
       node = parent;
     }
   }
+}
+
+function isReach(value: unknown): value is BusReach {
+  return typeof value === 'object' && value !== null && typeof (value as BusReach).reached === 'number';
 }

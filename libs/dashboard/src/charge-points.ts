@@ -29,8 +29,10 @@ export class ChargePointTable {
   /** Starts noticing changes (while someone watches the feed). */
   watch(): void {
     this.stale = true;
+    // It only watches: no receiver of the message (a GraphQL publish does not count it).
     this.subscription ??= this.bus.subscribe('ocpp/+/+', () => {
       this.stale = true;
+      return { reached: 0 };
     });
   }
 

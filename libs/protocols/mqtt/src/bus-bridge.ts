@@ -43,11 +43,11 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
     '#',
     (message) => {
       // Our own echo; the same origin from another node is MQTT traffic of that node's clients.
-      if (message.origin === BUS_ORIGIN && message.node === undefined) return;
+      if (message.origin === BUS_ORIGIN && message.node === undefined) return { reached: 0 };
       // Nobody subscribed over MQTT: the payload, which a publisher may build only when read, is left alone.
       const subscribers = broker.subscribersOf(message.topic);
-      if (subscribers.length === 0) return;
-      broker.routeTo(subscribers, fromBus(message));
+      if (subscribers.length === 0) return { reached: 0 };
+      return { reached: broker.routeTo(subscribers, fromBus(message)) };
     },
     { reach: 'node' },
   );

@@ -160,7 +160,7 @@ export class Broker {
       excludeMe: options['exclude_me'] !== false,
       disclose: options['disclose_me'] === true,
     };
-    const publication = this.dispatch(uri, args, kwargs, audience);
+    const { publication } = this.dispatch(uri, args, kwargs, audience);
     if (acknowledge) session.send([PUBLISHED, request, publication]);
     // The bus has no sessions to hold eligible or exclude lists against: bridged, it would reach everyone.
     if (given.every((list) => list === undefined)) {
@@ -168,13 +168,22 @@ export class Broker {
     }
   }
 
-  /** Delivers a publication (from a client, the router's meta events or the bus); returns its ID. */
-  dispatch(topic: string, args: Args, kwargs: Kwargs, audience: Audience): number {
+  /**
+   * Delivers a publication (from a client, the router's meta events or the bus): its ID, and how many
+   * sessions it reached.
+   */
+  dispatch(
+    topic: string,
+    args: Args,
+    kwargs: Kwargs,
+    audience: Audience,
+  ): { publication: number; reached: number } {
     const publication = randomId();
+    let reached = 0;
     for (const subscription of this.index.matching(topic)) {
-      this.deliver(subscription, publication, topic, args, kwargs, audience);
+      reached += this.deliver(subscription, publication, topic, args, kwargs, audience);
     }
-    return publication;
+    return { publication, reached };
   }
 
   /** Whether anyone subscribed at all: lets the bus bridge skip mapping messages nobody can receive. */
@@ -199,7 +208,7 @@ export class Broker {
     args: Args,
     kwargs: Kwargs,
     audience: Audience,
-  ): void {
+  ): number {
     const details: Dict = {};
     const pattern = subscription.match !== 'exact';
     if (pattern) details['topic'] = topic;
@@ -210,6 +219,7 @@ export class Broker {
       details['publisher_authrole'] = publisher.identity.authrole;
     }
     let text: string | null = null;
+    let reached = 0;
     for (const subscriber of subscription.subscribers) {
       if (!this.eligible(subscriber, audience)) continue;
       // A pattern subscription was authorized on its pattern; each concrete topic is checked too.
@@ -219,7 +229,9 @@ export class Broker {
       if (access !== null && access.checksReads && !access.mayRead(topic)) continue;
       text ??= JSON.stringify(withPayload([EVENT, subscription.id, publication, details], args, kwargs));
       subscriber.sendEvent(text);
+      reached++;
     }
+    return reached;
   }
 
   private eligible(subscriber: Session, a: Audience): boolean {

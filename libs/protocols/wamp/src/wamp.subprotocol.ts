@@ -1,6 +1,6 @@
 import { Inject, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { CRA_KEYS, type CraKeyLookup, TopicAuthorizer } from '#broker/auth';
-import { type BusMessage, type BusSubscription, TOPIC_BUS, type TopicBus } from '#broker/bus';
+import { type BusMessage, type BusReach, type BusSubscription, TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { ClusterNode } from '#broker/cluster';
 import { type BrokerConfig } from '#broker/config';
 import {
@@ -191,15 +191,17 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     }
   }
 
-  private fromBus(message: BusMessage): void {
+  private fromBus(message: BusMessage): BusReach {
     // Our own publications come back through '#': WAMP subscribers already had them. The same origin
     // from another node is WAMP traffic of that node's clients, which reaches ours through here.
-    if ((message.origin === WAMP_SUBPROTOCOL && message.node === undefined) || this.busRealm === null) return;
+    const none = { reached: 0 };
+    if ((message.origin === WAMP_SUBPROTOCOL && message.node === undefined) || this.busRealm === null)
+      return none;
     const realm = this.router.existingRealm(this.busRealm);
-    if (realm === undefined || !realm.broker.hasSubscriptions) return;
+    if (realm === undefined || !realm.broker.hasSubscriptions) return none;
     const uri = wampTopicOf(message.topic, realm.settings.uriRule);
-    if (uri === null) return;
-    realm.broker.dispatch(uri, wampArgsOf(message.payload, message.contentType), undefined, {
+    if (uri === null) return none;
+    return realm.broker.dispatch(uri, wampArgsOf(message.payload, message.contentType), undefined, {
       publisher: null,
       excludeMe: false,
       disclose: false,
