@@ -122,7 +122,13 @@ describe('graphql-transport-ws', () => {
         { p: text },
       );
       assert.deepEqual(result.data, { publish: 1 });
-      assert.equal(await chatQueue.next(), text);
+      assert.deepEqual(JSON.parse(await chatQueue.next()), {
+        type: 'message',
+        room: 'graphql-room',
+        user: null,
+        text,
+        origin: 'graphql',
+      });
       chat.close();
       await client.dispose();
     });

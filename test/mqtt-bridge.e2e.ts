@@ -39,7 +39,14 @@ describe('mqtt module: bus bridge, $SYS, TCP listener, shutdown', { timeout: 60_
     const heard = nextMessage(chat);
     const pub = await connect(broker);
     await pub.publishAsync('chat/lobby', 'from mqtt', { qos: 1 });
-    assert.equal(await heard, 'from mqtt');
+    // Wrapped as a chat message, so that a chat client reads JSON whoever published.
+    assert.deepEqual(JSON.parse(await heard), {
+      type: 'message',
+      room: 'lobby',
+      user: null,
+      text: 'from mqtt',
+      origin: 'mqtt',
+    });
     await inbox.wait(1);
 
     chat.send(JSON.stringify({ type: 'say', room: 'lobby', text: 'from chat' }));

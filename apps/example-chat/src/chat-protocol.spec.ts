@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_TEXT_LENGTH, parseChatCommand } from './chat-protocol.js';
+import { CHAT_ORIGIN, chatEventOf, MAX_TEXT_LENGTH, parseChatCommand } from './chat-protocol.js';
 
 const ROOM_ERROR = { error: 'room must be 1-64 characters of A-Z, a-z, 0-9, _ or -' };
 const TEXT_ERROR = { error: `text must be a string of 1-${MAX_TEXT_LENGTH} characters` };
@@ -117,5 +117,16 @@ describe('parseChatCommand errors', () => {
 
   it('checks the room before the text', () => {
     assert.deepEqual(parse({ type: 'say', room: '', text: '' }), ROOM_ERROR);
+  });
+});
+
+describe('chatEventOf', () => {
+  it("passes a chat message on as it was said, and wraps another module's as a message", () => {
+    const said = JSON.stringify({ type: 'message', room: 'lobby', user: 'ann', text: 'hi' });
+    assert.equal(chatEventOf('lobby', { payload: Buffer.from(said), origin: CHAT_ORIGIN }), said);
+    assert.deepEqual(
+      JSON.parse(chatEventOf('lobby', { payload: Buffer.from('21.5'), origin: 'mqtt', principal: 'dev-1' })),
+      { type: 'message', room: 'lobby', user: 'dev-1', text: '21.5', origin: 'mqtt' },
+    );
   });
 });

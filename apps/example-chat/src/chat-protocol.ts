@@ -28,3 +28,26 @@ export function parseChatCommand(data: string): ChatCommand | { readonly error: 
   }
   return { type, room, text };
 }
+
+/** The protocol's name, which its own messages carry on the bus as their origin. */
+export const CHAT_ORIGIN = 'chat.v1';
+
+/**
+ * What a chat client receives for a bus message in `room`: a chat message as it was said, and any other
+ * module's (an MQTT publish, a GraphQL mutation) as a `message` too, its payload as `text` (UTF-8), with
+ * the publisher's subject as `user` (null when anonymous) and the module as `origin`.
+ */
+export function chatEventOf(
+  room: string,
+  message: { readonly payload: Uint8Array; readonly origin: string; readonly principal?: string | null },
+): string {
+  const text = Buffer.from(message.payload).toString('utf8');
+  if (message.origin === CHAT_ORIGIN) return text;
+  return JSON.stringify({
+    type: 'message',
+    room,
+    user: message.principal ?? null,
+    text,
+    origin: message.origin,
+  });
+}

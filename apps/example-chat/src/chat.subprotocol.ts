@@ -9,7 +9,7 @@ import {
   type SubprotocolHandler,
   type TopicBus,
 } from 'ws-protocol-broker';
-import { parseChatCommand } from './chat-protocol.js';
+import { CHAT_ORIGIN, chatEventOf, parseChatCommand } from './chat-protocol.js';
 
 const MAX_ROOMS_PER_CONNECTION = 32;
 
@@ -49,9 +49,7 @@ export class ChatSubprotocol implements SubprotocolHandler {
           }
           rooms.set(
             command.room,
-            this.bus.subscribe(topic, (message) =>
-              connection.sendEvent(Buffer.from(message.payload).toString('utf8')),
-            ),
+            this.bus.subscribe(topic, (message) => connection.sendEvent(chatEventOf(command.room, message))),
           );
           return send({ type: 'joined', room: command.room });
         case 'leave':
@@ -68,7 +66,7 @@ export class ChatSubprotocol implements SubprotocolHandler {
               JSON.stringify({ type: 'message', room: command.room, user, text: command.text }),
             ),
             contentType: 'application/json',
-            origin: 'chat.v1',
+            origin: CHAT_ORIGIN,
             principal: context.principal?.subject ?? null,
           });
       }
