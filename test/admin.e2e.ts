@@ -49,6 +49,7 @@ describe('admin API', () => {
           auth: { mode: 'required', carriers: ['query', 'header'] },
         },
         { path: '/echo', subprotocols: ['echo.v1'], defaultModule: 'echo.v1' },
+        { path: '/rooms/:room', subprotocols: ['echo.v1'], defaultModule: 'echo.v1' },
       ],
     });
     api = request(http(broker));
@@ -330,6 +331,27 @@ describe('admin API', () => {
   });
 
   describe('connections', () => {
+    it('filters by an endpoint pattern as configured, or by a path a client connects to', async () => {
+      const a = new WebSocket(`${broker.url}/rooms/a`, 'echo.v1');
+      const b = new WebSocket(`${broker.url}/rooms/b`, 'echo.v1');
+      await Promise.all([opened(a), opened(b)]);
+      const count = async (endpoint: string) =>
+        (
+          (
+            await api
+              .get(`/admin/v1/connections?endpoint=${encodeURIComponent(endpoint)}`)
+              .set(auth)
+              .expect(200)
+          ).body as unknown[]
+        ).length;
+      assert.equal(await count('/rooms/:room'), 2);
+      assert.equal(await count('/rooms/a'), 1);
+      assert.equal(await count('/rooms/c'), 0);
+      assert.equal(await count('/rooms/%E0%A4%A'), 0, 'a path that does not decode names nothing');
+      a.close();
+      b.close();
+    });
+
     it('lists open connections with filters and closes one with the given code and reason', async () => {
       const token = await signToken({ sub: 'erin' });
       const before = Date.now();

@@ -77,8 +77,8 @@ export class ConnectionDirectory implements OnModuleInit {
   private listHere(filter: ConnectionFilter): ConnectionView[] {
     const found: ConnectionView[] = [];
     for (const tracked of this.connections.all()) {
+      if (filter.endpoint !== undefined && !onEndpoint(tracked, filter.endpoint)) continue;
       const v = this.view(tracked);
-      if (filter.endpoint !== undefined && v.endpoint !== filter.endpoint) continue;
       if (filter.subprotocol !== undefined && v.subprotocol !== filter.subprotocol) continue;
       if (filter.principal !== undefined && v.principal !== filter.principal) continue;
       if (filter.address !== undefined && v.address !== filter.address) continue;
@@ -114,4 +114,25 @@ export class ConnectionDirectory implements OnModuleInit {
       bytesOut: c.bytesOut,
     };
   }
+}
+
+/**
+ * Whether a connection is on `endpoint`: the endpoint's pattern as configured (`/ocpp/:chargePointId`:
+ * every charge point), or a path a client connects to (`/ocpp/CP1`: that charge point's connection).
+ */
+function onEndpoint(tracked: TrackedConnection, endpoint: string): boolean {
+  if (tracked.endpoint.path === endpoint) return true;
+  let params: Readonly<Record<string, string>> | null;
+  try {
+    params = tracked.endpoint.match(endpoint);
+  } catch {
+    // A path that does not decode names no connection.
+    return false;
+  }
+  if (params === null) return false;
+  const names = Object.keys(params);
+  return (
+    names.length === Object.keys(tracked.params).length &&
+    names.every((name) => params[name] === tracked.params[name])
+  );
 }

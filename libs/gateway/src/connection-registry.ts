@@ -13,6 +13,8 @@ export interface TrackedConnection {
   readonly connection: WsConnection;
   readonly ws: WebSocket;
   readonly endpoint: EndpointSpec;
+  /** The parameters the request path gave the endpoint's pattern (`/ocpp/:chargePointId`). */
+  readonly params: Readonly<Record<string, string>>;
   readonly module: RegisteredSubprotocol;
   readonly remoteAddress: string;
   /** Epoch milliseconds. */

@@ -4,9 +4,14 @@ import { IsOptional, IsString, MaxLength, registerDecorator } from 'class-valida
 import { PageLimitQuery } from './page-limit.dto.js';
 
 export class ListConnectionsQuery extends PageLimitQuery {
-  @ApiPropertyOptional({ example: '/chat' })
+  @ApiPropertyOptional({
+    example: '/ocpp/CP1',
+    description:
+      "An endpoint's pattern as configured (`/ocpp/:chargePointId`: all its connections) or a path a client connects to (`/ocpp/CP1`)",
+  })
   @IsOptional()
   @IsString()
+  @MaxLength(2048)
   endpoint?: string;
 
   @ApiPropertyOptional({ example: 'mqtt' })
