@@ -12,8 +12,9 @@ import { DEFAULT_CONFIG } from './default-config.js';
 
 async function main(): Promise<void> {
   let config;
+  const notices: string[] = [];
   try {
-    config = loadConfig({ defaults: DEFAULT_CONFIG });
+    config = loadConfig({ defaults: DEFAULT_CONFIG, notice: (message) => notices.push(message) });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${err.message}\n`);
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createLogger(config.log.level);
+  for (const notice of notices) logger.warn(notice);
   try {
     await startBroker(AppModule.with(config, logger), config, logger, {
       exitOnSignals: true,

@@ -37,6 +37,25 @@ function layerEndpoints(defaults: unknown, file: unknown): unknown {
   ];
 }
 
+/**
+ * The paths of the default endpoints a file that lists endpoints of its own leaves in place (not named
+ * by the file, not turned off): served beside the file's, which a file written before the layering did
+ * not expect.
+ */
+export function defaultEndpointsKept(defaults: unknown, file: unknown): string[] {
+  if (!isMapping(defaults) || !isMapping(file)) return [];
+  const listed = file['endpoints'];
+  const known = defaults['endpoints'];
+  if (!Array.isArray(listed) || !Array.isArray(known)) return [];
+  const pathOf = (endpoint: unknown) => (isMapping(endpoint) ? endpoint['path'] : undefined);
+  const named = new Set<unknown>(listed.map(pathOf));
+  return known
+    .filter((endpoint: unknown) => !named.has(pathOf(endpoint)))
+    .filter((endpoint: unknown) => !isMapping(endpoint) || endpoint['enabled'] !== false)
+    .map(pathOf)
+    .filter((path): path is string => typeof path === 'string');
+}
+
 function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -329,6 +329,29 @@ describe('loadConfig from a CONFIG file', () => {
     configError(() => layered('mqtt: { tcpPrt: 1883 }\n'), /mqtt/, /tcpPrt/);
   });
 
+  it('says which default endpoints a file with endpoints of its own leaves served', () => {
+    const notices: string[] = [];
+    const layered = (text: string) =>
+      loadConfig({
+        env: { CONFIG: file('noticed.yaml', text) },
+        defaults: {
+          endpoints: [
+            { path: '/ws', subprotocols: ['chat.v1'] },
+            { path: '/mqtt', subprotocols: ['mqtt'], defaultModule: 'mqtt' },
+          ],
+        },
+        notice: (message) => notices.push(message),
+      });
+    layered('mqtt: { tcpPort: 1883 }\n');
+    assert.deepEqual(notices, [], 'a file without endpoints keeps the defaults as it expects');
+    layered('endpoints: [{ path: /own, subprotocols: [chat.v1] }, { path: /ws, enabled: false }]\n');
+    assert.equal(notices.length, 1);
+    assert.match(notices[0] ?? '', /default endpoints \/mqtt are served too/);
+    assert.doesNotMatch(notices[0] ?? '', /\/ws/, 'one turned off is not served');
+    layered('endpoints: [{ path: /ws, enabled: false }, { path: /mqtt }]\n');
+    assert.equal(notices.length, 1, 'every default named: nothing to say');
+  });
+
   it('reads JSON', () => {
     const config = fromFile(
       'broker.json',

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { type z } from 'zod';
 import { brokerConfigSchema, type BrokerConfig } from './config.schema.js';
-import { layerConfig } from './layer-config.js';
+import { defaultEndpointsKept, layerConfig } from './layer-config.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -12,6 +12,8 @@ export interface LoadConfigOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** The application's own defaults, under the CONFIG file (see layerConfig). */
   readonly defaults?: unknown;
+  /** Told what of the layering a person should know (the logger is made from the config, so later). */
+  readonly notice?: (message: string) => void;
 }
 
 /**
@@ -26,7 +28,14 @@ export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
   const file = env['CONFIG'] ? readConfigFile(env['CONFIG']) : {};
   if (!isMapping(file)) throw new ConfigError('config: the file must hold a mapping at the top level');
   const raw = layerConfig(defaults, file) as Record<string, unknown>;
-  return parseConfig(applyEnv(raw, env));
+  const config = parseConfig(applyEnv(raw, env));
+  const kept = defaultEndpointsKept(defaults, file);
+  if (kept.length > 0) {
+    options.notice?.(
+      `config: ${env['CONFIG']} lists endpoints of its own, and the default endpoints ${kept.join(', ')} are served too (list one with enabled: false to turn it off)`,
+    );
+  }
+  return config;
 }
 
 /**
