@@ -60,6 +60,18 @@ export interface NemesisReport {
   readonly qos2Repeats: number;
   /** Wills that arrived while their device was connected. */
   readonly willsWhileConnected: number;
+  /**
+   * The takeover race: two devices under one client id, each taking the session from the other on its
+   * reconnect. How long both held a connection at once (by their own view: from the newer CONNACK to the
+   * older connection's close), in all and at most; and the acknowledged messages neither got.
+   */
+  readonly twins: {
+    readonly takeovers: number;
+    readonly overlapMs: number;
+    readonly maxOverlapMs: number;
+    /** Messages a twin got after the other's newer connection was accepted: served by two nodes. */
+    readonly superseded: number;
+  };
   readonly wills: number;
   /** Per device: its connections (node, from, to) and how many messages it got, for a failure to show. */
   readonly devices: readonly string[];
@@ -118,6 +130,24 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
     );
   }
   for (const device of devices) await device.subscribed();
+  // The takeover race: one session, two devices, on different nodes; each reconnect takes it over.
+  const twinNodes = (start: number) => () => {
+    const nodes = current().filter((node) => node.id !== anchor.id);
+    return [...nodes.slice(start % nodes.length), ...nodes.slice(0, start % nodes.length)];
+  };
+  const twins = [0, 1].map(
+    (start) =>
+      new Device({
+        clientId: `${run}-twin`,
+        nodes: twinNodes(start),
+        filter: `chaos/${run}`,
+        qos: 1,
+        expirySec: 60,
+        keepaliveSec: 2,
+        reconnectMs: 1000,
+      }),
+  );
+  for (const twin of twins) await twin.subscribed();
   const publisher = await Publisher.on(anchor, `${run}-publisher`);
   // Published at QoS 2, so that QoS 2 subscriptions get QoS 2 (QoS 1 ones get QoS 1).
   publisher.start(`chaos/${run}`, 2, 20);
@@ -144,10 +174,12 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   }
 
   await publisher.stop();
-  const everything = () => devices.every((device) => judge(publisher.acked, device).lost.length === 0);
+  const everything = () =>
+    devices.every((device) => judge(publisher.acked, device).lost.length === 0) &&
+    twinsLost(publisher.acked, twins).length === 0;
   await until('every device got every acknowledged message', everything, 60_000).catch(() => undefined);
-  const report = checker(options.seed, faults, publisher, devices, wills.at, options.settleMs);
-  for (const device of devices) await device.end();
+  const report = checker(options.seed, faults, publisher, devices, twins, wills.at, options.settleMs);
+  for (const device of [...devices, ...twins]) await device.end();
   await wills.end();
   return report;
 }
@@ -190,11 +222,47 @@ async function inject(
   }
 }
 
+/** The acknowledged messages that neither twin got: the session, whichever held it, lost them. */
+function twinsLost(acked: readonly number[], twins: readonly Device[]): number[] {
+  const seen = new Set(twins.flatMap((twin) => twin.seen.map((m) => m.n)));
+  return acked.filter((n) => !seen.has(n));
+}
+
+/** Messages a device got on a connection after the other device's newer one was accepted. */
+function supersededDeliveries(twins: readonly Device[]): number {
+  let count = 0;
+  for (const [mine, other] of [twins, [...twins].reverse()] as Device[][]) {
+    if (mine === undefined || other === undefined) continue;
+    for (const m of mine.seen) {
+      const holding = mine.connections.find((c) => c.from <= m.at && (c.to === null || c.to >= m.at));
+      if (holding === undefined) continue;
+      if (other.connections.some((c) => c.from > holding.from && c.from < m.at)) count++;
+    }
+  }
+  return count;
+}
+
+/** How long two devices under one client id were both connected, by their own views. */
+function overlaps(twins: readonly Device[]): number[] {
+  const [a, b] = twins;
+  if (a === undefined || b === undefined) return [];
+  const now = performance.now();
+  const found: number[] = [];
+  for (const x of a.connections) {
+    for (const y of b.connections) {
+      const ms = Math.min(x.to ?? now, y.to ?? now) - Math.max(x.from, y.from);
+      if (ms > 0) found.push(ms);
+    }
+  }
+  return found;
+}
+
 function checker(
   seed: number,
   faults: readonly Fault[],
   publisher: Publisher,
   devices: readonly Device[],
+  twins: readonly Device[],
   willsAt: readonly number[],
   settleMs: number,
 ): NemesisReport {
@@ -229,6 +297,9 @@ function checker(
         failovers.push({ ms: (connections[i]?.from ?? closed) - closed, after: before(closed) });
     }
   }
+  for (const n of twinsLost(publisher.acked, twins))
+    lost.push({ device: 'twins', n, after: before(ackedAt.get(n) ?? 0), trace: '' });
+  const overlapped = overlaps(twins);
   const whileConnected = willsAt.filter((at) => devices.some((device) => device.connectedAt(at)));
   // Served until the end: something acknowledged and received after the last fault had settled.
   const settled = (faults.at(-1)?.at ?? 0) + settleMs;
@@ -248,6 +319,12 @@ function checker(
     repeatsWithoutDup,
     qos2Repeats,
     willsWhileConnected: whileConnected.length,
+    twins: {
+      takeovers: twins.reduce((sum, twin) => sum + twin.connections.length, 0),
+      overlapMs: Math.round(overlapped.reduce((sum, ms) => sum + ms, 0)),
+      maxOverlapMs: Math.round(Math.max(0, ...overlapped)),
+      superseded: supersededDeliveries(twins),
+    },
     wills: willsAt.length,
     failovers,
     repeated,
@@ -307,6 +384,7 @@ export function reportTable(report: NemesisReport): string {
       ),
     `seed ${report.seed}: ${report.acked} messages acknowledged (${report.refused} refused), ${report.lost.length} deliveries lost, ` +
       `${report.repeats} repeats (${report.repeatsWithoutDup} without DUP, ${report.qos2Repeats} QoS 2 twice), ${report.wills} wills (${report.willsWhileConnected} while connected)`,
+    `takeover race: ${report.twins.takeovers} connections of one client id from two devices; both connected at once ${report.twins.overlapMs} ms in all, ${report.twins.maxOverlapMs} ms at most; ${report.twins.superseded} messages to a connection already taken over`,
     report.stopped.length === 0 ? 'served to the end' : `STOPPED SERVING: ${report.stopped.join(', ')}`,
   );
   return rows.join('\n');

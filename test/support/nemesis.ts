@@ -48,6 +48,8 @@ export interface DeviceOptions {
   readonly readMs?: number;
   /** How long a CONNECT waits for its CONNACK before the device tries the next node (2000). */
   readonly connectTimeoutMs?: number;
+  /** How long it waits before connecting again after a connection ended (200). */
+  readonly reconnectMs?: number;
 }
 
 /**
@@ -75,7 +77,7 @@ export class Device {
       clean: false,
       protocolVersion: 5,
       keepalive: options.keepaliveSec,
-      reconnectPeriod: 200,
+      reconnectPeriod: options.reconnectMs ?? 200,
       // A refusal (0x88 while a dead node's sessions are not yet free) is a reason to try again, not to stop.
       reconnectOnConnackError: true,
       connectTimeout: options.connectTimeoutMs ?? 2000,
