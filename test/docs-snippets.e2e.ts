@@ -4,7 +4,8 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '#broker/config';
+import { loadConfig, parseConfig } from '#broker/config';
+import { parse as parseYaml } from 'yaml';
 import { DEFAULT_CONFIG } from '../src/default-config.js';
 import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
 
@@ -130,4 +131,53 @@ describe('docs config blocks', () => {
       assert.doesNotThrow(() => loadConfig({ env: { CONFIG: file }, defaults: DEFAULT_CONFIG }), where);
     });
   }
+});
+
+/** Every leaf of a mapping as a dotted path and its value (a list is a leaf). */
+function leaves(value: unknown, prefix = ''): [string, unknown][] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [[prefix, value]];
+  const entries = Object.entries(value);
+  if (entries.length === 0 && prefix !== '') return [[prefix, value]];
+  return entries.flatMap(([key, inner]) => leaves(inner, prefix === '' ? key : `${prefix}.${key}`));
+}
+
+function at(value: unknown, path: string): unknown {
+  return path
+    .split('.')
+    .reduce<unknown>((inner, key) => (inner as Record<string, unknown> | undefined)?.[key], value);
+}
+
+/**
+ * docs/configuration.md's reference listing is written by hand: it must not drift from the schema. Every
+ * key the schema fills in (with every optional section given its required keys) is listed, with the
+ * schema's default; a listed value with "..." is a placeholder for a value of yours.
+ */
+describe('docs configuration reference', () => {
+  it('lists every key the schema fills in, each with its default', () => {
+    const text = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
+    const block = /^```yaml\n([\s\S]*?)^```$/m.exec(text.slice(text.indexOf(NOT_A_CONFIG)))?.[1];
+    assert.ok(block !== undefined, 'docs/configuration.md has its reference listing');
+    const listing: unknown = parseYaml(block);
+    const filled = parseConfig({
+      endpoints: [{ path: '/x', subprotocols: ['chat.v1'] }],
+      jwt: { secret: 'x'.repeat(32) },
+      introspection: { url: 'https://idp.example/introspect', clientId: 'broker', clientSecret: 'secret' },
+      store: { databaseUrl: 'postgres://db.example/broker' },
+      cluster: { natsUrl: ['nats://127.0.0.1:4222'] },
+    });
+    const checked = leaves({ ...filled, endpoints: {} }).filter(([path]) => !path.startsWith('endpoints'));
+    assert.ok(checked.length > 50, `${checked.length} keys checked`);
+    const drift: string[] = [];
+    for (const [path, value] of checked) {
+      const listed = at(listing, path);
+      if (listed === undefined)
+        drift.push(`${path}: not listed (the schema's default is ${JSON.stringify(value)})`);
+      else if (typeof listed === 'string' && listed.includes('...')) continue;
+      else if (JSON.stringify(listed) !== JSON.stringify(value))
+        drift.push(
+          `${path}: listed as ${JSON.stringify(listed)}, the schema's default is ${JSON.stringify(value)}`,
+        );
+    }
+    assert.deepEqual(drift, []);
+  });
 });
