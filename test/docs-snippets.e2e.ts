@@ -15,14 +15,37 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** How long one snippet may run before it counts as hanging (each is meant to exit on its own). */
 const SNIPPET_TIMEOUT_MS = 20_000;
 
-/** The README's JavaScript blocks, in order, each with the line of its first row. */
-function snippets(): { code: string; line: number }[] {
-  const text = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const found: { code: string; line: number }[] = [];
-  for (const match of text.matchAll(/^```js\n([\s\S]*?)^```$/gm)) {
-    found.push({ code: match[1] as string, line: text.slice(0, match.index).split('\n').length + 1 });
+/** The line before a JavaScript block that cannot run on its own here, with why (a browser page, say). */
+const NOT_RUN = '<!-- not run: ';
+
+/** A JavaScript block of the README or docs/: where it is, and why it is not run, if it is not. */
+interface Snippet {
+  readonly code: string;
+  readonly where: string;
+  readonly notRun: string | null;
+}
+
+/** The JavaScript blocks of the README and docs/, in order. */
+function snippets(): Snippet[] {
+  const found: Snippet[] = [];
+  for (const file of markdownFiles()) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const match of text.matchAll(/^```js\n([\s\S]*?)^```$/gm)) {
+      const before = text.slice(0, match.index).trimEnd();
+      const marker = before.slice(before.lastIndexOf('\n') + 1);
+      found.push({
+        code: match[1] as string,
+        where: `${file}:${text.slice(0, match.index).split('\n').length + 1}`,
+        notRun: marker.startsWith(NOT_RUN) ? marker.slice(NOT_RUN.length).replace(/\s*-->$/, '') : null,
+      });
+    }
   }
   return found;
+}
+
+function markdownFiles(): string[] {
+  const docs = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md'));
+  return ['README.md', ...docs.map((name) => `docs/${name}`)];
 }
 
 /** The line before a block that is a listing, not a config (the reference of every key, with placeholders). */
@@ -30,14 +53,8 @@ const NOT_A_CONFIG = '<!-- reference listing, not a config';
 
 /** Every YAML block of the README and docs/ (those in list items too), dedented, with where it is. */
 function configBlocks(): { code: string; where: string }[] {
-  const files = [
-    'README.md',
-    ...readdirSync(join(ROOT, 'docs'))
-      .filter((name) => name.endsWith('.md'))
-      .map((name) => `docs/${name}`),
-  ];
   const found: { code: string; where: string }[] = [];
-  for (const file of files) {
+  for (const file of markdownFiles()) {
     const text = readFileSync(join(ROOT, file), 'utf8');
     for (const match of text.matchAll(/^( *)```yaml\n([\s\S]*?)^\1```$/gm)) {
       const before = text.slice(0, match.index).trimEnd();
@@ -61,9 +78,9 @@ function promised(code: string): string[] {
     .filter((shown) => !shown.includes('...'));
 }
 
-function run(file: string): Promise<{ code: number | null; out: string }> {
+function run(file: string, flags: readonly string[] = []): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...flags, file], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
@@ -76,11 +93,12 @@ function run(file: string): Promise<{ code: number | null; out: string }> {
 }
 
 /**
- * Every JavaScript snippet of the README, run as a reader would paste it: against the broker exactly as
- * `npm start` composes it (its port instead of 8080), with the packages the README names. Each must
- * exit 0 on its own and print what its comments say.
+ * Every JavaScript snippet of the README and docs/, run as a reader would paste it: against the broker
+ * exactly as `npm start` composes it (its port instead of 8080), with the packages the README names. Each
+ * must exit 0 on its own and print what its comments say. One marked `<!-- not run: why -->` (a browser
+ * page, a device with its own certificate, a client that waits for others) is checked as JavaScript only.
  */
-describe('README snippets', () => {
+describe('README and docs snippets', () => {
   let broker: TestBroker;
   const dir = join(ROOT, 'dist', 'test', 'readme-snippets');
 
@@ -91,7 +109,9 @@ describe('README snippets', () => {
   after(() => broker?.close());
 
   it('the README has one snippet per protocol', () => {
-    const all = snippets().map((s) => s.code);
+    const all = snippets()
+      .filter((s) => s.where.startsWith('README.md'))
+      .map((s) => s.code);
     for (const path of ['/mqtt', '/graphql', '/ws', '/ocpp', '/chat'])
       assert.ok(
         all.some((code) => code.includes(`localhost:8080${path}`)),
@@ -99,9 +119,17 @@ describe('README snippets', () => {
       );
   });
 
-  for (const { code, line } of snippets()) {
-    it(`the snippet at README.md:${line} runs and prints what it says`, async () => {
-      const file = join(dir, `line-${line}.mjs`);
+  for (const { code, where, notRun } of snippets()) {
+    const file = join(dir, `${where.replaceAll(/[/:.]/g, '_')}.mjs`);
+    if (notRun !== null) {
+      it(`the snippet at ${where} (not run: ${notRun}) is valid JavaScript`, async () => {
+        writeFileSync(file, code);
+        const { code: exit, out } = await run(file, ['--check']);
+        assert.equal(exit, 0, out);
+      });
+      continue;
+    }
+    it(`the snippet at ${where} runs and prints what it says`, async () => {
       // Under the repository, so that its imports resolve to the packages installed here.
       writeFileSync(file, code.replaceAll('localhost:8080', `127.0.0.1:${broker.port}`));
       const { code: exit, out } = await run(file);
