@@ -25,7 +25,6 @@ function merge(base: unknown, over: unknown): unknown {
 /** The file's endpoints first, in its order (so an error's index is the file's), then the other defaults. */
 function layerEndpoints(defaults: unknown, file: unknown): unknown {
   if (!Array.isArray(defaults) || !Array.isArray(file)) return file;
-  const pathOf = (endpoint: unknown) => (isMapping(endpoint) ? endpoint['path'] : undefined);
   const named = new Set<unknown>(file.map(pathOf).filter((path) => path !== undefined));
   return [
     ...file.map((endpoint: unknown) => {
@@ -47,13 +46,16 @@ export function defaultEndpointsKept(defaults: unknown, file: unknown): string[]
   const listed = file['endpoints'];
   const known = defaults['endpoints'];
   if (!Array.isArray(listed) || !Array.isArray(known)) return [];
-  const pathOf = (endpoint: unknown) => (isMapping(endpoint) ? endpoint['path'] : undefined);
   const named = new Set<unknown>(listed.map(pathOf));
   return known
     .filter((endpoint: unknown) => !named.has(pathOf(endpoint)))
     .filter((endpoint: unknown) => !isMapping(endpoint) || endpoint['enabled'] !== false)
     .map(pathOf)
     .filter((path): path is string => typeof path === 'string');
+}
+
+function pathOf(endpoint: unknown): unknown {
+  return isMapping(endpoint) ? endpoint['path'] : undefined;
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {

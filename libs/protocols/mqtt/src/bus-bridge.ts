@@ -1,6 +1,9 @@
-import { type BusMessage, type BusSubscription, type TopicBus } from '#broker/bus';
+import { type BusMessage, type BusReach, type BusSubscription, type TopicBus } from '#broker/bus';
 import { type MqttBroker } from './broker.js';
 import { type MqttMessage } from './message.js';
+
+/** The reach of a bus message no MQTT client got: one object, not one per message (every publish echoes). */
+const NOBODY: BusReach = Object.freeze({ reached: 0 });
 
 /** The name the bridge publishes under, and skips when the bus hands its own messages back. */
 export const BUS_ORIGIN = 'mqtt';
@@ -43,10 +46,10 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
     '#',
     (message) => {
       // Our own echo; the same origin from another node is MQTT traffic of that node's clients.
-      if (message.origin === BUS_ORIGIN && message.node === undefined) return { reached: 0 };
+      if (message.origin === BUS_ORIGIN && message.node === undefined) return NOBODY;
       // Nobody subscribed over MQTT: the payload, which a publisher may build only when read, is left alone.
       const subscribers = broker.subscribersOf(message.topic);
-      if (subscribers.length === 0) return { reached: 0 };
+      if (subscribers.length === 0) return NOBODY;
       return { reached: broker.routeTo(subscribers, fromBus(message)) };
     },
     { reach: 'node' },

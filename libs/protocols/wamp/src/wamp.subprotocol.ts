@@ -26,6 +26,9 @@ import { SessionProtocol } from './session-protocol.js';
 import { busFilterOf, busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from './topic-mapping.js';
 import { WampCluster } from './wamp-cluster.js';
 
+/** The reach of a bus message no WAMP session got: one object, not one per message. */
+const NOBODY: BusReach = Object.freeze({ reached: 0 });
+
 export const WAMP_SUBPROTOCOL = 'wamp.2.json';
 
 /**
@@ -194,13 +197,12 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   private fromBus(message: BusMessage): BusReach {
     // Our own publications come back through '#': WAMP subscribers already had them. The same origin
     // from another node is WAMP traffic of that node's clients, which reaches ours through here.
-    const none = { reached: 0 };
     if ((message.origin === WAMP_SUBPROTOCOL && message.node === undefined) || this.busRealm === null)
-      return none;
+      return NOBODY;
     const realm = this.router.existingRealm(this.busRealm);
-    if (realm === undefined || !realm.broker.hasSubscriptions) return none;
+    if (realm === undefined || !realm.broker.hasSubscriptions) return NOBODY;
     const uri = wampTopicOf(message.topic, realm.settings.uriRule);
-    if (uri === null) return none;
+    if (uri === null) return NOBODY;
     return realm.broker.dispatch(uri, wampArgsOf(message.payload, message.contentType), undefined, {
       publisher: null,
       excludeMe: false,
