@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
 import { connect, Inbox } from './support/mqtt-helpers.js';
+import { judgeGroup } from './support/nemesis-topics.js';
+import { Device, streamTo } from './support/nemesis.js';
 
 /** The sequence numbers (payloads) `inboxes` received on `topic`, each as often as it came. */
 function numbers(inboxes: readonly Inbox[], prefix: string): number[] {
@@ -134,5 +136,50 @@ describe('cluster: MQTT shared subscriptions across nodes', () => {
         assert.ok(m.packet.dup, `message ${m.payload}: a repeat without DUP`);
     }
     await Promise.all([survivor.endAsync(), publisher.endAsync()]);
+  });
+
+  it('QoS 1: persistent members whose connections drop every 300 ms, back on the other node: the group gets every acknowledged message, none twice without DUP', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    // Each arrival on a node with no member of the group there opens the group's consumer afresh.
+    const members = [
+      [n1, n2],
+      [n2, n1],
+    ].map(
+      (nodes, i) =>
+        new Device({
+          clientId: `share2-m${i}`,
+          nodes: () => nodes,
+          filter: '$share/g2/s2',
+          qos: 1,
+          expirySec: 60,
+          keepaliveSec: 10,
+        }),
+    );
+    const [first, second] = members as [Device, Device];
+    try {
+      await second.subscribed();
+      const publisher = await streamTo(first, n2, 'share2-publisher', 's2', 1);
+      for (let drop = 0; drop < 15; drop++) {
+        const now = () => performance.now();
+        await until('both members are connected', () => members.every((m) => m.connectedAt(now())), 10_000);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        for (const member of members) member.dropConnection();
+      }
+      await publisher.stop();
+      const group = () => judgeGroup(publisher.acked, members);
+      await until('the group got every acknowledged message', () => group().lost.length === 0, 20_000).catch(
+        (err: Error) => {
+          throw new Error(`${err.message}: lost ${group().lost.join(' ')}\n${cluster.warnings()}`);
+        },
+      );
+      assert.deepEqual(
+        group().repeatsWithoutDup.map((n) => `${n}: ${group().copies(n)}`),
+        [],
+        'a message twice, the later copy without DUP',
+      );
+      assert.ok(first.connections.length > 10, 'the members moved');
+    } finally {
+      await Promise.all(members.map((member) => member.end()));
+    }
   });
 });

@@ -159,7 +159,7 @@ export class ClusterQueues implements MessageQueues {
       members: new Map([[session.clientId, { session, subscription }]]),
       cursor: 0,
       ready: false,
-      held: subscription.group === null ? [] : null,
+      held: [],
       opened: Promise.resolve(),
       cursors: new Map(),
       failures: 0,

@@ -17,8 +17,8 @@ interface Joined {
  * NATS queue group), so each message goes to one node of those with a connected member, and there to
  * one of its connected members in turn. A node whose members are all away leaves the queue, so its
  * share goes to the others. The QoS 1/2 messages of a group come from its stream consumer instead
- * (ClusterQueues), once that is in place here: a node that dies with messages in flight hands them to
- * the other members.
+ * (ClusterQueues): a node that dies with messages in flight hands them to the other members. While that
+ * consumer opens here, its share waits for it, and goes out from here only if the consumer is new.
  */
 export class ClusterShares {
   private readonly joined = new Map<string, Joined>();
@@ -74,7 +74,7 @@ export class ClusterShares {
       ] as (typeof members)[0];
       const session = this.broker.sessions.get(clientId);
       if (session === undefined || session.owner === null) continue;
-      // The group's stream consumer brings its QoS 1/2 messages here, acknowledged one by one.
+      // The group's stream consumer brings its QoS 1/2 messages here (or holds them while it opens).
       if (message.stored === true && queues !== null && queues.takes(clientId, subscription, message)) return;
       joined.cursor = (joined.cursor + step + 1) % members.length;
       this.broker.deliver(session, deliveryFor(message, [subscription], false));

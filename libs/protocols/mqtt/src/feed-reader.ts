@@ -170,13 +170,26 @@ export class FeedReader {
     }
   }
 
-  /** What the feed held while it opened goes out from here (`deliver`) or is left to the stream. */
+  /**
+   * What the feed held while it opened goes out from here (`deliver`: its consumers are new, and have
+   * not got it) or is left to the stream. A session's feed gives each message to its member; a group's,
+   * to one connected member in turn.
+   */
   private release(feed: Feed, deliver: boolean): void {
     const held = feed.held;
     feed.held = null;
     if (held === null || !deliver) return;
-    for (const { session, subscription } of feed.members.values()) {
-      for (const message of held) this.broker.deliver(session, deliveryFor(message, [subscription], false));
+    const members = [...feed.members.values()];
+    if (feed.group === null) {
+      for (const { session, subscription } of members) {
+        for (const message of held) this.broker.deliver(session, deliveryFor(message, [subscription], false));
+      }
+      return;
+    }
+    for (const message of held) {
+      const member = target(feed) ?? members[0];
+      if (member !== undefined)
+        this.broker.deliver(member.session, deliveryFor(message, [member.subscription], false));
     }
   }
 

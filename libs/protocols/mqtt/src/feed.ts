@@ -28,10 +28,10 @@ export interface Feed {
   /** Set once its consumers exist: from then on its QoS 1/2 messages come only from the stream. */
   ready: boolean;
   /**
-   * A session's own feed while it opens: the stored messages routed to it meanwhile. If its consumers
-   * were there before (a session resumed from another node), the stream holds these too and they are
-   * dropped here; if they were made now, after these were stored, these go out from here. Null once
-   * known, and for a group's feed.
+   * The feed while it opens: the stored messages routed to it meanwhile (to a group's feed, the bus
+   * queue's share of this node). If its consumers were there before (a session resumed from another
+   * node, a group with members elsewhere), the stream holds these too and they are dropped here; if they
+   * were made now, after these were stored, these go out from here. Null once known.
    */
   held: MqttMessage[] | null;
   /** Settles once its consumers exist, or could not be made. */
