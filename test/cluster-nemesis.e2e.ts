@@ -16,7 +16,7 @@ function shuffled(nemeses: readonly Nemesis[], random: () => number): Nemesis[] 
 describe('nemesis: a short seeded run (npm run chaos runs the long one)', () => {
   // nats-server restarts are left to the long run: under QoS 1 traffic they still lose about one
   // acknowledged message each (issue 36), which this test would only hide behind a bound.
-  it('nodes killed, paused and cut off from NATS past nodeTimeoutMs: nothing acknowledged lost, every repeat with DUP, QoS 2 exactly once, no will while its device is connected, served to the end', async () => {
+  it('nodes killed, paused and cut off from NATS past nodeTimeoutMs: nothing acknowledged lost, every repeat with DUP, QoS 2 exactly once, no will while its device is connected, retained messages kept, every call answered once, served to the end', async () => {
     // NEMESIS_SEED repeats a run's schedule; the timing is the machine's.
     const seed = Number(process.env['NEMESIS_SEED'] ?? 36);
     const schedule = shuffled(['kill', 'pause', 'cut', 'kill', 'pause'], seeded(seed + 1));
@@ -35,6 +35,17 @@ describe('nemesis: a short seeded run (npm run chaos runs the long one)', () => 
       assert.equal(report.willsWhileConnected, 0, table);
       assert.deepEqual(report.stopped, [], table);
       assert.equal(report.faults.length, schedule.length);
+      // Retained messages: no new subscriber got an older one (or none) after a fault had settled.
+      assert.deepEqual(report.retained.stale, [], table);
+      assert.deepEqual(report.retained.wrongAtEnd, [], table);
+      assert.deepEqual(report.shared.lost, [], table);
+      assert.equal(report.shared.repeatsWithoutDup, 0, table);
+      // Calls: each answered, by its callee's echo or an error, once; none left hanging.
+      for (const calls of [report.wamp, report.ocpp]) {
+        assert.equal(calls.unanswered, 0, table);
+        assert.equal(calls.wrong, 0, table);
+        assert.equal(calls.invokedTwice, 0, table);
+      }
     } finally {
       await cluster.close();
     }

@@ -3,7 +3,9 @@
  * drawn from every nemesis (or those of `--nemeses`) until the time is up, then the checker's table
  * (docs/cluster.md's guarantees table takes its figures). NEMESIS_SEED repeats a schedule. Exits 1 when an
  * acknowledged message was lost, a repeat went without DUP, a QoS 2 message arrived twice, a will went
- * out while its device was connected, or the cluster stopped serving.
+ * out while its device was connected, a retained message was lost or served stale, a shared
+ * subscription's group lost a message, a WAMP or OCPP call went unanswered, was answered wrongly or ran
+ * twice, or the cluster stopped serving.
  */
 import { parseArgs } from 'node:util';
 import { TestCluster } from '../support/cluster.js';
@@ -49,7 +51,12 @@ try {
     report.repeatsWithoutDup > 0 ||
     report.qos2Repeats > 0 ||
     report.willsWhileConnected > 0 ||
-    report.stopped.length > 0;
+    report.stopped.length > 0 ||
+    report.retained.stale.length > 0 ||
+    report.retained.wrongAtEnd.length > 0 ||
+    report.shared.lost.length > 0 ||
+    report.shared.repeatsWithoutDup > 0 ||
+    [report.wamp, report.ocpp].some((calls) => calls.unanswered + calls.wrong + calls.invokedTwice > 0);
   // nats-server 2.9 loses what JetStream had not flushed when it is killed: those losses are reported apart.
   const lostElsewhere = report.lost.filter((l) => l.after?.nemesis !== 'nats-kill').length;
   process.exitCode = broken || lostElsewhere > 0 ? 1 : 0;

@@ -1,4 +1,6 @@
 import { type BrokerNode, TEST_NODE_TIMEOUT_MS, type TestCluster, until } from './cluster.js';
+import { type CallStats, OcppCalls, WampCalls } from './nemesis-calls.js';
+import { type RetainedRead, RetainedWorkload, judgeGroup } from './nemesis-topics.js';
 import { Device, judge, Publisher, watchWills } from './nemesis.js';
 
 /**
@@ -73,6 +75,27 @@ export interface NemesisReport {
     readonly superseded: number;
   };
   readonly wills: number;
+  /** New subscribers' reads of the retained topic after each fault (stale: empty, or older than acknowledged before it). */
+  readonly retained: {
+    readonly reads: number;
+    readonly stale: readonly RetainedRead[];
+    readonly unreachable: number;
+    /** The reads after the end on each node that were not the last acknowledged message (or a later one sent). */
+    readonly wrongAtEnd: readonly RetainedRead[];
+  };
+  /** A shared subscription's two members, as one group: acknowledged messages none got, and repeats. */
+  readonly shared: {
+    readonly acked: number;
+    readonly lost: readonly number[];
+    readonly repeats: number;
+    readonly repeatsWithoutDup: number;
+    /** The first repeats without DUP, each copy with its member, packet id and time. */
+    readonly withoutDup: readonly string[];
+    /** Each member's connections (node, from, to). */
+    readonly members: readonly string[];
+  };
+  readonly wamp: CallStats;
+  readonly ocpp: CallStats;
   /** Per device: its connections (node, from, to) and how many messages it got, for a failure to show. */
   readonly devices: readonly string[];
   /** A device's connection lost and the next one accepted, in ms, with the fault before the loss. */
@@ -92,6 +115,22 @@ export interface NemesisReport {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * How long a call may take before it counts as unanswered: far past every bound the cluster promises a
+ * call in flight to a dead or silent node (`nodeTimeoutMs`, `requestTimeoutMs`, the OCPP call timeout).
+ */
+const CALL_ANSWER_MS = 60_000;
+
+/** The workloads beside the devices, as the checker reads them. */
+interface Beside {
+  readonly retained: RetainedWorkload;
+  readonly wrongAtEnd: readonly RetainedRead[];
+  readonly sharedPublisher: Publisher;
+  readonly members: readonly Device[];
+  readonly wamp: CallStats;
+  readonly ocpp: CallStats;
+}
+
+/**
  * Runs a workload under faults on a running test cluster: its first node (the anchor) hosts a QoS 2
  * publisher and a will watcher and is never faulted itself; persistent devices (QoS 1 and QoS 2 in
  * turn) with wills and a 2 s keep-alive read every message, reconnecting on their own to the nodes in turn. After the last
@@ -108,18 +147,18 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   };
   const run = `r${options.seed}`;
   const wills = await watchWills(anchor, `wills/${run}/#`);
+  // The non-anchor nodes, the `start`th first: each client begins on its own node and moves on in turn.
+  const rotated = (start: number) => () => {
+    const nodes = current().filter((node) => node.id !== anchor.id);
+    return [...nodes.slice(start % nodes.length), ...nodes.slice(0, start % nodes.length)];
+  };
   const devices: Device[] = [];
   for (let i = 0; i < options.devices; i++) {
-    const rotation = current().filter((node) => node.id !== anchor.id);
-    const start = (i + 1) % rotation.length;
     devices.push(
       new Device({
         clientId: `${run}-d${i}`,
         // Never the anchor: a device there would sit out every fault but NATS's.
-        nodes: () => {
-          const nodes = current().filter((node) => node.id !== anchor.id);
-          return [...nodes.slice(start), ...nodes.slice(0, start)];
-        },
+        nodes: rotated(i + 1),
         filter: `chaos/${run}`,
         // Every other device subscribes at QoS 2: exactly once, across the same faults.
         qos: i % 2 === 0 ? 1 : 2,
@@ -131,15 +170,11 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   }
   for (const device of devices) await device.subscribed();
   // The takeover race: one session, two devices, on different nodes; each reconnect takes it over.
-  const twinNodes = (start: number) => () => {
-    const nodes = current().filter((node) => node.id !== anchor.id);
-    return [...nodes.slice(start % nodes.length), ...nodes.slice(0, start % nodes.length)];
-  };
   const twins = [0, 1].map(
     (start) =>
       new Device({
         clientId: `${run}-twin`,
-        nodes: twinNodes(start),
+        nodes: rotated(start),
         filter: `chaos/${run}`,
         qos: 1,
         expirySec: 60,
@@ -147,10 +182,33 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
         reconnectMs: 1000,
       }),
   );
+  // A shared subscription's members, persistent, on different nodes: the group must get every message.
+  const members = [0, 1].map(
+    (start) =>
+      new Device({
+        clientId: `${run}-s${start}`,
+        nodes: rotated(start),
+        filter: `$share/${run}/chaos/${run}/shared`,
+        qos: 1,
+        expirySec: 60,
+        keepaliveSec: 2,
+      }),
+  );
+  for (const member of members) await member.subscribed();
   for (const twin of twins) await twin.subscribed();
   const publisher = await Publisher.on(anchor, `${run}-publisher`);
   // Published at QoS 2, so that QoS 2 subscriptions get QoS 2 (QoS 1 ones get QoS 1).
   publisher.start(`chaos/${run}`, 2, 20);
+  const sharedPublisher = await Publisher.on(anchor, `${run}-shared-publisher`);
+  sharedPublisher.start(`chaos/${run}/shared`, 1, 50);
+  const retained = new RetainedWorkload(await Publisher.on(anchor, `${run}-retainer`), `retained/${run}`);
+  retained.publisher.start(retained.topic, 1, 250, true);
+  // Calls from the anchor to a callee and a charge point that move between the other nodes.
+  const others = rotated(0);
+  const wamp = new WampCalls(anchor, others, `chaos.${run}.echo`);
+  wamp.start(100);
+  const ocpp = new OcppCalls(anchor, others, `CP-${run}`, CALL_ANSWER_MS);
+  ocpp.start(200);
 
   const faults: Fault[] = [];
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
@@ -171,15 +229,33 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
     log(`fault ${round + 1}: ${nemesis} ${nemesis.startsWith('nats') ? '' : victim.id}`);
     await inject(cluster, nemesis, victim, random);
     await sleep(options.settleMs);
+    // Whatever was retained before the fault began, every node gives a new subscriber now.
+    await retained.probe(current(), retained.ackedBy(fault.at));
   }
 
-  await publisher.stop();
+  await Promise.all([publisher.stop(), sharedPublisher.stop(), retained.publisher.stop()]);
+  // The calls get their time to come back while the devices catch up.
+  const callsEnded = Promise.all([wamp.stop(CALL_ANSWER_MS), ocpp.stop(CALL_ANSWER_MS)]);
   const everything = () =>
     devices.every((device) => judge(publisher.acked, device).lost.length === 0) &&
-    twinsLost(publisher.acked, twins).length === 0;
+    twinsLost(publisher.acked, twins).length === 0 &&
+    judgeGroup(sharedPublisher.acked, members).lost.length === 0;
   await until('every device got every acknowledged message', everything, 60_000).catch(() => undefined);
-  const report = checker(options.seed, faults, publisher, devices, twins, wills.at, options.settleMs);
-  for (const device of [...devices, ...twins]) await device.end();
+  const readsBefore = retained.reads.length;
+  await retained.probe(current(), retained.publisher.acked.at(-1) ?? 0);
+  const atEnd = retained.reads.slice(readsBefore);
+  await callsEnded;
+  const report = checker(options.seed, faults, publisher, devices, twins, wills.at, options.settleMs, {
+    retained,
+    wrongAtEnd: atEnd.filter(
+      (read) => read.value === null || read.value < read.atLeast || read.value > retained.publisher.sent,
+    ),
+    sharedPublisher,
+    members,
+    wamp: wamp.stats(),
+    ocpp: ocpp.stats(),
+  });
+  for (const device of [...devices, ...twins, ...members]) await device.end();
   await wills.end();
   return report;
 }
@@ -265,6 +341,7 @@ function checker(
   twins: readonly Device[],
   willsAt: readonly number[],
   settleMs: number,
+  beside: Beside,
 ): NemesisReport {
   const before = (at: number): Fault | null => faults.filter((fault) => fault.at <= at).at(-1) ?? null;
   const ackedAt = new Map(publisher.acked.map((n, i) => [n, publisher.ackedAt[i] as number]));
@@ -303,11 +380,15 @@ function checker(
   const whileConnected = willsAt.filter((at) => devices.some((device) => device.connectedAt(at)));
   // Served until the end: something acknowledged and received after the last fault had settled.
   const settled = (faults.at(-1)?.at ?? 0) + settleMs;
+  const group = judgeGroup(beside.sharedPublisher.acked, beside.members);
   const stopped = [
     ...((publisher.ackedAt.at(-1) ?? 0) < settled ? ['the publisher'] : []),
     ...devices
       .filter((device) => (device.seen.at(-1)?.at ?? 0) < settled)
       .map((device) => device.client.options.clientId ?? ''),
+    ...(group.lastAt < settled ? ['the shared subscription'] : []),
+    ...(beside.wamp.lastOkAt < settled ? ['the WAMP calls'] : []),
+    ...(beside.ocpp.lastOkAt < settled ? ['the OCPP calls'] : []),
   ];
   return {
     seed,
@@ -326,6 +407,22 @@ function checker(
       superseded: supersededDeliveries(twins),
     },
     wills: willsAt.length,
+    retained: {
+      reads: beside.retained.reads.length,
+      stale: beside.retained.stale(),
+      unreachable: beside.retained.unreachable,
+      wrongAtEnd: beside.wrongAtEnd,
+    },
+    shared: {
+      acked: beside.sharedPublisher.acked.length,
+      lost: group.lost,
+      repeats: group.repeats,
+      repeatsWithoutDup: group.repeatsWithoutDup.length,
+      withoutDup: group.repeatsWithoutDup.slice(0, 5).map((n) => `${n}: ${group.copies(n)}`),
+      members: beside.members.map((member) => `${member.client.options.clientId}: ${connectionsOf(member)}`),
+    },
+    wamp: beside.wamp,
+    ocpp: beside.ocpp,
     failovers,
     repeated,
     stopped,
@@ -340,14 +437,28 @@ function checker(
       const twice = verdict.qos2Repeats.slice(0, 5).map((n) => `${copies(n)} [${device.traceOf(n)}]`);
       const withoutDup = verdict.repeatsWithoutDup.slice(0, 5).map(copies);
       return (
-        `${device.client.options.clientId}: ${device.seen.length} messages, connections ${device.connections
-          .map((c) => `${c.node} ${Math.round(c.from)}-${c.to === null ? '' : Math.round(c.to)}`)
-          .join(', ')}` +
+        `${device.client.options.clientId}: ${device.seen.length} messages, connections ${connectionsOf(device)}` +
         (twice.length === 0 ? '' : `; QoS 2 twice: ${twice.join(', ')}`) +
         (withoutDup.length === 0 ? '' : `; without DUP: ${withoutDup.join(', ')}`)
       );
     }),
   };
+}
+
+function connectionsOf(device: Device): string {
+  return device.connections
+    .map((c) => `${c.node} ${Math.round(c.from)}-${c.to === null ? '' : Math.round(c.to)}`)
+    .join(', ');
+}
+
+function callLine(name: string, stats: CallStats): string {
+  const errors = Object.entries(stats.errors)
+    .map(([what, n]) => `${n} × ${what}`)
+    .join(', ');
+  return (
+    `${name}: ${stats.calls} calls, ${stats.ok} answered, errors: ${errors === '' ? 'none' : errors} (slowest ${stats.slowestErrorMs} ms), ` +
+    `${stats.unanswered} unanswered, ${stats.wrong} wrong answers, ${stats.invokedTwice} run twice`
+  );
 }
 
 /** The run as a Markdown table, one row per nemesis. */
@@ -384,6 +495,16 @@ export function reportTable(report: NemesisReport): string {
       ),
     `seed ${report.seed}: ${report.acked} messages acknowledged (${report.refused} refused), ${report.lost.length} deliveries lost, ` +
       `${report.repeats} repeats (${report.repeatsWithoutDup} without DUP, ${report.qos2Repeats} QoS 2 twice), ${report.wills} wills (${report.willsWhileConnected} while connected)`,
+    `retained: ${report.retained.reads} reads by new subscribers after the faults, ${report.retained.stale.length} empty or older than acknowledged before the fault${report.retained.stale
+      .slice(0, 5)
+      .map((r) => ` (${r.node} at ${Math.round(r.at)}: ${r.value ?? 'none'} < ${r.atLeast})`)
+      .join(
+        '',
+      )}, ${report.retained.unreachable} probes not connected; at the end ${report.retained.wrongAtEnd.length} nodes not at the last acknowledged`,
+    `shared subscription: ${report.shared.acked} acknowledged, ${report.shared.lost.length} lost by the group${report.shared.lost.length === 0 ? '' : ` (${report.shared.lost.slice(0, 10).join(' ')})`}, ${report.shared.repeats} repeats (${report.shared.repeatsWithoutDup} without DUP${report.shared.withoutDup.map((copies) => `; ${copies}`).join('')})`,
+    ...report.shared.members,
+    callLine('WAMP calls', report.wamp),
+    callLine('OCPP calls (admin API)', report.ocpp),
     `takeover race: ${report.twins.takeovers} connections of one client id from two devices; both connected at once ${report.twins.overlapMs} ms in all, ${report.twins.maxOverlapMs} ms at most; ${report.twins.superseded} messages to a connection already taken over`,
     report.stopped.length === 0 ? 'served to the end' : `STOPPED SERVING: ${report.stopped.join(', ')}`,
   );

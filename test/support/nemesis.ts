@@ -203,6 +203,8 @@ export class Publisher {
   readonly acked: number[] = [];
   readonly ackedAt: number[] = [];
   refused = 0;
+  /** The last number sent, acknowledged or not. */
+  sent = 0;
   private stopped = false;
   private running: Promise<void> = Promise.resolve();
 
@@ -212,12 +214,16 @@ export class Publisher {
     return new Publisher(await connect(node, { clientId }));
   }
 
-  /** Publishes 1, 2, 3, ... to `topic`, one after the other, `gapMs` apart, until `stop`. */
-  start(topic: string, qos: 1 | 2, gapMs: number): void {
+  /**
+   * Publishes 1, 2, 3, ... to `topic`, one after the other, `gapMs` apart, until `stop`; `retain` keeps
+   * each as the topic's retained message.
+   */
+  start(topic: string, qos: 1 | 2, gapMs: number, retain = false): void {
     this.running = (async () => {
       for (let n = 1; !this.stopped; n++) {
+        this.sent = n;
         const answered = await Promise.race([
-          this.client.publishAsync(topic, String(n), { qos }).then(
+          this.client.publishAsync(topic, String(n), { qos, retain }).then(
             () => true,
             () => false,
           ),

@@ -1,0 +1,274 @@
+import { RPCClient } from 'ocpp-rpc';
+import { type Wampy } from 'wampy';
+import WebSocket from 'ws';
+import { type BrokerNode } from './cluster.js';
+import { BOOT } from './ocpp.js';
+import { connectWampy, deferred } from './wamp-clients.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A callee's (or charge point's) keep-alive: a ping each second, and the connection dropped after a missed pong. */
+const PING_MS = 1000;
+
+/** Calls in flight at most: a cluster that stops answering must not grow the workload without bound. */
+const MAX_IN_FLIGHT = 200;
+
+/** The outcome of a call the caller gave up on: it counts as unanswered, not as an error. */
+export const NO_ANSWER = 'no answer';
+
+/** One call: its argument `k`, when it was made, and how it ended (null while it has not). */
+export interface Call {
+  readonly k: number;
+  readonly at: number;
+  ended: number | null;
+  /** 'ok' (its own `k` came back), 'wrong' (another answer), or the error's name or status. */
+  outcome: string | null;
+}
+
+/** What became of a workload's calls. */
+export interface CallStats {
+  readonly calls: number;
+  readonly ok: number;
+  /** Answers that were not the call's own echo. */
+  readonly wrong: number;
+  /** Calls with no answer by the end: a caller without a timeout would wait forever. */
+  readonly unanswered: number;
+  /** Errors by name (WAMP error URI, or HTTP status and the admin API's reason). */
+  readonly errors: Readonly<Record<string, number>>;
+  /** The longest a call took to end in an error, in ms. */
+  readonly slowestErrorMs: number;
+  /** Calls whose callee ran them more than once. */
+  readonly invokedTwice: number;
+  /** When the last call came back with its echo. */
+  readonly lastOkAt: number;
+}
+
+/**
+ * A caller that calls every `gapMs`, whether or not the calls before have come back (a call that hangs
+ * must not hide the ones after it), and a callee side that counts how often each `k` ran.
+ */
+export abstract class CallWorkload {
+  readonly calls: Call[] = [];
+  /** How often the callee ran each `k`. */
+  readonly invoked = new Map<number, number>();
+  protected stopped = false;
+  private calling: Promise<void> = Promise.resolve();
+  private serving: Promise<void> = Promise.resolve();
+
+  constructor(private readonly nodes: () => readonly BrokerNode[]) {}
+
+  /** Connects the callee to the nodes in turn (the next one after each connection ends), and starts calling. */
+  start(gapMs: number): void {
+    this.serving = (async () => {
+      for (let turn = 0; !this.stopped; turn++) {
+        const all = this.nodes();
+        const node = all[turn % all.length];
+        if (node !== undefined) await this.serve(node).catch(() => undefined);
+        await sleep(200);
+      }
+    })();
+    this.calling = (async () => {
+      for (let k = 1; !this.stopped; k++) {
+        if (this.calls.filter((call) => call.outcome === null).length < MAX_IN_FLIGHT) {
+          const call: Call = { k, at: performance.now(), ended: null, outcome: null };
+          this.calls.push(call);
+          this.call(k).then(
+            (outcome) => Object.assign(call, { outcome, ended: performance.now() }),
+            (err: Error) =>
+              Object.assign(call, { outcome: `caller failed: ${err.message}`, ended: performance.now() }),
+          );
+        }
+        await sleep(gapMs);
+      }
+    })();
+  }
+
+  protected ran(k: number): void {
+    this.invoked.set(k, (this.invoked.get(k) ?? 0) + 1);
+  }
+
+  /** One callee connection to `node`, from connect to close. */
+  protected abstract serve(node: BrokerNode): Promise<void>;
+  /** One call; resolves with its outcome ('ok', 'wrong', or an error's name). */
+  protected abstract call(k: number): Promise<string>;
+  /** Ends the callee's connection and the caller's. */
+  protected abstract close(): Promise<void>;
+
+  /** Stops calling, waits up to `graceMs` for the calls in flight, then ends both sides. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    await this.calling;
+    const deadline = performance.now() + graceMs;
+    while (this.calls.some((call) => call.outcome === null) && performance.now() < deadline) await sleep(100);
+    await this.close();
+    await this.serving;
+  }
+
+  stats(): CallStats {
+    const errors: Record<string, number> = {};
+    let slowestErrorMs = 0;
+    for (const call of this.calls) {
+      if (call.outcome === null || ['ok', 'wrong', NO_ANSWER].includes(call.outcome)) continue;
+      errors[call.outcome] = (errors[call.outcome] ?? 0) + 1;
+      slowestErrorMs = Math.max(slowestErrorMs, (call.ended ?? call.at) - call.at);
+    }
+    const ok = this.calls.filter((call) => call.outcome === 'ok');
+    return {
+      calls: this.calls.length,
+      ok: ok.length,
+      wrong: this.calls.filter((call) => call.outcome === 'wrong').length,
+      unanswered: this.calls.filter((call) => call.outcome === null || call.outcome === NO_ANSWER).length,
+      errors,
+      slowestErrorMs: Math.round(slowestErrorMs),
+      invokedTwice: [...this.invoked.values()].filter((times) => times > 1).length,
+      lastOkAt: Math.max(0, ...ok.map((call) => call.ended ?? 0)),
+    };
+  }
+}
+
+interface WampyError {
+  readonly errorUri?: string;
+}
+
+/**
+ * WAMP calls across nodes: the caller on the anchor calls `uri` with [k]; the callee (wampy, pinging
+ * its router as autobahn's auto_ping does) registers it on the other nodes in turn and echoes k.
+ */
+export class WampCalls extends CallWorkload {
+  private caller: Promise<Wampy> | null = null;
+  private callee: Wampy | null = null;
+
+  constructor(
+    private readonly anchor: BrokerNode,
+    nodes: () => readonly BrokerNode[],
+    private readonly uri: string,
+  ) {
+    super(nodes);
+  }
+
+  protected async serve(node: BrokerNode): Promise<void> {
+    const closed = deferred<true>();
+    const wampy = await connectWampy(`${node.url}/ws`, {
+      onClose: () => closed.resolve(true),
+      onError: () => closed.resolve(true),
+    });
+    this.callee = wampy;
+    const ping = keepAlive((wampy as unknown as { _ws: WebSocket })._ws);
+    try {
+      // The registration of its connection before may still be held (its node not yet counted dead).
+      for (let registered = false; !registered && !this.stopped;) {
+        registered = await wampy
+          .register(this.uri, (input: { argsList?: unknown[] }) => {
+            const k = Number(input.argsList?.[0]);
+            this.ran(k);
+            return { argsList: [k] };
+          })
+          .then(
+            () => true,
+            () => false,
+          );
+        if (!registered) await Promise.race([sleep(250), closed.promise]);
+      }
+      await closed.promise;
+    } finally {
+      clearInterval(ping);
+    }
+  }
+
+  protected async call(k: number): Promise<string> {
+    this.caller ??= connectWampy(`${this.anchor.url}/ws`, { onClose: () => (this.caller = null) }).catch(
+      (err: Error) => {
+        this.caller = null;
+        throw err;
+      },
+    );
+    try {
+      const result = (await (await this.caller).call(this.uri, [k])) as { argsList?: unknown[] };
+      return result.argsList?.[0] === k ? 'ok' : 'wrong';
+    } catch (err) {
+      return (err as WampyError).errorUri ?? (err as Error).message;
+    }
+  }
+
+  protected async close(): Promise<void> {
+    await Promise.all(
+      [this.caller, Promise.resolve(this.callee)].map((wampy) =>
+        wampy?.then((w) => w?.disconnect()).catch(() => undefined),
+      ),
+    );
+  }
+}
+
+/**
+ * OCPP calls across nodes: the admin API on the anchor calls DataTransfer with data k on a charge point
+ * (ocpp-rpc, strict, pinging every second) that connects to the other nodes in turn and echoes k.
+ */
+export class OcppCalls extends CallWorkload {
+  private chargePoint: InstanceType<typeof RPCClient> | null = null;
+
+  constructor(
+    private readonly anchor: BrokerNode,
+    nodes: () => readonly BrokerNode[],
+    private readonly identity: string,
+    /** How long an admin call may take before it counts as unanswered. */
+    private readonly answerWithinMs: number,
+  ) {
+    super(nodes);
+  }
+
+  protected async serve(node: BrokerNode): Promise<void> {
+    const cp = new RPCClient({
+      endpoint: `${node.url}/ocpp`,
+      identity: this.identity,
+      protocols: ['ocpp1.6'],
+      strictMode: true,
+      reconnect: false,
+      callTimeoutMs: 3000,
+      pingIntervalMs: PING_MS,
+    } as ConstructorParameters<typeof RPCClient>[0]);
+    this.chargePoint = cp;
+    const closed = new Promise<void>((resolve) => cp.once('close', () => resolve()));
+    cp.handle('DataTransfer', async ({ params }) => {
+      const { data } = params as { data?: string };
+      this.ran(Number(data));
+      return { status: 'Accepted', data };
+    });
+    await cp.connect();
+    await cp.call('BootNotification', BOOT).catch(() => undefined);
+    await closed;
+  }
+
+  protected async call(k: number): Promise<string> {
+    const res = await fetch(
+      `${this.anchor.http}/admin/v1/charge-points/${this.identity}/calls/DataTransfer`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ vendorId: 'chaos', data: String(k) }),
+        signal: AbortSignal.timeout(this.answerWithinMs),
+      },
+    ).catch(() => null);
+    if (res === null) return NO_ANSWER;
+    const body = (await res.json().catch(() => ({}))) as { data?: string; title?: string };
+    if (res.status === 200) return body.data === String(k) ? 'ok' : 'wrong';
+    return `${res.status} ${body.title ?? ''}`.trim();
+  }
+
+  protected async close(): Promise<void> {
+    await this.chargePoint?.close({ force: true }).catch(() => undefined);
+  }
+}
+
+/** Pings `ws` every PING_MS and ends it when a ping went unanswered (a paused router). */
+function keepAlive(ws: WebSocket): NodeJS.Timeout {
+  let answered = true;
+  ws.on('pong', () => (answered = true));
+  return setInterval(() => {
+    if (!answered) {
+      ws.terminate();
+      return;
+    }
+    answered = false;
+    ws.ping();
+  }, PING_MS);
+}
