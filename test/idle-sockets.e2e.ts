@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { Controller, Get, Module } from '@nestjs/common';
@@ -155,13 +158,16 @@ describe('silent sockets: each address gets its share of them', () => {
 });
 
 describe('SIGTERM with plain HTTP clients connected', () => {
-  it('a silent socket and a keep-alive client sending requests back to back do not hold the broker past its drain', async (t) => {
+  it('a silent socket and a keep-alive client sending requests back to back do not hold the broker in its drain', async (t) => {
+    // A drain that waited for them would last past the SIGKILL below: the exit code would not be 0.
+    const config = join(mkdtempSync(join(tmpdir(), 'drain-')), 'config.json');
+    writeFileSync(config, JSON.stringify({ shutdown: { drainTimeoutMs: 120_000 } }));
     const child = spawn(process.execPath, [main], {
       env: {
         PATH: process.env['PATH'] ?? '',
         HOST: '127.0.0.1',
         PORT: '0',
-        CONFIG: '',
+        CONFIG: config,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -196,14 +202,11 @@ describe('SIGTERM with plain HTTP clients connected', () => {
     });
     keepAlive.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
     await waitFor(() => statuses.length > 5);
-    const killedAt = Date.now();
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     const code = await exited;
     clearTimeout(timer);
-    assert.equal(code, 0, output.slice(-2000));
-    // The default drain timeout is 10 s: well before it, nothing of the HTTP clients is left.
-    assert.ok(Date.now() - killedAt < 10_000, `exited after ${Date.now() - killedAt} ms`);
+    assert.equal(code, 0, `not exited by itself: ${output.slice(-2000)}`);
     assert.ok(silent.destroyed || (await closedWithin(silent, 1000)));
     assert.ok(keepAlive.destroyed || (await closedWithin(keepAlive, 1000)));
   });
