@@ -2,8 +2,9 @@
  * The import rules of the README's Layout, checked on the sources by `npm run lint`: no cycles; each
  * lib imports only the libs MAY_IMPORT lists for it (so the sans-IO handshake imports nothing of
  * ours, and a protocol never imports another: protocols meet on the bus); libs never import the
- * applications or the tests. Type-only imports are left out (tsPreCompilationDeps: false), as the
- * compiler erases them; `#broker/<lib>` resolves through tsconfig.json's paths to the lib's index.
+ * applications or the tests. Type-only imports count (tsPreCompilationDeps: true): the compiler erases
+ * them, but a cycle of types is still two files that cannot be read apart; `#broker/<lib>` resolves
+ * through tsconfig.json's paths to the lib's index.
  */
 
 /** Which libs each lib may import besides itself; `protocols/*` is each protocol on its own. */
@@ -53,7 +54,7 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '\\.(spec|e2e)\\.ts$|spec-support|\\.d\\.ts$' },
-    tsPreCompilationDeps: false,
+    tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { conditionNames: ['import', 'default', 'node'] },
   },

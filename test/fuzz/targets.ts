@@ -14,7 +14,7 @@ import {
   PathDecodeError,
 } from '#broker/handshake';
 import { TopicAuthorizer } from '#broker/auth';
-import { MqttBroker, MqttClient } from '#broker/protocols/mqtt';
+import { dispatch, MqttBroker, MqttClient } from '#broker/protocols/mqtt';
 import { parseFrame } from '#broker/protocols/ocpp16';
 import { ConfigError, loadConfig, parseConfig } from '#broker/config';
 // The sans-IO parsers themselves, by path: they are not part of any library's public face.
@@ -183,6 +183,7 @@ async function mqttAfterConnect(bytes: Uint8Array, version: 4 | 5): Promise<numb
       authenticate: async () => ({ ok: true, principal: null }),
     },
     quiet,
+    dispatch,
   );
   client.receive(
     mqttPacket.generate(

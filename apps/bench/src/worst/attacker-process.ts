@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { openClient } from '../load/ws-client.js';
-import { ATTACKS, type AttackerReport, type MessageAttack } from './attacks.js';
+import { type AttackerReport } from './attacker-report.js';
+import { ATTACKS, type MessageAttack } from './attacks.js';
 
 /**
  * One attacker, in a process of its own: in the bystander's process, its thousands of client

@@ -1,6 +1,7 @@
 import mqttPacket from 'mqtt-packet';
 import { connectionInit, subscribeMessage } from '../graphql/transport-ws-load.js';
 import { connectPacket } from '../mqtt/mqtt-wire.js';
+import { type AttackerReport } from './attacker-report.js';
 import {
   type ConnectionAttackTarget,
   http2RapidReset,
@@ -38,16 +39,6 @@ export interface ConnectionAttack {
   readonly bytes: number;
   run(target: ConnectionAttackTarget, until: number): Promise<AttackerReport>;
   readonly control?: undefined;
-}
-
-/** What an attacker process tells its parent at the end of its window. */
-export interface AttackerReport {
-  /** Attack messages the broker answered (a message or the close). */
-  readonly answered: number;
-  /** Connections opened again after the broker closed one. */
-  readonly reconnects: number;
-  /** Handshakes refused 429 (the handshake rate per address). */
-  readonly refused: number;
 }
 
 /** One aliased field, 830 times: 21 KB that graphql-js's OverlappingFieldsCanBeMerged found quadratic. */

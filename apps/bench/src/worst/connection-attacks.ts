@@ -1,6 +1,6 @@
 import { connect as connectHttp2, constants, type ClientHttp2Session } from 'node:http2';
 import { connect, type Socket } from 'node:net';
-import { type AttackerReport } from './attacks.js';
+import { type AttackerReport } from './attacker-report.js';
 
 /**
  * Attacks below the WebSocket messages (issue 37): what an unauthenticated client does with bare

@@ -6,7 +6,8 @@ import { pinToCpu, runWhenIdle } from '../cpu-pinning.js';
 import { processCpuMs } from '../process-cpu.js';
 import { median, summarizeLatencies, type LatencySummary } from '../stats.js';
 import { Bystander } from '../bystander.js';
-import { ATTACKS, type AttackerReport } from './attacks.js';
+import { type AttackerReport } from './attacker-report.js';
+import { ATTACKS } from './attacks.js';
 import { type Hardening } from '../broker-config.js';
 
 export const WORST_USAGE = `Usage: node dist/apps/bench/src/main.js worst [options]

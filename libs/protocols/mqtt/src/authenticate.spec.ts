@@ -6,6 +6,7 @@ import { authenticateFirstMessage, ManualClock } from '#broker/gateway';
 import mqttPacket, { type IConnectPacket, type Packet } from 'mqtt-packet';
 import { credentialOf } from './authenticate.js';
 import { MqttBroker } from './broker.js';
+import { dispatch } from './handlers/dispatch.js';
 import { MqttClient } from './mqtt-client.js';
 
 const quiet = { info() {}, warn() {}, debug() {}, error() {} };
@@ -52,6 +53,7 @@ describe('CONNECT credentials', () => {
             ),
         },
         quiet,
+        dispatch,
       );
       const packet = connect({ protocolVersion: version, username: 'u', password: Buffer.from('pw') });
       client.receive(mqttPacket.generate(packet, { protocolVersion: version }));

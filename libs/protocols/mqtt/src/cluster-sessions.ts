@@ -8,14 +8,8 @@ import { type Session } from './session.js';
 import { type Claimed, SessionBucket } from './session-bucket.js';
 import { SessionLeases } from './session-leases.js';
 import { SessionWrites } from './session-writes.js';
-import {
-  type Claim,
-  EMPTY_STATE,
-  type Persisted,
-  type SessionDirectory,
-  type SessionState,
-  type WillRecord,
-} from './session-directory.js';
+import { type Claim, type Persisted, type SessionDirectory } from './session-directory.js';
+import { EMPTY_STATE, type SessionState, type WillRecord } from './session-state.js';
 import {
   carriedOf,
   decodeWill,

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeliveryQueue } from './delivery-queue.js';
-import { type Delivery } from './session.js';
+import { type Delivery } from './delivery.js';
 
 function delivery(payload: string): Delivery {
   return {

@@ -1,4 +1,4 @@
-import { type Delivery } from './session.js';
+import { type Delivery } from './delivery.js';
 
 /** What a queued delivery costs: its payload and topic (the rest is small and fixed). */
 function costOf(delivery: Delivery): number {

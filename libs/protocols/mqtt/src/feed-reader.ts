@@ -17,7 +17,8 @@ import { deliveryFor } from './delivery.js';
 import { type Feed, target } from './feed.js';
 import { decodeMessage } from './message-codec.js';
 import { returnPending } from './pending-return.js';
-import { type Delivery, type Session } from './session.js';
+import { type Delivery } from './delivery.js';
+import { type Session } from './session.js';
 import { type StreamInterest } from './stream-interest.js';
 
 /**

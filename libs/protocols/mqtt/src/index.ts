@@ -2,4 +2,5 @@ export { MqttModule } from './mqtt.module.js';
 export { MqttServer } from './mqtt-server.js';
 export { MqttBroker } from './broker.js';
 export { MqttClient } from './mqtt-client.js';
+export { dispatch } from './handlers/dispatch.js';
 export type { ClientContext, MqttTransport } from './client-context.js';

@@ -5,6 +5,7 @@ import { type MqttConfig } from '#broker/config';
 import { authenticateFirstMessage, ManualClock } from '#broker/gateway';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { MqttBroker } from './broker.js';
+import { dispatch } from './handlers/dispatch.js';
 import { MqttClient, type MqttLogger } from './mqtt-client.js';
 
 const config: MqttConfig = {
@@ -68,6 +69,7 @@ class Peer {
           ),
       },
       quiet,
+      dispatch,
     );
   }
 

@@ -5,14 +5,14 @@ import { type Packet } from 'mqtt-packet';
 import { type MqttBroker } from './broker.js';
 import { CLOSE } from '#broker/gateway';
 import { closeCodeFor, type ClientContext, type MqttTransport } from './client-context.js';
-import { dispatch } from './handlers/dispatch.js';
 import { type TimerHandle } from '#broker/gateway';
 import { type MqttMessage } from './message.js';
 import { encodePublish, OutboundAliases } from './outbound-publish.js';
 import { encodePacket, type PacketHandler, PacketReader, packetSize } from './packet-reader.js';
 import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
-import { type Delivery, type InFlight, type Session, type SessionOwner } from './session.js';
-import { type WillRecord } from './session-directory.js';
+import { type Delivery, type InFlight } from './delivery.js';
+import { type Session, type SessionOwner } from './session.js';
+import { type WillRecord } from './session-state.js';
 
 /** The slice of pino the core logs through. */
 export interface MqttLogger {
@@ -42,6 +42,12 @@ function keepAliveExpired(client: MqttClient): void {
 function connectExpired(client: MqttClient): void {
   client.close(CLOSE.policyViolation, 'no CONNECT in time', false);
 }
+
+/**
+ * Handles one packet of a client (`handlers/dispatch.ts`). The server hands it to each client, so that
+ * the client, which every handler knows, imports none of them.
+ */
+export type PacketDispatch = (client: MqttClient, packet: Packet) => void;
 
 /**
  * One MQTT network connection, sans-IO: bytes in through `receive`, packets out through the
@@ -84,6 +90,8 @@ export class MqttClient implements SessionOwner, PacketHandler {
     private readonly transport: MqttTransport,
     readonly context: ClientContext,
     readonly log: MqttLogger,
+    /** What handles its packets once CONNECT is through: `handlers/dispatch.ts`, given by the server. */
+    private readonly dispatch: PacketDispatch,
   ) {
     this.held = new HeldInput(context.holdLimits);
     this.reader = new PacketReader(broker.config.maxPacketSize, this);
@@ -114,7 +122,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
       return;
     }
     try {
-      dispatch(this, packet);
+      this.dispatch(this, packet);
     } catch (err) {
       if (!(err instanceof MqttProtocolError)) throw err;
       this.fail(err);
@@ -204,7 +212,7 @@ export class MqttClient implements SessionOwner, PacketHandler {
     for (const packet of this.held.take()) {
       if (this.state !== 'connected') return;
       try {
-        dispatch(this, packet);
+        this.dispatch(this, packet);
       } catch (err) {
         if (!(err instanceof MqttProtocolError)) throw err;
         return this.fail(err);

@@ -20,6 +20,7 @@ import { ClusterQueues } from './cluster-queues.js';
 import { ClusterSessions } from './cluster-sessions.js';
 import { ClusterShares } from './cluster-shares.js';
 import { type ClientContext, type MqttTransport } from './client-context.js';
+import { dispatch } from './handlers/dispatch.js';
 import { MqttClient } from './mqtt-client.js';
 import { publishSysTopics } from './sys-topics.js';
 
@@ -105,6 +106,6 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
   }
 
   open(transport: MqttTransport, context: ClientContext): MqttClient {
-    return new MqttClient(this.broker, transport, context, this.logger);
+    return new MqttClient(this.broker, transport, context, this.logger, dispatch);
   }
 }

@@ -3,7 +3,7 @@ import { type TimerHandle } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { type SessionBucket } from './session-bucket.js';
-import { EMPTY_STATE, type WillRecord } from './session-directory.js';
+import { EMPTY_STATE, type WillRecord } from './session-state.js';
 import { decodeWill, graceOf, isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';
 
 /** How long a will or an expiry that NATS did not take waits before it tries again. */

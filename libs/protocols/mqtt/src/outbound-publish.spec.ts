@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type MqttMessage } from './message.js';
 import { encodePublish, OutboundAliases } from './outbound-publish.js';
-import { type Delivery } from './session.js';
+import { type Delivery } from './delivery.js';
 
 const message: MqttMessage = {
   topic: 'fan/out',

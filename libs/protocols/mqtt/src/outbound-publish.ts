@@ -1,7 +1,7 @@
 import { type IPublishPacket } from 'mqtt-packet';
 import { remainingExpirySec } from './message.js';
 import { encodePacket } from './packet-reader.js';
-import { type Delivery, type InFlight } from './session.js';
+import { type Delivery, type InFlight } from './delivery.js';
 
 /**
  * Topic aliases the broker assigns towards one connection (v5 3.3.2.3.4): the first

@@ -1,7 +1,8 @@
 import { type MqttConfig } from '#broker/config';
 import { type Clock } from '#broker/gateway';
 import { type MessageQueues } from './message-queues.js';
-import { type SessionDirectory, type SessionState, type WillRecord } from './session-directory.js';
+import { type SessionDirectory } from './session-directory.js';
+import { type SessionState, type WillRecord } from './session-state.js';
 import { releaseOnly, Session, type SessionOwner } from './session.js';
 import { type Subscription } from './subscription.js';
 

@@ -1,5 +1,5 @@
 import { decodeMessage, encodeMessage } from './message-codec.js';
-import { type SessionState, type WillRecord } from './session-directory.js';
+import { MAX_CARRIED, type SessionState, type WillRecord } from './session-state.js';
 import { type Subscription } from './subscription.js';
 import { parseFilter } from './topic-filter.js';
 
@@ -106,9 +106,6 @@ export function packetIdsOf(raw: unknown): number[] {
     if (Number.isInteger(id) && id >= 1 && id <= 65535) ids.add(id as number);
   return [...ids];
 }
-
-/** At most this many consumers' sequences, and received sequences, are taken from a record. */
-export const MAX_CARRIED = 512;
 
 /** A handed-over `streamDelivered`, each consumer name and sequence checked; others dropped. */
 function streamDeliveredOf(raw: unknown): Record<string, number> | undefined {

@@ -1,51 +1,9 @@
 import { type Clock, type TimerHandle } from '#broker/gateway';
-import { type QoS } from 'mqtt-packet';
+import { type Delivery, type InFlight } from './delivery.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { type MqttMessage } from './message.js';
-import { type WillRecord } from './session-directory.js';
-import { MAX_CARRIED } from './session-record.js';
+import { MAX_CARRIED, type WillRecord } from './session-state.js';
 import { type Subscription } from './subscription.js';
-
-/** A message on its way to one subscriber, with what its subscriptions made of it. */
-export interface Delivery {
-  readonly message: MqttMessage;
-  readonly qos: QoS;
-  readonly retain: boolean;
-  readonly subscriptionIds: readonly number[];
-  /**
-   * Encodings shared by the deliveries of one routed message, so a fan-out encodes an identical
-   * QoS 0 PUBLISH once per protocol version instead of once per subscriber.
-   */
-  readonly encodings?: Map<string, Buffer>;
-  /**
-   * Cluster mode, a delivery from the stream: called with true once it is done (acknowledged, or given
-   * up by policy) and with false to hand it back for redelivery.
-   */
-  readonly settle?: Settle;
-  /** The stream delivered it before: it goes out with DUP set. */
-  readonly redelivered?: boolean;
-  /**
-   * The packet id it should go out with, when free on the session: a stream delivery's is derived from
-   * its stream sequence, so that any node sending it again uses the id the client knows it by.
-   */
-  readonly packetId?: number;
-  /** Cluster mode: its sequence in the message stream. */
-  readonly streamSequence?: number;
-}
-
-/**
- * Called with true once a delivery is done, false to hand it back. A stream delivery's settle(true)
- * resolves once the stream confirmed it let go of the message (or could not say).
- */
-export type Settle = (done: boolean) => void | Promise<void>;
-
-/** A QoS 1/2 delivery holding a packet id until the client completes it. */
-export interface InFlight extends Delivery {
-  readonly packetId: number;
-  readonly settle: Settle | undefined;
-  /** 'pubrel' once a QoS 2 delivery got its PUBREC. */
-  state: 'publish' | 'pubrel';
-}
 
 /** The message of a QoS 2 delivery that came from another node in its PUBREL stage: only its id is left. */
 const RELEASED: MqttMessage = {
@@ -58,10 +16,10 @@ const RELEASED: MqttMessage = {
   properties: {},
 };
 
-/** A QoS 2 delivery another node took to its PUBREL stage: this node sends the PUBREL (4.3.3, 4.4). */
 /** How many received QoS 2 stream messages a session remembers (`Session.received`). */
 const RECEIVED_REMEMBERED = 1024;
 
+/** A QoS 2 delivery another node took to its PUBREL stage: this node sends the PUBREL (4.3.3, 4.4). */
 export function releaseOnly(packetId: number): InFlight {
   return {
     message: RELEASED,

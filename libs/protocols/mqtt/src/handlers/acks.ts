@@ -1,7 +1,8 @@
 import { type IPubackPacket, type IPubcompPacket, type IPubrecPacket, type IPubrelPacket } from 'mqtt-packet';
 import { type MqttClient } from '../mqtt-client.js';
 import { RC } from '../reason-codes.js';
-import { type InFlight, type Session, type Settle } from '../session.js';
+import { type InFlight, type Settle } from '../delivery.js';
+import { type Session } from '../session.js';
 import { requirePacketId } from './packet-id.js';
 import { recordsReceipts } from './qos2-receipts.js';
 

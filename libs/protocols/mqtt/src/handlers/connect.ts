@@ -5,7 +5,7 @@ import { type IConnackPacket, type IConnectPacket } from 'mqtt-packet';
 import { credentialOf, REFUSAL_CODES } from '../authenticate.js';
 import { CLOSE } from '#broker/gateway';
 import { type MqttClient } from '../mqtt-client.js';
-import { type SessionState, type WillRecord } from '../session-directory.js';
+import { type SessionState, type WillRecord } from '../session-state.js';
 import { MqttProtocolError, RC, v3ConnackCode } from '../reason-codes.js';
 import { willOf } from './will.js';
 
