@@ -51,7 +51,11 @@ export abstract class CallWorkload {
   readonly calls: Call[] = [];
   /** How often the callee ran each `k`. */
   readonly invoked = new Map<number, number>();
+  /** Set when the calls stop: the callee side keeps serving the calls in flight until `stopping`. */
+  private callsStopped = false;
   protected stopped = false;
+  /** Resolves when the workload ends: each callee connection then ends itself. */
+  protected readonly stopping = deferred<true>();
   private calling: Promise<void> = Promise.resolve();
   private serving: Promise<void> = Promise.resolve();
 
@@ -68,7 +72,7 @@ export abstract class CallWorkload {
       }
     })();
     this.calling = (async () => {
-      for (let k = 1; !this.stopped; k++) {
+      for (let k = 1; !this.callsStopped; k++) {
         if (this.calls.filter((call) => call.outcome === null).length < MAX_IN_FLIGHT) {
           const call: Call = { k, at: performance.now(), ended: null, outcome: null };
           this.calls.push(call);
@@ -87,21 +91,26 @@ export abstract class CallWorkload {
     this.invoked.set(k, (this.invoked.get(k) ?? 0) + 1);
   }
 
-  /** One callee connection to `node`, from connect to close. */
+  /** One callee connection to `node`, from connect to its close or `stopping`, whichever comes first. */
   protected abstract serve(node: BrokerNode): Promise<void>;
   /** One call; resolves with its outcome ('ok', 'wrong', or an error's name). */
   protected abstract call(k: number): Promise<string>;
-  /** Ends the callee's connection and the caller's. */
-  protected abstract close(): Promise<void>;
+  /** Ends the caller's connection, if it has one. */
+  protected abstract closeCaller(): void;
 
-  /** Stops calling, waits up to `graceMs` for the calls in flight, then ends both sides. */
+  /**
+   * Stops calling, waits up to `graceMs` for the calls in flight, then ends both sides (a side that
+   * does not end within a few seconds is left: the run's report must not wait on a client library).
+   */
   async stop(graceMs: number): Promise<void> {
-    this.stopped = true;
+    this.callsStopped = true;
     await this.calling;
     const deadline = performance.now() + graceMs;
     while (this.calls.some((call) => call.outcome === null) && performance.now() < deadline) await sleep(100);
-    await this.close();
-    await this.serving;
+    this.stopped = true;
+    this.stopping.resolve(true);
+    this.closeCaller();
+    await Promise.race([this.serving, sleep(10_000)]);
   }
 
   stats(): CallStats {
@@ -136,7 +145,6 @@ interface WampyError {
  */
 export class WampCalls extends CallWorkload {
   private caller: Promise<Wampy> | null = null;
-  private callee: Wampy | null = null;
 
   constructor(
     private readonly anchor: BrokerNode,
@@ -152,8 +160,8 @@ export class WampCalls extends CallWorkload {
       onClose: () => closed.resolve(true),
       onError: () => closed.resolve(true),
     });
-    this.callee = wampy;
-    const ping = keepAlive((wampy as unknown as { _ws: WebSocket })._ws);
+    const ws = (wampy as unknown as { _ws: WebSocket })._ws;
+    const ping = keepAlive(ws);
     try {
       // The registration of its connection before may still be held (its node not yet counted dead).
       for (let registered = false; !registered && !this.stopped;) {
@@ -167,11 +175,13 @@ export class WampCalls extends CallWorkload {
             () => true,
             () => false,
           );
-        if (!registered) await Promise.race([sleep(250), closed.promise]);
+        if (!registered) await Promise.race([sleep(250), closed.promise, this.stopping.promise]);
       }
-      await closed.promise;
+      await Promise.race([closed.promise, this.stopping.promise]);
     } finally {
       clearInterval(ping);
+      // At the end of a run, or after the close: no GOODBYE to wait for.
+      ws.terminate();
     }
   }
 
@@ -190,12 +200,10 @@ export class WampCalls extends CallWorkload {
     }
   }
 
-  protected async close(): Promise<void> {
-    await Promise.all(
-      [this.caller, Promise.resolve(this.callee)].map((wampy) =>
-        wampy?.then((w) => w?.disconnect()).catch(() => undefined),
-      ),
-    );
+  protected closeCaller(): void {
+    this.caller
+      ?.then((wampy) => (wampy as unknown as { _ws: WebSocket })._ws.terminate())
+      .catch(() => undefined);
   }
 }
 
@@ -204,8 +212,6 @@ export class WampCalls extends CallWorkload {
  * (ocpp-rpc, strict, pinging every second) that connects to the other nodes in turn and echoes k.
  */
 export class OcppCalls extends CallWorkload {
-  private chargePoint: InstanceType<typeof RPCClient> | null = null;
-
   constructor(
     private readonly anchor: BrokerNode,
     nodes: () => readonly BrokerNode[],
@@ -226,16 +232,19 @@ export class OcppCalls extends CallWorkload {
       callTimeoutMs: 3000,
       pingIntervalMs: PING_MS,
     } as ConstructorParameters<typeof RPCClient>[0]);
-    this.chargePoint = cp;
     const closed = new Promise<void>((resolve) => cp.once('close', () => resolve()));
     cp.handle('DataTransfer', async ({ params }) => {
       const { data } = params as { data?: string };
       this.ran(Number(data));
       return { status: 'Accepted', data };
     });
-    await cp.connect();
-    await cp.call('BootNotification', BOOT).catch(() => undefined);
-    await closed;
+    try {
+      await cp.connect();
+      await cp.call('BootNotification', BOOT).catch(() => undefined);
+      await Promise.race([closed, this.stopping.promise]);
+    } finally {
+      void cp.close({ force: true }).catch(() => undefined);
+    }
   }
 
   protected async call(k: number): Promise<string> {
@@ -254,8 +263,8 @@ export class OcppCalls extends CallWorkload {
     return `${res.status} ${body.title ?? ''}`.trim();
   }
 
-  protected async close(): Promise<void> {
-    await this.chargePoint?.close({ force: true }).catch(() => undefined);
+  protected closeCaller(): void {
+    // Each call is a request of its own: nothing stays open.
   }
 }
 

@@ -1,5 +1,5 @@
+import { connectAsync } from 'mqtt';
 import { type BrokerNode } from './cluster.js';
-import { connect } from './mqtt-helpers.js';
 import { type Device, type Publisher } from './nemesis.js';
 
 /** How long a probe waits for a retained message to arrive after its SUBACK. */
@@ -46,7 +46,17 @@ export class RetainedWorkload {
       nodes.map(async (node) => {
         let client;
         try {
-          client = await connect(node, { clientId: `probe-${Math.random().toString(36).slice(2)}` });
+          // Without retries: a connection closed before its CONNACK fails the probe instead of hanging it.
+          client = await connectAsync(
+            `${node.url}/mqtt`,
+            {
+              clientId: `probe-${Math.random().toString(36).slice(2)}`,
+              protocolVersion: 5,
+              reconnectPeriod: 0,
+              connectTimeout: RETAINED_WAIT_MS,
+            },
+            false,
+          );
         } catch {
           this.unreachable++;
           return;
