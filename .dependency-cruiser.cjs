@@ -9,18 +9,19 @@
 
 /** Which libs each lib may import besides itself; `protocols/*` is each protocol on its own. */
 const MAY_IMPORT = {
+  kit: [],
   handshake: [],
   config: [],
   bus: [],
   auth: ['bus', 'config', 'handshake'],
-  gateway: ['auth', 'config', 'handshake'],
+  gateway: ['auth', 'config', 'handshake', 'kit'],
   store: ['auth', 'config', 'gateway', 'handshake'],
   cluster: ['bus', 'config', 'gateway', 'store'],
   admin: ['auth', 'cluster', 'config', 'gateway', 'handshake', 'store'],
   dashboard: ['admin', 'bus', 'cluster', 'gateway', 'protocols/ocpp16'],
-  'protocols/*': ['admin', 'auth', 'bus', 'cluster', 'config', 'gateway', 'handshake', 'store'],
+  'protocols/*': ['admin', 'auth', 'bus', 'cluster', 'config', 'gateway', 'handshake', 'kit', 'store'],
   terminus: ['gateway'],
-  broker: ['admin', 'auth', 'bus', 'cluster', 'config', 'dashboard', 'gateway', 'handshake', 'store'],
+  broker: ['admin', 'auth', 'bus', 'cluster', 'config', 'dashboard', 'gateway', 'handshake', 'kit', 'store'],
   testing: ['broker', 'bus', 'config', 'gateway', 'handshake'],
 };
 
@@ -43,6 +44,13 @@ module.exports = {
       comment: 'A cycle means two modules are one idea in two files, or a handler imports its dispatcher.',
       from: {},
       to: { circular: true },
+    },
+    {
+      name: 'kit-imports-no-package',
+      severity: 'error',
+      comment: 'The protocol kit loads with no Nest and no ws: a protocol core imports it alone.',
+      from: { path: '^libs/kit/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     {
       name: 'libs-do-not-import-apps-or-tests',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import mqttPacket from 'mqtt-packet';
 import { type IncomingMessage } from 'node:http';
-import { nestsDeeperThan } from '#broker/gateway';
+import { nestsDeeperThan } from '#broker/kit';
 import {
   compileAllowlist,
   CredentialError,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { type BusMessage } from 'ws-protocol-broker';
+import { CLOSE, ManualClock } from 'ws-protocol-broker/kit';
 import { InMemoryTopicBus, TestConnection, testContext } from 'ws-protocol-broker/testing';
 import { ShoutSubprotocol } from '../src/shout.subprotocol.js';
 
@@ -19,4 +20,15 @@ it('a unit test of the subprotocol module, without a socket: capitals back, on t
   assert.equal(Buffer.from(heard[0]?.payload ?? []).toString(), 'HELLO');
   connection.receive('   ');
   assert.deepEqual(connection.closedWith, { code: 4400, reason: 'empty message' });
+});
+
+it('the protocol kit is an entry of its own, for a core written without Nest', () => {
+  const clock = new ManualClock();
+  const fired: number[] = [];
+  clock.after(1000, () => fired.push(clock.now()));
+  clock.advance(999);
+  assert.deepEqual(fired, []);
+  clock.advance(1);
+  assert.deepEqual(fired, [1_001_000]);
+  assert.equal(CLOSE.policyViolation, 1008);
 });

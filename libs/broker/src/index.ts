@@ -15,17 +15,13 @@ export {
   HandshakeGuard,
   HandshakeRefusal,
   HealthChecks,
-  ManualClock,
   startBroker,
   Subprotocol,
   SubprotocolRegistry,
-  systemClock,
 } from '#broker/gateway';
 export type {
-  Clock,
   Connection,
   ConnectionContext,
-  EventPeerPort,
   GatewayMessage,
   GatewayMessageParser,
   HandshakeCheckContext,
@@ -33,14 +29,14 @@ export type {
   HandshakeGuardContext,
   HandshakeGuardHandler,
   HandshakeGuardOptions,
-  ParseResult,
-  PeerPort,
   RunningBroker,
   SubprotocolGatewayOptions,
   SubprotocolHandler,
   SubprotocolOptions,
-  TimerHandle,
 } from '#broker/gateway';
+// The protocol kit, also on its own as `ws-protocol-broker/kit` (no Nest, no ws).
+export { CLOSE, ManualClock, systemClock } from '#broker/kit';
+export type { Clock, EventPeerPort, ParseResult, PeerPort, TimerHandle } from '#broker/kit';
 export { TopicAuthorizer, TopicGrant } from '#broker/auth';
 export type { TopicClient } from '#broker/auth';
 export { TOPIC_BUS } from '#broker/bus';

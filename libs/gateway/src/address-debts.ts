@@ -1,4 +1,4 @@
-import { type Clock } from './clock.js';
+import { type Clock } from '#broker/kit';
 
 /** Addresses whose debt is kept after their connections closed; past it the one left longest ago goes. */
 const MAX_ADDRESSES = 10_000;

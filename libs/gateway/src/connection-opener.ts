@@ -1,6 +1,6 @@
 import { type Duplex } from 'node:stream';
 import { AddressDebts } from './address-debts.js';
-import { systemClock } from './clock.js';
+import { systemClock } from '#broker/kit';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
 import { type Accept } from '#broker/handshake';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { type BrokerConfig } from '#broker/config';
 import { type ConnectionCounts, type EndpointSpec, type Principal } from '#broker/handshake';
 import { type WebSocket } from 'ws';
-import { systemClock } from './clock.js';
+import { systemClock } from '#broker/kit';
 import { HandshakeRate } from './handshake-rate.js';
 import { HealthChecks } from './health-checks.js';
 import { BROKER_CONFIG } from './tokens.js';

@@ -1,7 +1,7 @@
 import { type Principal } from '#broker/handshake';
-import { CLOSE } from './close-codes.js';
+import { CLOSE } from '#broker/kit';
 import { type FirstMessageOutcome } from './first-message-policy.js';
-import { HeldInput, type HoldLimits } from './held-input.js';
+import { HeldInput, type HoldLimits } from '#broker/kit';
 
 /** `maxBytes` counts the auth message too. */
 export interface FirstMessageLimits extends HoldLimits {

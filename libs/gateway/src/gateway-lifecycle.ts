@@ -24,7 +24,7 @@ import { SubprotocolRegistry } from './subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { UpgradeGateway } from './upgrade-gateway.js';
 import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
-import { CLOSE } from './close-codes.js';
+import { CLOSE } from '#broker/kit';
 
 /**
  * Boot and shutdown in one explicit order. Boot: discover modules, compile endpoints against them,

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HandshakeRate } from './handshake-rate.js';
-import { ManualClock } from './manual-clock.js';
+import { ManualClock } from '#broker/kit';
 
 describe('HandshakeRate', () => {
   it('lets a burst through, then one handshake per 1/perSecond, and says how long to wait', () => {

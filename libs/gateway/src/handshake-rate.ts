@@ -1,4 +1,4 @@
-import { type Clock } from './clock.js';
+import { type Clock } from '#broker/kit';
 
 export interface HandshakeRateLimits {
   /** Handshakes a second one client address may start, on average; 0: no limit. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from './manual-clock.js';
+import { ManualClock } from '#broker/kit';
 import { RequestPace } from './request-pace.js';
 
 describe('RequestPace', () => {

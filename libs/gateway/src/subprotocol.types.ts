@@ -1,6 +1,6 @@
 import { type ClientCertificate, type DeflateOptions, type Principal } from '#broker/handshake';
 import { type FirstMessageCredential, type FirstMessageOutcome } from './first-message-policy.js';
-import { type HoldLimits } from './held-input.js';
+import { type HoldLimits } from '#broker/kit';
 
 export interface SubprotocolOptions {
   /** The Sec-WebSocket-Protocol value this module speaks. */

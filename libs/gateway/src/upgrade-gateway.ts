@@ -11,7 +11,7 @@ import {
 } from '#broker/handshake';
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
-import { systemClock } from './clock.js';
+import { systemClock } from '#broker/kit';
 import { ConnectionRegistry } from './connection-registry.js';
 import { DecisionLog } from './decision-log.js';
 import { EndpointRegistry } from './endpoint-registry.js';

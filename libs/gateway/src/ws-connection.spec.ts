@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type WebSocket } from 'ws';
-import { type InputBudgetLimits } from './input-budget.js';
+import { type InputBudgetLimits } from '#broker/kit';
 import { WsConnection } from './ws-connection.js';
 
 /** The parts of a ws WebSocket that WsConnection uses, recording what is sent. */

@@ -2,9 +2,9 @@ import { type WebSocket } from 'ws';
 import { closeReason } from './close-reason.js';
 import { type Connection } from './subprotocol.types.js';
 import { uncorkAfterIo } from './uncork-after-io.js';
-import { CLOSE } from './close-codes.js';
-import { systemClock } from './clock.js';
-import { InputBudget, type InputBudgetLimits } from './input-budget.js';
+import { CLOSE } from '#broker/kit';
+import { systemClock } from '#broker/kit';
+import { InputBudget, type InputBudgetLimits } from '#broker/kit';
 
 type MessageHandler = (data: Buffer, isBinary: boolean) => void;
 type CloseHandler = (code: number, reason: string) => void;

@@ -1,4 +1,4 @@
-import { nestsDeeperThan, type ParseResult, TOO_DEEP } from '#broker/gateway';
+import { nestsDeeperThan, type ParseResult, TOO_DEEP } from '#broker/kit';
 import { type OperationRequest } from './graphql-engine.js';
 
 /** The legacy graphql-ws protocol of subscriptions-transport-ws: what a client may send. */

@@ -10,7 +10,8 @@ import { GraphqlEngine } from './graphql-engine.js';
 import { DEFAULT_LIMITS, type GraphqlLimits, type GraphqlModuleOptions } from './graphql.options.js';
 import { type LegacyServerMessage } from './legacy-message.js';
 import { LegacyGraphqlSession } from './legacy-session.js';
-import { authenticateFirstMessage, type HoldLimits, ManualClock } from '#broker/gateway';
+import { authenticateFirstMessage } from '#broker/gateway';
+import { type HoldLimits, ManualClock } from '#broker/kit';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

@@ -1,12 +1,6 @@
 import { type GraphQLError, type ExecutionResult } from 'graphql';
-import {
-  CLOSE,
-  type Clock,
-  type ConnectionContext,
-  type EventPeerPort,
-  HeldInput,
-  type TimerHandle,
-} from '#broker/gateway';
+import { type ConnectionContext } from '#broker/gateway';
+import { CLOSE, type Clock, type EventPeerPort, HeldInput, type TimerHandle } from '#broker/kit';
 import { type InitAuthContext } from './connection-auth.js';
 import { type GraphqlEngine, type OperationRequest } from './graphql-engine.js';
 import { type GraphqlSession } from './graphql.options.js';

@@ -3,11 +3,11 @@ import { type Logger } from 'pino';
 import {
   BROKER_LOGGER,
   Subprotocol,
-  systemClock,
   type Connection,
   type ConnectionContext,
   type SubprotocolHandler,
 } from '#broker/gateway';
+import { systemClock } from '#broker/kit';
 import { GraphqlEngine } from './graphql-engine.js';
 import { LegacyGraphqlSession } from './legacy-session.js';
 import { GRAPHQL_MAX_PAYLOAD } from './transport-ws.subprotocol.js';

@@ -1,5 +1,5 @@
 import { MessageType, validateMessage } from 'graphql-ws';
-import { nestsDeeperThan, type ParseResult, TOO_DEEP } from '#broker/gateway';
+import { nestsDeeperThan, type ParseResult, TOO_DEEP } from '#broker/kit';
 
 /** Messages only a server sends: a client sending one is speaking the protocol wrong. */
 const SERVER_ONLY: ReadonlySet<string> = new Set([

@@ -1,6 +1,6 @@
 import { type TopicAuthorizer } from '#broker/auth';
 import { type MqttConfig } from '#broker/config';
-import { type Clock, systemClock } from '#broker/gateway';
+import { type Clock, systemClock } from '#broker/kit';
 import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
 import { RetainedStore } from './retained-store.js';

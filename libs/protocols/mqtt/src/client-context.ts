@@ -1,10 +1,5 @@
-import {
-  CLOSE,
-  type FirstMessageCredential,
-  type FirstMessageOutcome,
-  type HoldLimits,
-  type PeerPort,
-} from '#broker/gateway';
+import { type FirstMessageCredential, type FirstMessageOutcome } from '#broker/gateway';
+import { CLOSE, type HoldLimits, type PeerPort } from '#broker/kit';
 import { RC } from './reason-codes.js';
 
 /** The network connection under an MQTT client, a WebSocket or a TCP socket: one whole packet per `send`. */

@@ -5,9 +5,9 @@ import {
   type ConnectionContext,
   type FirstMessageCredential,
   type FirstMessageOutcome,
-  type HoldLimits,
   type SubprotocolHandler,
 } from '#broker/gateway';
+import { type HoldLimits } from '#broker/kit';
 import { type ClientContext, type MqttTransport } from './client-context.js';
 import { type MqttClient } from './mqtt-client.js';
 import { MqttServer } from './mqtt-server.js';

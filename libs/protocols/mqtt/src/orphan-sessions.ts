@@ -1,5 +1,5 @@
 import { type ClusterNode } from '#broker/cluster';
-import { type TimerHandle } from '#broker/gateway';
+import { type TimerHandle } from '#broker/kit';
 import { type Logger } from 'pino';
 import { type MqttBroker } from './broker.js';
 import { type SessionBucket } from './session-bucket.js';

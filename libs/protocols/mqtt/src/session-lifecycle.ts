@@ -1,5 +1,5 @@
 import { type MqttConfig } from '#broker/config';
-import { type Clock } from '#broker/gateway';
+import { type Clock } from '#broker/kit';
 import { type MessageQueues } from './message-queues.js';
 import { type SessionDirectory } from './session-directory.js';
 import { type SessionState, type WillRecord } from './session-state.js';

@@ -1,4 +1,4 @@
-import { type Clock, type TimerHandle } from '#broker/gateway';
+import { type Clock, type TimerHandle } from '#broker/kit';
 import { type Delivery, type InFlight } from './delivery.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { type MqttMessage } from './message.js';

@@ -11,10 +11,9 @@ import {
   authenticateFirstMessage,
   type CredentialChecks,
   GatewayMetrics,
-  InputBudget,
-  systemClock,
   TokenVerifier,
 } from '#broker/gateway';
+import { InputBudget, systemClock } from '#broker/kit';
 import { type MqttClient } from './mqtt-client.js';
 import { MqttServer } from './mqtt-server.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CallQueueFullError, CallTimeoutError, CallTracker, ConnectionClosedError } from './call-tracker.js';
-import { ManualClock } from '#broker/gateway';
+import { ManualClock } from '#broker/kit';
 
 function tracker(options: { maxQueued?: number; failSend?: boolean } = {}) {
   const sent: [string, string, unknown][] = [];

@@ -1,4 +1,4 @@
-import { systemClock, type Clock, type TimerHandle } from '#broker/gateway';
+import { systemClock, type Clock, type TimerHandle } from '#broker/kit';
 export class CallTimeoutError extends Error {
   override readonly name = 'CallTimeoutError';
 }

@@ -4,7 +4,6 @@ import { type BrokerConfig } from '#broker/config';
 import {
   BROKER_CONFIG,
   BROKER_LOGGER,
-  CLOSE,
   Subprotocol,
   type Connection,
   type ConnectionContext,
@@ -12,6 +11,7 @@ import {
   type HandshakeCheckFailure,
   type SubprotocolHandler,
 } from '#broker/gateway';
+import { CLOSE } from '#broker/kit';
 import { BrokerStore, NotFoundError } from '#broker/store';
 import { type Logger } from 'pino';
 import { CallEventMessage, connectionEventMessage, EventTopics } from './bus-events.js';

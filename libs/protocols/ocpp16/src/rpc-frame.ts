@@ -1,4 +1,4 @@
-import { type ParseResult } from '#broker/gateway';
+import { type ParseResult } from '#broker/kit';
 import { type ErrorCode } from './errors.js';
 
 export const CALL = 2;

@@ -5,7 +5,7 @@ import { CallErrorResponse, InvalidResponseError, OcppError, type BadMessageReas
 import { type Payload } from './rpc-frame.js';
 import { OcppSchemas } from './schemas.js';
 import { OcppSession, type CallDispatcher } from './session.js';
-import { ManualClock } from '#broker/gateway';
+import { ManualClock } from '#broker/kit';
 
 const schemas = new OcppSchemas();
 const tick = () => new Promise((resolve) => setImmediate(resolve));

@@ -1,4 +1,5 @@
-import { systemClock, type Clock, type Connection, type PeerPort, type TimerHandle } from '#broker/gateway';
+import { type Connection } from '#broker/gateway';
+import { systemClock, type Clock, type PeerPort, type TimerHandle } from '#broker/kit';
 import { randomUUID } from 'node:crypto';
 import { CallTracker, ConnectionClosedError } from './call-tracker.js';
 import { type BadMessageReason, CallErrorResponse, InvalidResponseError, OcppError } from './errors.js';

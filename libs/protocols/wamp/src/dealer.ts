@@ -1,4 +1,4 @@
-import { type Clock } from '#broker/gateway';
+import { type Clock } from '#broker/kit';
 import { E, ProtocolViolation } from './errors.js';
 import {
   type Args,

@@ -1,4 +1,4 @@
-import { nestsDeeperThan, type ParseResult, TOO_DEEP } from '#broker/gateway';
+import { nestsDeeperThan, type ParseResult, TOO_DEEP } from '#broker/kit';
 import { isId } from './ids.js';
 
 /** Message type codes (WAMP basic and advanced profile). */

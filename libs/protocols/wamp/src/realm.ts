@@ -1,4 +1,4 @@
-import { type Clock } from '#broker/gateway';
+import { type Clock } from '#broker/kit';
 import { Broker } from './broker.js';
 import { Dealer } from './dealer.js';
 import { type Args, type Kwargs } from './messages.js';

@@ -1,4 +1,4 @@
-import { type Clock } from '#broker/gateway';
+import { type Clock } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
 import { type BusAccess } from './bus-access.js';
 import { type Args, type Kwargs } from './messages.js';

@@ -1,4 +1,4 @@
-import { CLOSE, type EventPeerPort, type TimerHandle } from '#broker/gateway';
+import { CLOSE, type EventPeerPort, type TimerHandle } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
 import { type AuthStep, type Credentials, startAuthentication } from './authenticate.js';
 import { E, ProtocolViolation } from './errors.js';

@@ -1,4 +1,4 @@
-import { type EventPeerPort, type TimerHandle } from '#broker/gateway';
+import { type EventPeerPort, type TimerHandle } from '#broker/kit';
 import { type BusAccess } from './bus-access.js';
 import { type Principal } from '#broker/handshake';
 import { SequentialIds } from './ids.js';

@@ -1,4 +1,5 @@
-import { authenticateFirstMessage, ManualClock, type EventPeerPort } from '#broker/gateway';
+import { authenticateFirstMessage } from '#broker/gateway';
+import { ManualClock, type EventPeerPort } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
 import { type Credentials } from './authenticate.js';
 import { Permissions, type PermissionRule } from './permissions.js';

@@ -8,11 +8,11 @@ import {
   BROKER_LOGGER,
   GatewayMetrics,
   Subprotocol,
-  systemClock,
   type Connection,
   type ConnectionContext,
   type SubprotocolHandler,
 } from '#broker/gateway';
+import { systemClock } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { type Credentials } from './authenticate.js';

@@ -3,7 +3,7 @@ import { flatUuid } from '#broker/gateway';
 import { type Principal } from '#broker/handshake';
 import { type IConnackPacket, type IConnectPacket } from 'mqtt-packet';
 import { credentialOf, REFUSAL_CODES } from '../authenticate.js';
-import { CLOSE } from '#broker/gateway';
+import { CLOSE } from '#broker/kit';
 import { type MqttClient } from '../mqtt-client.js';
 import { type SessionState, type WillRecord } from '../session-state.js';
 import { MqttProtocolError, RC, v3ConnackCode } from '../reason-codes.js';

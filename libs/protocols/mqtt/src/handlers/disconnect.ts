@@ -1,5 +1,5 @@
 import { type IDisconnectPacket } from 'mqtt-packet';
-import { CLOSE } from '#broker/gateway';
+import { CLOSE } from '#broker/kit';
 import { type MqttClient } from '../mqtt-client.js';
 import { MqttProtocolError, RC } from '../reason-codes.js';
 

@@ -2,7 +2,7 @@ import { assertTopicName } from '#broker/bus';
 import { type IPublishPacket, type QoS } from 'mqtt-packet';
 import { type MqttMessage, type PassThroughProperties } from '../message.js';
 import { type MqttClient } from '../mqtt-client.js';
-import { CLOSE } from '#broker/gateway';
+import { CLOSE } from '#broker/kit';
 import { MqttProtocolError, RC } from '../reason-codes.js';
 import { type Session } from '../session.js';
 import { requirePacketId } from './packet-id.js';
