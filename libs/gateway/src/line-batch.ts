@@ -19,7 +19,7 @@ const open = new Set<LineBatch>();
  * Gathers log lines and hands them to sonic-boom joined, `batchChars` at a time. sonic-boom appends
  * each write to the text it holds and then measures all of that text (Buffer.byteLength flattens it),
  * so with a line per write every handshake's line copied the lines waiting before it: that copy was
- * most of the log line's cost, and a tenth of the handshake's garbage (BENCHMARKS.md). One write per
+ * most of the log line's cost, and a tenth of the handshake's garbage (BENCHMARKS.md's git history). One write per
  * batch copies a batch once. sonic-boom still does the writing (its own batching, EAGAIN).
  *
  * No line is lost to the wait: `flush` (pino's logger.flush, which flushAndExit and the broker's

@@ -153,7 +153,7 @@ export class WsConnection implements Connection {
    * I/O callbacks have run: the module's sends, and, from each read, what ws answers by itself (the
    * close frame of the close handshake, a pong). A turn's writes to many peers then leave together,
    * where a write in the middle of the reads woke the peer's process once per write: holding the
-   * close frame too cut the broker's CPU per handshake by about a twentieth (BENCHMARKS.md).
+   * close frame too cut the broker's CPU per handshake by about a twentieth (BENCHMARKS.md's git history).
    */
   holdWrites(): void {
     if (this.corked) return;
@@ -249,7 +249,7 @@ export class WsConnection implements Connection {
    * What the module sends this peer while handling the peer's own read (acknowledgements, answers,
    * the next messages of a window the peer's PUBACKs opened) is written once that read is handled,
    * on process.nextTick, instead of at the end of the turn: the peer can start on it while the turn
-   * goes on, where waiting made the two event loops take turns (BENCHMARKS.md, MQTT QoS 1 fan-in).
+   * goes on, where waiting made the two event loops take turns (BENCHMARKS.md's git history, MQTT QoS 1 fan-in).
    * Sends caused by other connections' reads still wait for the turn, and leave in one write. The
    * write is scheduled by the first such send, not by every message: a module that answers later (an
    * OCPP handler awaits the store) would only uncork an empty socket on that tick.

@@ -47,7 +47,7 @@ export function parseMqttOptions(argv: readonly string[]): MqttBenchOptions | nu
     window: '50',
     'fanout-window': '5',
     // Enough sessions that a Node server's one-time growth of its young generation (about 11 MB)
-    // is not what the per-connection figure measures (BENCHMARKS.md, MQTT, heap per idle connection).
+    // is not what the per-connection figure measures (BENCHMARKS.md's git history, MQTT, heap per idle connection).
     idle: '10000',
     settle: '3',
     'client-writes': 'tick',
