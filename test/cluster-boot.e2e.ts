@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { connect } from '@nats-io/transport-node';
 import { TestCluster, until } from './support/cluster.js';
 import { freePort } from './support/free-port.js';
 
@@ -18,6 +19,21 @@ describe('cluster: boot', () => {
     assert.notEqual(code, 0);
     assert.match(node.log(), new RegExp(`cannot reach NATS at nats://127\\.0\\.0\\.1:${port}`));
     assert.doesNotMatch(node.log(), /broker listening/);
+  });
+
+  it('a node warns at boot, once, when its nats-server may lose acknowledged messages across restarts (before 2.10.16), and only then', async () => {
+    const nc = await connect({ servers: cluster.nats.urls });
+    const version = nc.info?.version ?? '';
+    await nc.close();
+    const [major = 0, minor = 0, patch = 0] = version.split('.').map((n) => Number.parseInt(n, 10));
+    const old = major < 2 || (major === 2 && (minor < 10 || (minor === 10 && patch < 16)));
+    const [n1] = cluster.nodes;
+    assert.ok(n1 !== undefined);
+    const warnings = n1
+      .logLines()
+      .filter((line) => /may lose or repeat acknowledged MQTT messages/.test(String(line['msg'])));
+    assert.equal(warnings.length, old ? 1 : 0, `nats-server ${version}: ${JSON.stringify(warnings)}`);
+    if (old) assert.equal(warnings[0]?.['natsServer'], version);
   });
 
   it('NATS with SQLite stops the boot and says why', async () => {

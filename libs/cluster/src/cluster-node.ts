@@ -9,6 +9,7 @@ import { answer, ask, parseJson, type RequestHandler, runLocal } from './cluster
 import { ConnectionStatus } from './connection-status.js';
 import { Membership } from './membership.js';
 import { connectNode } from './nats-connect.js';
+import { NATS_SERVER_KEEPS_ACKS, olderThan } from './nats-version.js';
 import { openBucket } from './open-bucket.js';
 import { MAX_SUBJECT_BYTES, topicToSubject } from './subjects.js';
 
@@ -97,6 +98,12 @@ export class ClusterNode {
         logger.child({ module: 'cluster', node: nodeId }),
       );
       node.buckets.set(`${config.name}-nodes`, nodesOptions);
+      const version = nc.info?.version ?? '';
+      if (olderThan(version, NATS_SERVER_KEEPS_ACKS))
+        node.logger.warn(
+          { natsServer: version, keepsAcknowledgements: `${NATS_SERVER_KEEPS_ACKS} and later` },
+          'cluster: this nats-server may lose or repeat acknowledged MQTT messages when it restarts (docs/cluster.md)',
+        );
       node.watchStatus();
       node.serve(PING, () => true);
       await node.membership.start();
