@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AddressDebts } from './address-debts.js';
-import { InputBudget } from '#broker/kit';
-import { ManualClock } from '#broker/kit';
+import { InputBudget, ManualClock } from '#broker/kit';
 
 function budget(clock: ManualClock, initialDebt = 0) {
   const events: string[] = [];

@@ -1,7 +1,6 @@
 import { type Principal } from '#broker/handshake';
-import { CLOSE } from '#broker/kit';
+import { CLOSE, HeldInput, type HoldLimits } from '#broker/kit';
 import { type FirstMessageOutcome } from './first-message-policy.js';
-import { HeldInput, type HoldLimits } from '#broker/kit';
 
 /** `maxBytes` counts the auth message too. */
 export interface FirstMessageLimits extends HoldLimits {

@@ -1,6 +1,6 @@
 import { type Duplex } from 'node:stream';
 import { type AddressDebts } from './address-debts.js';
-import { type InputBudget } from '#broker/kit';
+import { CLOSE, type HoldLimits, type InputBudget } from '#broker/kit';
 import { opensEndpoint } from '#broker/auth';
 import { type EndpointConfig } from '#broker/config';
 import { type Accept, type EndpointSpec, type ModuleRefusal, type Principal } from '#broker/handshake';
@@ -16,12 +16,10 @@ import {
   type FirstMessageCredential,
   type FirstMessageOutcome,
 } from './first-message-policy.js';
-import { type HoldLimits } from '#broker/kit';
 import { type ConnectionMetrics } from './metrics.js';
 import { type RegisteredSubprotocol } from './subprotocol-registry.js';
 import { type ConnectionContext } from './subprotocol.types.js';
 import { type ConnectionObserver, WsConnection } from './ws-connection.js';
-import { CLOSE } from '#broker/kit';
 
 /** The gateway services every open connection uses: one object, shared. */
 export interface OpenConnectionServices {

@@ -1,5 +1,4 @@
-import { type Clock } from '#broker/kit';
-import { type InputBudgetLimits } from '#broker/kit';
+import { type Clock, type InputBudgetLimits } from '#broker/kit';
 
 /** What one request may be charged at most: a request waiting on the store is not all work. */
 const MAX_CHARGE_MS = 50;

@@ -2,9 +2,7 @@ import { type WebSocket } from 'ws';
 import { closeReason } from './close-reason.js';
 import { type Connection } from './subprotocol.types.js';
 import { uncorkAfterIo } from './uncork-after-io.js';
-import { CLOSE } from '#broker/kit';
-import { systemClock } from '#broker/kit';
-import { InputBudget, type InputBudgetLimits } from '#broker/kit';
+import { CLOSE, InputBudget, type InputBudgetLimits, systemClock } from '#broker/kit';
 
 type MessageHandler = (data: Buffer, isBinary: boolean) => void;
 type CloseHandler = (code: number, reason: string) => void;

@@ -1,11 +1,9 @@
 import { TopicGrant } from '#broker/auth';
-import { HeldInput } from '#broker/kit';
+import { CLOSE, HeldInput, type TimerHandle } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
 import { type Packet } from 'mqtt-packet';
 import { type MqttBroker } from './broker.js';
-import { CLOSE } from '#broker/kit';
 import { closeCodeFor, type ClientContext, type MqttTransport } from './client-context.js';
-import { type TimerHandle } from '#broker/kit';
 import { type MqttMessage } from './message.js';
 import { encodePublish, OutboundAliases } from './outbound-publish.js';
 import { encodePacket, type PacketHandler, PacketReader, packetSize } from './packet-reader.js';
