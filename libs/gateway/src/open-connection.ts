@@ -9,7 +9,7 @@ import { type WebSocket } from 'ws';
 import { nextConnectionId } from './connection-ids.js';
 import { type ConnectionRegistry, type TrackedConnection } from './connection-registry.js';
 import { onCredentialExpiry } from './credential-expiry.js';
-import { FirstMessageAuth, type FirstMessageGateOutcome } from './first-message-auth.js';
+import { AuthMessageGate, type AuthMessageGateOutcome } from './auth-message-gate.js';
 import {
   authenticateFirstMessage,
   type CredentialChecks,
@@ -37,7 +37,7 @@ export interface OpenConnectionServices {
  * state: an idle broker holds one of these per connection, and closures and their contexts were a
  * tenth of an idle connection's heap.
  */
-export class OpenConnection implements TrackedConnection, ConnectionObserver, FirstMessageGateOutcome {
+export class OpenConnection implements TrackedConnection, ConnectionObserver, AuthMessageGateOutcome {
   readonly connection: WsConnection;
   readonly endpoint: EndpointSpec;
   /** Epoch milliseconds (a number: a Date is 96 bytes of heap per connection). */
@@ -46,7 +46,7 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
   alive = true;
   bytesIn = 0;
   bytesOut = 0;
-  private gate: FirstMessageAuth | null = null;
+  private gate: AuthMessageGate | null = null;
   private stopExpiry: (() => void) | null = null;
   /** Created on first use: most connections never log after the handshake line. */
   private logger: Logger | null = null;
@@ -97,7 +97,7 @@ export class OpenConnection implements TrackedConnection, ConnectionObserver, Fi
     this.metrics.accepted++;
     this.metrics.open++;
     if (!awaitFirstMessageAuth) return this.start(this.principal);
-    this.gate = new FirstMessageAuth(
+    this.gate = new AuthMessageGate(
       { ...this.holdLimits, timeoutMs: this.config.auth.firstMessageTimeoutMs },
       (credential) => this.authenticate(credential, null),
       this,

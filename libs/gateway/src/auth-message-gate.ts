@@ -7,7 +7,7 @@ export interface FirstMessageLimits extends HoldLimits {
   readonly timeoutMs: number;
 }
 
-export interface FirstMessageGateOutcome {
+export interface AuthMessageGateOutcome {
   accepted(principal: Principal, held: readonly (readonly [Buffer, boolean])[]): void;
   refused(code: number, reason: string): void;
 }
@@ -17,7 +17,7 @@ export interface FirstMessageGateOutcome {
  * policy accepts its token. Nothing reaches the module before that; what arrives meanwhile is held
  * (HeldInput, within the endpoint's limits) and handed over in order once the credential is good.
  */
-export class FirstMessageAuth {
+export class AuthMessageGate {
   private readonly held: HeldInput<readonly [Buffer, boolean]>;
   private state: 'waiting' | 'verifying' | 'done' = 'waiting';
   private readonly timer: NodeJS.Timeout;
@@ -25,7 +25,7 @@ export class FirstMessageAuth {
   constructor(
     limits: FirstMessageLimits,
     private readonly authenticate: (credential: { readonly token: string }) => Promise<FirstMessageOutcome>,
-    private readonly outcome: FirstMessageGateOutcome,
+    private readonly outcome: AuthMessageGateOutcome,
   ) {
     this.held = new HeldInput(limits);
     this.timer = setTimeout(() => this.finish(4408, 'authentication timeout'), limits.timeoutMs);

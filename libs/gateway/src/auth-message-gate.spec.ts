@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Principal } from '#broker/handshake';
-import { FirstMessageAuth, type FirstMessageLimits } from './first-message-auth.js';
+import { AuthMessageGate, type FirstMessageLimits } from './auth-message-gate.js';
 import { type FirstMessageOutcome } from './first-message-policy.js';
 
 type Held = readonly (readonly [Buffer, boolean])[];
@@ -50,7 +50,7 @@ function outcomeOf(verify: (token: string) => Promise<Principal>) {
 function harness(
   limits: Partial<FirstMessageLimits> = {},
   verify: (token: string) => Promise<Principal> = async (token) => principal(token),
-): { gate: FirstMessageAuth; events: Event[]; tokens: string[]; settled: Promise<Event> } {
+): { gate: AuthMessageGate; events: Event[]; tokens: string[]; settled: Promise<Event> } {
   const events: Event[] = [];
   const tokens: string[] = [];
   let settle!: (e: Event) => void;
@@ -61,7 +61,7 @@ function harness(
     events.push(event);
     settle(event);
   };
-  const gate = new FirstMessageAuth(
+  const gate = new AuthMessageGate(
     { ...LIMITS, ...limits },
     outcomeOf((token) => {
       tokens.push(token);
@@ -88,7 +88,7 @@ async function flush(): Promise<void> {
   await sleep(5);
 }
 
-describe('FirstMessageAuth acceptance', () => {
+describe('AuthMessageGate acceptance', () => {
   it('accepts an auth message sent first, with the principal and nothing held', async () => {
     const { gate, events, tokens, settled } = harness();
     gate.push(auth('alice'), false);
@@ -177,7 +177,7 @@ describe('FirstMessageAuth acceptance', () => {
   });
 });
 
-describe('FirstMessageAuth refusals', () => {
+describe('AuthMessageGate refusals', () => {
   it('refuses an auth message whose token is not a non-empty string with 4401', async () => {
     for (const message of [
       { type: 'auth', token: 42 },
@@ -300,11 +300,11 @@ describe('FirstMessageAuth refusals', () => {
   });
 });
 
-describe('FirstMessageAuth after an outcome', () => {
+describe('AuthMessageGate after an outcome', () => {
   it('ignores pushes after acceptance and does not change what was handed over', async () => {
     let handed: Held | undefined;
     const events: string[] = [];
-    const gate = new FirstMessageAuth(
+    const gate = new AuthMessageGate(
       LIMITS,
       outcomeOf(async (t) => principal(t)),
       {
