@@ -1,11 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RPCClient } from 'ocpp-rpc';
 import { type Wampy } from 'wampy';
 import WebSocket from 'ws';
 import { type BrokerNode } from './cluster.js';
 import { BOOT } from './ocpp.js';
 import { connectWampy, deferred } from './wamp-clients.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A callee's (or charge point's) keep-alive: a ping each second, and the connection dropped after a missed pong. */
 const PING_MS = 1000;
@@ -56,6 +55,8 @@ export abstract class CallWorkload {
   protected stopped = false;
   /** Resolves when the workload ends: each callee connection then ends itself. */
   protected readonly stopping = deferred<true>();
+  /** Calls made and not ended yet. */
+  private inFlight = 0;
   private calling: Promise<void> = Promise.resolve();
   private serving: Promise<void> = Promise.resolve();
 
@@ -73,14 +74,16 @@ export abstract class CallWorkload {
     })();
     this.calling = (async () => {
       for (let k = 1; !this.callsStopped; k++) {
-        if (this.calls.filter((call) => call.outcome === null).length < MAX_IN_FLIGHT) {
+        if (this.inFlight < MAX_IN_FLIGHT) {
           const call: Call = { k, at: performance.now(), ended: null, outcome: null };
           this.calls.push(call);
-          this.call(k).then(
-            (outcome) => Object.assign(call, { outcome, ended: performance.now() }),
-            (err: Error) =>
-              Object.assign(call, { outcome: `caller failed: ${err.message}`, ended: performance.now() }),
-          );
+          this.inFlight++;
+          this.call(k)
+            .catch((err: Error) => `caller failed: ${err.message}`)
+            .then((outcome) => {
+              Object.assign(call, { outcome, ended: performance.now() });
+              this.inFlight--;
+            });
         }
         await sleep(gapMs);
       }
@@ -106,7 +109,7 @@ export abstract class CallWorkload {
     this.callsStopped = true;
     await this.calling;
     const deadline = performance.now() + graceMs;
-    while (this.calls.some((call) => call.outcome === null) && performance.now() < deadline) await sleep(100);
+    while (this.inFlight > 0 && performance.now() < deadline) await sleep(100);
     this.stopped = true;
     this.stopping.resolve(true);
     this.closeCaller();

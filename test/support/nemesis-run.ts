@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type BrokerNode, TEST_NODE_TIMEOUT_MS, type TestCluster, until } from './cluster.js';
 import { type CallStats, OcppCalls, WampCalls } from './nemesis-calls.js';
 import { type RetainedRead, RetainedWorkload, judgeGroup } from './nemesis-topics.js';
@@ -111,8 +112,6 @@ export interface NemesisReport {
    */
   readonly stopped: readonly string[];
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * How long a call may take before it counts as unanswered: far past every bound the cluster promises a
