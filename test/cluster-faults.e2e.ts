@@ -5,7 +5,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import mqtt, { type IDisconnectPacket, type MqttClient } from 'mqtt';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
-import { connect, Inbox, nextEvent, persistentSession } from './support/mqtt-helpers.js';
+import { connect, Inbox, nextEvent, persistentSession, readRetained } from './support/mqtt-helpers.js';
 import { copiesOf, Device, everyAckedArrives, streamTo, watchWills } from './support/nemesis.js';
 import { RawMqtt } from './support/raw-mqtt.js';
 
@@ -371,6 +371,59 @@ describe('cluster faults: a node cut off from NATS', () => {
       20_000,
     );
     assert.equal(wills.at.length, 1, 'the will went out once');
+  });
+
+  it('a retained QoS 1 message published on a node cut off from NATS: acknowledged only once the cluster holds it, so every node serves what was acknowledged after the heal', async (t) => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const publisher = await connect(n2, { clientId: 'retained-cut' });
+    t.after(() => publisher.end(true));
+    await publisher.publishAsync('retained/cut', 'before', { qos: 1, retain: true });
+    await until(
+      'both nodes hold the first message',
+      async () => {
+        const held = await Promise.all([n1, n2].map((node) => readRetained(node, 'retained/cut')));
+        return held.every((payload) => payload?.toString() === 'before');
+      },
+      10_000,
+    );
+
+    n2.cut();
+    t.after(() => n2.heal());
+    // The outcome of the publish: its PUBACK's reason code, or the connection's end without one.
+    const outcome = await new Promise<string>((resolve) => {
+      publisher.once('close', () => resolve('closed'));
+      publisher.publish('retained/cut', 'during', { qos: 1, retain: true }, (err) => {
+        // MQTT.js calls back with null, not undefined, on success.
+        if (!err) return resolve('acknowledged');
+        resolve(`refused ${(err as Error & { code?: number }).code ?? err.message}`);
+      });
+    });
+    n2.heal();
+    t.diagnostic(`the publish on the cut-off node was ${outcome}`);
+    await until(
+      'every node sees the others again',
+      () =>
+        cluster.assertFullMembership().then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+    );
+
+    // Either value may be the cluster's after a refusal, but every node serves the same; an
+    // acknowledged one is the one they serve.
+    const expected = outcome === 'acknowledged' ? ['during'] : ['before', 'during'];
+    let held: (string | undefined)[] = [];
+    await until(
+      `every node serves one of ${expected.join(', ')} after the publish was ${outcome}`,
+      async () => {
+        held = await Promise.all(
+          [n1, n2].map(async (node) => (await readRetained(node, 'retained/cut'))?.toString()),
+        );
+        return held[0] === held[1] && expected.includes(held[0] as string);
+      },
+      15_000,
+    ).catch((err: Error) => assert.fail(`${err.message}; the nodes served ${JSON.stringify(held)}`));
   });
 });
 

@@ -129,3 +129,37 @@ export function nextEvent<T extends unknown[]>(
     });
   });
 }
+
+/**
+ * What a new subscriber on `broker` is given as the retained message of `topic` (null when none comes
+ * within `waitMs`). Connects without retries: a connection closed before its CONNACK rejects.
+ */
+export async function readRetained(
+  broker: { readonly url: string },
+  topic: string,
+  waitMs = TIMEOUT_MS,
+): Promise<Buffer | null> {
+  const client = await connectAsync(
+    `${broker.url}/mqtt`,
+    {
+      clientId: `retained-reader-${Math.random().toString(36).slice(2)}`,
+      protocolVersion: 5,
+      reconnectPeriod: 0,
+      connectTimeout: waitMs,
+    },
+    false,
+  );
+  try {
+    return await new Promise<Buffer | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), waitMs);
+      client.on('message', (received, payload, packet) => {
+        if (received !== topic || !packet.retain) return;
+        clearTimeout(timer);
+        resolve(payload);
+      });
+      client.subscribeAsync(topic, { qos: 1 }).catch(() => resolve(null));
+    });
+  } finally {
+    await client.endAsync(true);
+  }
+}

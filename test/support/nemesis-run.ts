@@ -297,6 +297,21 @@ async function inject(
   }
 }
 
+/** Where a message the twins lost fell: each twin's connections around its acknowledgement, and who got its neighbours. */
+function twinsTrace(n: number, ackedAt: number, twins: readonly Device[]): string {
+  const near = (at: number) => Math.abs(at - ackedAt) <= 5000;
+  const sides = twins.map((twin, i) => {
+    const connections = twin.connections
+      .filter((c) => near(c.from) || (c.to !== null && near(c.to)) || (c.from < ackedAt && c.to === null))
+      .map((c) => `${c.node} ${Math.round(c.from)}-${c.to === null ? 'open' : Math.round(c.to)}`);
+    const neighbours = twin.seen
+      .filter((m) => Math.abs(m.n - n) <= 2)
+      .map((m) => `#${m.n} at ${Math.round(m.at)}${m.dup ? ' DUP' : ''}`);
+    return `twin ${i}: connected ${connections.join(', ') || 'nowhere'}; got ${neighbours.join(', ') || 'none of #n±2'}`;
+  });
+  return `acknowledged at ${Math.round(ackedAt)}; ${sides.join(' | ')}`;
+}
+
 /** The acknowledged messages that neither twin got: the session, whichever held it, lost them. */
 function twinsLost(acked: readonly number[], twins: readonly Device[]): number[] {
   const seen = new Set(twins.flatMap((twin) => twin.seen.map((m) => m.n)));
@@ -374,7 +389,12 @@ function checker(
     }
   }
   for (const n of twinsLost(publisher.acked, twins))
-    lost.push({ device: 'twins', n, after: before(ackedAt.get(n) ?? 0), trace: '' });
+    lost.push({
+      device: 'twins',
+      n,
+      after: before(ackedAt.get(n) ?? 0),
+      trace: twinsTrace(n, ackedAt.get(n) ?? 0, twins),
+    });
   const overlapped = overlaps(twins);
   const whileConnected = willsAt.filter((at) => devices.some((device) => device.connectedAt(at)));
   // Served until the end: something acknowledged and received after the last fault had settled.

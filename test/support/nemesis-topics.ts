@@ -1,5 +1,5 @@
-import { connectAsync } from 'mqtt';
 import { type BrokerNode } from './cluster.js';
+import { readRetained } from './mqtt-helpers.js';
 import { type Device, type Publisher } from './nemesis.js';
 
 /** How long a probe waits for a retained message to arrive after its SUBACK. */
@@ -44,37 +44,15 @@ export class RetainedWorkload {
   async probe(nodes: readonly BrokerNode[], atLeast: number): Promise<void> {
     await Promise.all(
       nodes.map(async (node) => {
-        let client;
+        let payload;
         try {
-          // Without retries: a connection closed before its CONNACK fails the probe instead of hanging it.
-          client = await connectAsync(
-            `${node.url}/mqtt`,
-            {
-              clientId: `probe-${Math.random().toString(36).slice(2)}`,
-              protocolVersion: 5,
-              reconnectPeriod: 0,
-              connectTimeout: RETAINED_WAIT_MS,
-            },
-            false,
-          );
+          payload = await readRetained(node, this.topic, RETAINED_WAIT_MS);
         } catch {
           this.unreachable++;
           return;
         }
-        try {
-          const value = await new Promise<number | null>((resolve) => {
-            const timer = setTimeout(() => resolve(null), RETAINED_WAIT_MS);
-            client.on('message', (topic, payload, packet) => {
-              if (topic !== this.topic || !packet.retain) return;
-              clearTimeout(timer);
-              resolve(Number(payload.toString()));
-            });
-            client.subscribeAsync(this.topic, { qos: 1 }).catch(() => resolve(null));
-          });
-          this.reads.push({ node: node.id, at: performance.now(), value, atLeast });
-        } finally {
-          await client.endAsync(true);
-        }
+        const value = payload === null ? null : Number(payload.toString());
+        this.reads.push({ node: node.id, at: performance.now(), value, atLeast });
       }),
     );
   }

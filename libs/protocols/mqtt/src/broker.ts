@@ -18,10 +18,21 @@ export interface BrokerHooks {
   published?(message: MqttMessage, principal: string | null): void;
   /** A message was dropped (full queue, full retained store): for the log. */
   dropped?(why: string, clientId: string | null, topic: string): void;
-  /** A client's retained message was stored (or, with an empty payload, cleared): for the cluster. */
-  retained?(message: MqttMessage): void;
+  /**
+   * A client's retained message was stored (or, with an empty payload, cleared): for the cluster, which
+   * settles with null once it holds the change, or with why it does not.
+   */
+  retained?(message: MqttMessage): Promise<Error | null>;
   /** A shared group's members on this filter, or their connections, changed here: for the cluster. */
   shared?(group: string, filter: string): void;
+}
+
+/** What became of a published message. */
+export interface Published {
+  /** How many sessions got it. */
+  readonly reached: number;
+  /** A retained change in a cluster: settles with null once the cluster holds it, or with why it does not. */
+  readonly shared: Promise<Error | null> | null;
 }
 
 /**
@@ -82,18 +93,23 @@ export class MqttBroker {
     };
   }
 
-  /** Routes a message to every matching subscriber; returns how many sessions got it. */
-  publish(message: MqttMessage, publisher: { principal: string | null; bridge: boolean }): number {
+  /** Routes a message to every matching subscriber, and keeps it when it is retained. */
+  publish(message: MqttMessage, publisher: { principal: string | null; bridge: boolean }): Published {
     this.stats.publishReceived++;
-    if (message.retain) {
-      // Clearing a topic nothing was retained on changes nothing, here or in the cluster.
-      const changes = message.payload.byteLength > 0 || this.retained.get(message.topic) !== undefined;
-      if (!this.retained.store(message))
-        this.hooks.dropped?.('retained store full', message.publisherId, message.topic);
-      else if (changes) this.hooks.retained?.(message);
-    }
+    const shared = message.retain ? this.retain(message) : null;
     if (publisher.bridge) this.hooks.published?.(message, publisher.principal);
-    return this.route(message);
+    return { reached: this.route(message), shared };
+  }
+
+  /** Stores a retained message here, and hands a change to the cluster (whose outcome it returns). */
+  private retain(message: MqttMessage): Promise<Error | null> | null {
+    // Clearing a topic nothing was retained on changes nothing, here or in the cluster.
+    const changes = message.payload.byteLength > 0 || this.retained.get(message.topic) !== undefined;
+    if (!this.retained.store(message)) {
+      this.hooks.dropped?.('retained store full', message.publisherId, message.topic);
+      return null;
+    }
+    return changes ? (this.hooks.retained?.(message) ?? null) : null;
   }
 
   /**

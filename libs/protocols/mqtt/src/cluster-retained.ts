@@ -11,7 +11,9 @@ const MAX_KEY_LENGTH = 2048;
 /**
  * Retained messages shared by the nodes: each one a KV entry keyed by its topic, every node's in-memory
  * store fed by a watch of the bucket (the store stays the cache that SUBSCRIBE reads). A retained
- * publish is stored here at once, then written to the bucket; every entry of the watch is applied in
+ * publish is stored here at once, then written to the bucket, and a client's QoS 1/2 one acknowledged
+ * only once the bucket holds it: a change acknowledged while NATS was out of reach would be undone by
+ * the bucket's older entry when the watch starts again. Every entry of the watch is applied in
  * the bucket's order, this node's own included, so after concurrent writes to one topic every node
  * holds the one the bucket kept. An empty payload deletes the entry.
  */
@@ -49,25 +51,30 @@ export class ClusterRetained {
     this.broker.hooks.retained = undefined;
   }
 
-  private write(message: MqttMessage): void {
+  /** Settles with null once the bucket holds the change, or with why it does not (never rejects). */
+  private async write(message: MqttMessage): Promise<Error | null> {
     const kv = this.kv;
     // $SYS holds each node's own statistics.
-    if (kv === null || message.topic.startsWith('$SYS/')) return;
+    if (kv === null || message.topic.startsWith('$SYS/')) return null;
     const key = Buffer.from(message.topic, 'utf8').toString('base64url');
     if (key.length > MAX_KEY_LENGTH) {
       this.log.debug(
         { topic: message.topic.slice(0, 64) },
         'mqtt: retained topic too long to share, kept on this node',
       );
-      return;
+      return null;
     }
-    const done = message.payload.byteLength === 0 ? kv.delete(key) : kv.put(key, encodeMessage(message));
-    done.catch((err: unknown) =>
+    try {
+      if (message.payload.byteLength === 0) await kv.delete(key);
+      else await kv.put(key, encodeMessage(message));
+      return null;
+    } catch (err) {
       this.log.warn(
         { err: (err as Error).message, topic: message.topic },
         'mqtt: retained message not shared with the cluster',
-      ),
-    );
+      );
+      return err instanceof Error ? err : new Error(String(err));
+    }
   }
 
   private apply(entry: KvWatchEntry): void {

@@ -97,6 +97,7 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
     publisherId: client.clientId,
   });
   let reasonCode: number = RC.success;
+  let shared: Promise<Error | null> | null = null;
   const allowed = client.permissions.mayPublish(topic);
   // Cluster mode: stored before its acknowledgement when a stream consumer anywhere reads its topic.
   const message =
@@ -109,8 +110,9 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
     if (client.version === 5) reasonCode = RC.notAuthorized;
   } else {
     const principal = client.principal?.subject ?? null;
-    const reached = client.broker.publish(message, { principal, bridge: true });
-    if (reached === 0 && client.version === 5) reasonCode = RC.noMatchingSubscribers;
+    const published = client.broker.publish(message, { principal, bridge: true });
+    shared = published.shared;
+    if (published.reached === 0 && client.version === 5) reasonCode = RC.noMatchingSubscribers;
   }
   const ackProperties =
     reasonCode === RC.notAuthorized ? { reasonString: 'not authorized to publish here' } : undefined;
@@ -122,12 +124,16 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
   // that a resend there (the PUBREC lost with this node) is acknowledged, not routed again.
   const recorded = received && recordsReceipts(client, session);
   if (recorded) client.broker.directory?.changed(session, session.will);
-  if (!recorded && (queues === null || (message.stored !== true && client.acksPending === 0))) {
+  if (
+    !recorded &&
+    shared === null &&
+    (queues === null || (message.stored !== true && client.acksPending === 0))
+  ) {
     return acknowledge(client, qos, id, reasonCode, ackProperties);
   }
-  // Cluster mode: acknowledged only once the stream holds what it stores, and in the order the client
-  // published. Settled into a value at once: a store that fails while an earlier one is pending is never
-  // unhandled.
+  // Cluster mode: acknowledged only once the stream holds what it stores and the retained bucket what it
+  // retains, and in the order the client published. Settled into a value at once: a store that fails
+  // while an earlier one is pending is never unhandled.
   const stored: Promise<Error | null> =
     message.stored === true && queues !== null
       ? queues.store(message).then(
@@ -135,9 +141,10 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
           (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
         )
       : Promise.resolve(null);
+  const held = Promise.all([stored, shared]).then(([failure, unshared]) => failure ?? unshared);
   client.acksPending++;
   client.acks = client.acks
-    .then(() => stored)
+    .then(() => held)
     .then(async (failure) => {
       if (failure !== null) throw failure;
       // A record write that failed leaves the id to this node alone: a resend elsewhere is routed again.
