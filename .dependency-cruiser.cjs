@@ -18,7 +18,7 @@ const MAY_IMPORT = {
   store: ['auth', 'config', 'gateway', 'handshake'],
   cluster: ['bus', 'config', 'gateway', 'store'],
   admin: ['auth', 'cluster', 'config', 'gateway', 'handshake', 'store'],
-  dashboard: ['admin', 'bus', 'cluster', 'gateway', 'protocols/ocpp16'],
+  dashboard: ['admin', 'cluster', 'gateway'],
   'protocols/*': ['admin', 'auth', 'bus', 'cluster', 'config', 'gateway', 'handshake', 'kit', 'store'],
   terminus: ['gateway'],
   broker: ['admin', 'auth', 'bus', 'cluster', 'config', 'dashboard', 'gateway', 'handshake', 'kit', 'store'],

@@ -137,7 +137,11 @@ describe('dashboard in Chromium, against live traffic', () => {
     await shows(page, '[data-figure="accepted"]', '4');
 
     // A charge point's status change.
-    await shows(page, 'tr[data-charge-point="CP-DASH-1"] [data-connector="1"]', '1: Available');
+    await shows(
+      page,
+      '[data-panel="charge-points"] tr[data-row="CP-DASH-1"] [data-chip="1"]',
+      '1: Available',
+    );
     const started = (await cp.call('StartTransaction', {
       connectorId: 1,
       idTag: 'TAG-1',
@@ -146,13 +150,13 @@ describe('dashboard in Chromium, against live traffic', () => {
     })) as { transactionId: number };
     await cp.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Charging' });
     await cp.call('Heartbeat', {});
-    await shows(page, 'tr[data-charge-point="CP-DASH-1"] [data-connector="1"]', '1: Charging');
-    const row = page.locator('tr[data-charge-point="CP-DASH-1"]');
+    await shows(page, '[data-panel="charge-points"] tr[data-row="CP-DASH-1"] [data-chip="1"]', '1: Charging');
+    const row = page.locator('[data-panel="charge-points"] tr[data-row="CP-DASH-1"]');
     assert.match(
-      (await row.locator('[data-transactions]').textContent()) ?? '',
+      (await row.locator('[data-cell="transactions"]').textContent()) ?? '',
       new RegExp(`^#${started.transactionId} on 1 since `),
     );
-    assert.match((await row.locator('[data-heartbeat]').textContent()) ?? '', /^\d\d:\d\d:\d\d$/);
+    assert.match((await row.locator('[data-cell="lastHeartbeat"]').textContent()) ?? '', /^\d\d:\d\d:\d\d$/);
 
     // A refused handshake, with its reason: /chat takes same-origin pages only.
     const foreign = new WebSocket(`${ws}/chat`, 'chat.v1', { origin: FOREIGN });

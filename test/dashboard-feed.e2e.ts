@@ -76,7 +76,8 @@ describe('dashboard page and feed', () => {
     const snapshot = snapshotOf<{
       endpoints: string[];
       refusals: { total: number; latest: { status: number; endpoint: string; title: string }[] };
-      modules: Record<string, unknown>;
+      modules: Record<string, { title: string; labels: Record<string, string> }>;
+      panels: { id: string; columns: { key: string }[]; rows: unknown[] }[];
     }>(event);
     assert.deepEqual(snapshot.endpoints, ['/chat', '/mqtt', '/graphql', '/ws', '/ocpp/:chargePointId']);
     assert.equal(snapshot.refusals.total, 1);
@@ -85,6 +86,12 @@ describe('dashboard page and feed', () => {
       [[403, '/chat', 'Origin not allowed']],
     );
     assert.deepEqual(Object.keys(snapshot.modules).sort(), ['mqtt', 'ocpp1.6', 'wamp.2.json']);
+    assert.equal(snapshot.modules['ocpp1.6']?.labels['chargePoints'], 'Charge points connected');
+    // The OCPP module's panel, added through the same contract an application's module uses.
+    assert.deepEqual(
+      snapshot.panels.map((p) => [p.id, p.columns.map((c) => c.key), p.rows.length]),
+      [['charge-points', ['identity', 'model', 'connectors', 'transactions', 'lastHeartbeat'], 0]],
+    );
     for (const secret of ['query-secret', 'header-secret', ADMIN]) assert.ok(!event.includes(secret), secret);
   });
 

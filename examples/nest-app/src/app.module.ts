@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { BrokerModule, type BrokerConfigInput } from 'ws-protocol-broker';
 import { HelloController } from './hello.controller.js';
 import { RoomsGateway } from './rooms.gateway.js';
+import { ShoutBoard } from './shout-board.js';
 import { ShoutSubprotocol } from './shout.subprotocol.js';
 
 /** The broker's part of this application's configuration (in a real app, from its ConfigService). */
@@ -21,8 +22,8 @@ export function brokerConfig(env: NodeJS.ProcessEnv = process.env): BrokerConfig
   };
 }
 
-/** What this application adds: its route, its subprotocol module, its gateway. */
-@Module({ controllers: [HelloController], providers: [ShoutSubprotocol, RoomsGateway] })
+/** What this application adds: its route, its subprotocol module with its dashboard card and panel, its gateway. */
+@Module({ controllers: [HelloController], providers: [ShoutBoard, ShoutSubprotocol, RoomsGateway] })
 export class FeaturesModule {}
 
 @Module({

@@ -48,6 +48,27 @@ function opened(ws: WebSocket): Promise<void> {
   });
 }
 
+/** The first `snapshot` event of the dashboard's feed (server-sent events), parsed. */
+async function firstSnapshot(url: string): Promise<unknown> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 5000);
+  try {
+    const res = await fetch(url, { signal: controller.signal });
+    assert.equal(res.status, 200);
+    const decoder = new TextDecoder();
+    let text = '';
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      const event = /^event: snapshot\ndata: (.*)\n\n/m.exec(text);
+      if (event) return JSON.parse(event[1] as string);
+    }
+    throw new Error('the feed ended before a snapshot');
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+}
+
 function refused(ws: WebSocket): Promise<number> {
   return new Promise((resolve, reject) => {
     ws.once('unexpected-response', (_req, res) => {
@@ -83,6 +104,25 @@ describe('the application as main.ts boots it (NestFactory.create, BrokerWsAdapt
     ws.send('hi there');
     assert.equal(await next(), 'HI THERE');
     ws.close();
+  });
+
+  it('its own card and panel on the broker’s dashboard feed, with what it counted', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/shout`, 'shout.v1');
+    const next = messages(ws);
+    await opened(ws);
+    ws.send('count me');
+    await next();
+    ws.close();
+    // The admin API (and its feed) answers loopback clients when no admin token is set.
+    const snapshot = (await firstSnapshot(`http://127.0.0.1:${port}/admin/v1/dashboard/feed`)) as {
+      modules: Record<string, { title: string; values: Record<string, number> }>;
+      panels: { id: string; rows: { key: string; cells: Record<string, unknown> }[] }[];
+    };
+    assert.equal(snapshot.modules['shout.v1']?.title, 'Shout');
+    assert.ok((snapshot.modules['shout.v1']?.values['shouts'] ?? 0) >= 1);
+    const panel = snapshot.panels.find((p) => p.id === 'shouters');
+    assert.ok(panel, 'the shouters panel is in the feed');
+    assert.ok((panel.rows.find((row) => row.key === 'anonymous')?.cells['shouts'] as number) >= 1);
   });
 
   it('its own gateway: the handshake refuses a missing token (401), then the gateway runs with the context', async () => {

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ChargePointTable } from './charge-points.js';
 import { DASHBOARD_ASSETS, loadAssets } from './dashboard-assets.js';
 import { DashboardPageController } from './dashboard-page.controller.js';
 import { FeedController } from './feed.controller.js';
@@ -12,11 +11,6 @@ import { SnapshotSource } from './snapshot-source.js';
  */
 @Module({
   controllers: [DashboardPageController, FeedController],
-  providers: [
-    { provide: DASHBOARD_ASSETS, useFactory: () => loadAssets() },
-    ChargePointTable,
-    SnapshotSource,
-    LiveFeed,
-  ],
+  providers: [{ provide: DASHBOARD_ASSETS, useFactory: () => loadAssets() }, SnapshotSource, LiveFeed],
 })
 export class DashboardModule {}

@@ -1,7 +1,6 @@
 import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
 import { ClusterNode } from '#broker/cluster';
 import { EndpointRegistry, GatewayMetrics } from '#broker/gateway';
-import { ChargePointTable } from './charge-points.js';
 import { type NodeRow, type Snapshot } from './snapshot.types.js';
 
 /** What each node answers the feed's node in cluster mode. */
@@ -11,8 +10,8 @@ const NODE_TIMEOUT_MS = 500;
 
 /**
  * One picture of the broker for the feed, from what the gateway already counts (connections and
- * messages per endpoint x subprotocol, handshake answers, recent refusals), what the modules report,
- * the store's charge points and, in cluster mode, every live node's own counts. Its cost does not
+ * messages per endpoint x subprotocol, handshake answers, recent refusals), what the modules report
+ * (their counts and their panels) and, in cluster mode, every live node's own counts. Its cost does not
  * grow with the connections: none is visited.
  */
 @Injectable()
@@ -20,7 +19,6 @@ export class SnapshotSource implements OnModuleInit {
   constructor(
     private readonly metrics: GatewayMetrics,
     private readonly endpoints: EndpointRegistry,
-    private readonly chargePoints: ChargePointTable,
     @Optional() @Inject(ClusterNode) private readonly cluster: ClusterNode | null = null,
   ) {}
 
@@ -29,11 +27,11 @@ export class SnapshotSource implements OnModuleInit {
   }
 
   watch(): void {
-    this.chargePoints.watch();
+    this.metrics.panels.watch();
   }
 
   unwatch(): void {
-    this.chargePoints.unwatch();
+    this.metrics.panels.unwatch();
   }
 
   async take(): Promise<Snapshot> {
@@ -60,8 +58,8 @@ export class SnapshotSource implements OnModuleInit {
       connections,
       handshakes,
       refusals: { total: refusals.total, latest: refusals.latest() },
-      modules: this.metrics.modules.read(),
-      chargePoints: await this.chargePoints.read(),
+      modules: this.metrics.modules.cards(),
+      panels: await this.metrics.panels.read(),
       nodes: await this.nodes(),
     };
   }

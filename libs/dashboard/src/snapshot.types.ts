@@ -1,3 +1,7 @@
+import type { ModuleCard, PanelSnapshot } from '#broker/gateway';
+
+export type { PanelCell, PanelColumn, PanelSnapshot } from '#broker/gateway';
+
 /**
  * What the dashboard's feed sends once a second, as JSON: the page imports these types (and only
  * types) from here, so the two sides cannot drift apart.
@@ -15,10 +19,10 @@ export interface Snapshot {
   readonly handshakes: Readonly<Record<string, number>>;
   /** Refusals since start, and the latest ones, newest first. */
   readonly refusals: { readonly total: number; readonly latest: readonly RefusalRow[] };
-  /** Each protocol module's live counts, by module name (mqtt, wamp.2.json, ocpp1.6). */
-  readonly modules: Readonly<Record<string, Readonly<Record<string, number>>>>;
-  /** Charge points the central system knows (the first 50 by identity), with their connectors and ongoing transactions. */
-  readonly chargePoints: readonly ChargePointRow[];
+  /** Each module's card (its title and labelled live counts), by module name (mqtt, wamp.2.json, ocpp1.6). */
+  readonly modules: Readonly<Record<string, ModuleCard>>;
+  /** The modules' own tables (the OCPP module's charge points, say), in the order they were added. */
+  readonly panels: readonly PanelSnapshot[];
   /** Every live node in cluster mode (null on a single node), and those that did not answer in time. */
   readonly nodes: { readonly answered: readonly NodeRow[]; readonly missing: readonly string[] } | null;
 }
@@ -39,26 +43,9 @@ export interface RefusalRow {
   readonly detail: string;
 }
 
-export interface ChargePointRow {
-  readonly identity: string;
-  readonly vendor: string | null;
-  readonly model: string | null;
-  readonly lastHeartbeatAt: string | null;
-  readonly connectors: readonly {
-    readonly id: number;
-    readonly status: string;
-    readonly errorCode: string;
-  }[];
-  /** Ongoing transactions: id, connector and when it started. */
-  readonly transactions: readonly {
-    readonly id: number;
-    readonly connectorId: number;
-    readonly startedAt: string;
-  }[];
-}
-
 export interface NodeRow {
   readonly node: string;
   readonly connections: number;
+  /** Each module's live counts, by module name. */
   readonly modules: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }

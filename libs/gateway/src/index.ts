@@ -18,5 +18,6 @@ export * from './health-checks.js';
 export * from './ops-routes.js';
 export * from './broker-ws-adapter.js';
 export * from './gateway-client.js';
+export * from './dashboard-panels.js';
 export * from './module-figures.js';
 export * from './recent-refusals.js';

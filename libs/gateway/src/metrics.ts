@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { DashboardPanels } from './dashboard-panels.js';
 import { ModuleFigures } from './module-figures.js';
 import { RecentRefusals } from './recent-refusals.js';
 
@@ -114,6 +115,9 @@ export class GatewayMetrics {
 
   /** The protocol modules' live counts (the dashboard shows them). */
   readonly modules = new ModuleFigures();
+
+  /** The modules' own tables on the dashboard. */
+  readonly panels = new DashboardPanels();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

@@ -1,35 +1,5 @@
-import type { Snapshot } from '../../src/snapshot.types.js';
+import type { PanelCell, PanelColumn, PanelSnapshot, Snapshot } from '../../src/snapshot.types.js';
 import { formatCount, formatTime } from './format.js';
-
-/** Module names as the broker reports them, and their figures in the order shown. */
-const MODULES: readonly {
-  readonly name: string;
-  readonly title: string;
-  readonly figures: Readonly<Record<string, string>>;
-}[] = [
-  {
-    name: 'mqtt',
-    title: 'MQTT',
-    figures: {
-      sessions: 'Sessions',
-      connected: 'Connected',
-      subscriptions: 'Subscriptions',
-      retained: 'Retained messages',
-      queued: 'Queued messages',
-    },
-  },
-  {
-    name: 'wamp.2.json',
-    title: 'WAMP',
-    figures: {
-      realms: 'Realms',
-      sessions: 'Sessions',
-      registrations: 'Registrations',
-      subscriptions: 'Subscriptions',
-    },
-  },
-  { name: 'ocpp1.6', title: 'OCPP 1.6', figures: { chargePoints: 'Charge points connected' } },
-];
 
 function Figures(props: {
   readonly id: string;
@@ -48,72 +18,91 @@ function Figures(props: {
   );
 }
 
-/** The protocol modules' live counts, the charge points, and the cluster's nodes. */
+function Cell(props: { readonly column: PanelColumn; readonly cell: PanelCell | undefined }) {
+  const { column, cell } = props;
+  if (cell === null || cell === undefined || cell === '') return <>–</>;
+  if (typeof cell === 'number') return <>{formatCount(cell)}</>;
+  if (typeof cell === 'string') return <>{column.kind === 'time' ? formatTime(cell) : cell}</>;
+  return (
+    <>
+      {cell.map((chip) => (
+        <span key={chip.key} class={`status status-${chip.status}`} data-chip={chip.key}>
+          {chip.text}
+        </span>
+      ))}
+    </>
+  );
+}
+
+/** A module's table, as it describes it: the first column heads each row. */
+function Panel(props: { readonly panel: PanelSnapshot }) {
+  const { id, title, columns, empty, rows } = props.panel;
+  const [head, ...rest] = columns;
+  if (head === undefined) return null;
+  return (
+    <section aria-labelledby={`panel-${id}-title`} id={`panel-${id}`} data-panel={id}>
+      <h2 id={`panel-${id}-title`}>{title}</h2>
+      <div class="scroll" tabIndex={0} role="region" aria-labelledby={`panel-${id}-title`}>
+        <table>
+          <thead>
+            <tr>
+              {columns.map((c) => (
+                <th key={c.key} scope="col" class={c.kind === 'count' ? 'num' : undefined}>
+                  {c.label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.length === 0 && (
+              <tr>
+                <td colSpan={columns.length}>{empty}</td>
+              </tr>
+            )}
+            {rows.map((row) => (
+              <tr key={row.key} data-row={row.key}>
+                <th scope="row" data-cell={head.key}>
+                  <Cell column={head} cell={row.cells[head.key]} />
+                </th>
+                {rest.map((c) => (
+                  <td key={c.key} data-cell={c.key} class={c.kind === 'count' ? 'num' : undefined}>
+                    <Cell column={c} cell={row.cells[c.key]} />
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+/** The modules' live counts and panels, and the cluster's nodes, each module's first count among them. */
 export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
   const snapshot = props.snapshot;
-  const present = MODULES.filter((m) => snapshot?.modules[m.name] !== undefined);
+  const cards = Object.entries(snapshot?.modules ?? {});
+  // Each module's first count is its column in the nodes table.
+  const headlines = cards.flatMap(([name, card]) => {
+    const [key, label] = Object.entries(card.labels)[0] ?? [];
+    return key === undefined ? [] : [{ name, key, label: `${card.title} ${label?.toLowerCase()}` }];
+  });
   return (
     <>
       <section aria-labelledby="modules-title" id="modules">
         <h2 id="modules-title">Modules</h2>
         <div class="cards">
-          {present.map((m) => (
-            <article key={m.name} class="card" aria-labelledby={`module-${m.name}`}>
-              <h3 id={`module-${m.name}`}>{m.title}</h3>
-              <Figures id={m.name} labels={m.figures} values={snapshot?.modules[m.name] ?? {}} />
+          {cards.map(([name, card]) => (
+            <article key={name} class="card" aria-labelledby={`module-${name}`}>
+              <h3 id={`module-${name}`}>{card.title}</h3>
+              <Figures id={name} labels={card.labels} values={card.values} />
             </article>
           ))}
         </div>
       </section>
-      <section aria-labelledby="charge-points-title" id="charge-points">
-        <h2 id="charge-points-title">Charge points</h2>
-        <div class="scroll" tabIndex={0} role="region" aria-labelledby="charge-points-title">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Identity</th>
-                <th scope="col">Model</th>
-                <th scope="col">Connectors</th>
-                <th scope="col">Ongoing transactions</th>
-                <th scope="col">Last heartbeat</th>
-              </tr>
-            </thead>
-            <tbody>
-              {snapshot?.chargePoints.length === 0 && (
-                <tr>
-                  <td colSpan={5}>No charge point has connected yet.</td>
-                </tr>
-              )}
-              {snapshot?.chargePoints.map((cp) => (
-                <tr key={cp.identity} data-charge-point={cp.identity}>
-                  <th scope="row">{cp.identity}</th>
-                  <td>{[cp.vendor, cp.model].filter((v) => v !== null).join(' ') || '–'}</td>
-                  <td>
-                    {cp.connectors.map((c) => (
-                      <span
-                        key={c.id}
-                        class={`status status-${c.status.toLowerCase()}`}
-                        data-connector={c.id}
-                      >
-                        {c.id}: {c.status}
-                        {c.errorCode !== 'NoError' && ` (${c.errorCode})`}
-                      </span>
-                    ))}
-                  </td>
-                  <td data-transactions>
-                    {cp.transactions.length === 0
-                      ? '–'
-                      : cp.transactions
-                          .map((t) => `#${t.id} on ${t.connectorId} since ${formatTime(t.startedAt)}`)
-                          .join(', ')}
-                  </td>
-                  <td data-heartbeat>{formatTime(cp.lastHeartbeatAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </section>
+      {snapshot?.panels.map((panel) => (
+        <Panel key={panel.id} panel={panel} />
+      ))}
       {snapshot?.nodes && (
         <section aria-labelledby="nodes-title" id="nodes">
           <h2 id="nodes-title">Cluster nodes</h2>
@@ -125,15 +114,11 @@ export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
                   <th scope="col" class="num">
                     Connections
                   </th>
-                  <th scope="col" class="num">
-                    MQTT sessions
-                  </th>
-                  <th scope="col" class="num">
-                    WAMP sessions
-                  </th>
-                  <th scope="col" class="num">
-                    Charge points
-                  </th>
+                  {headlines.map((h) => (
+                    <th key={h.name} scope="col" class="num">
+                      {h.label}
+                    </th>
+                  ))}
                 </tr>
               </thead>
               <tbody>
@@ -144,15 +129,17 @@ export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
                       {n.node === snapshot.node && ' (this one)'}
                     </th>
                     <td class="num">{formatCount(n.connections)}</td>
-                    <td class="num">{formatCount(n.modules['mqtt']?.['sessions'])}</td>
-                    <td class="num">{formatCount(n.modules['wamp.2.json']?.['sessions'])}</td>
-                    <td class="num">{formatCount(n.modules['ocpp1.6']?.['chargePoints'])}</td>
+                    {headlines.map((h) => (
+                      <td key={h.name} class="num">
+                        {formatCount(n.modules[h.name]?.[h.key])}
+                      </td>
+                    ))}
                   </tr>
                 ))}
                 {snapshot.nodes.missing.map((node) => (
                   <tr key={node}>
                     <th scope="row">{node}</th>
-                    <td colSpan={4}>did not answer in time</td>
+                    <td colSpan={headlines.length + 1}>did not answer in time</td>
                   </tr>
                 ))}
               </tbody>

@@ -62,7 +62,17 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
             labelNames: ['reason'] as const,
             registers: [metrics.registry],
           });
-    metrics?.modules.report('mqtt', () => this.broker.figures());
+    metrics?.modules.report('mqtt', {
+      title: 'MQTT',
+      labels: {
+        sessions: 'Sessions',
+        connected: 'Connected',
+        subscriptions: 'Subscriptions',
+        retained: 'Retained messages',
+        queued: 'Queued messages',
+      },
+      read: () => this.broker.figures(),
+    });
     this.broker.hooks.dropped = (why, clientId, topic) => {
       dropped?.inc({ reason: why });
       this.logger.debug({ why, clientId, topic }, 'mqtt message dropped');

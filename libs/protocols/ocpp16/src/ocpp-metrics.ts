@@ -18,7 +18,11 @@ export class OcppMetrics {
   private readonly handled = new Map<string, { now: number; reported: number }>();
 
   constructor(gateway: GatewayMetrics, sessions: ChargePointSessions) {
-    gateway.modules.report('ocpp1.6', () => ({ chargePoints: sessions.size }));
+    gateway.modules.report('ocpp1.6', {
+      title: 'OCPP 1.6',
+      labels: { chargePoints: 'Charge points connected' },
+      read: () => ({ chargePoints: sessions.size }),
+    });
     const registers = [gateway.registry];
     this.badMessages = new Counter({
       name: 'broker_ocpp_bad_messages_total',

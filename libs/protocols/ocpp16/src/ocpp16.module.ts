@@ -4,6 +4,7 @@ import { IdTagsController } from './admin/id-tags.controller.js';
 import { OcppCallsController } from './admin/ocpp-calls.controller.js';
 import { OcppStateController } from './admin/ocpp-state.controller.js';
 import { ChargePointDirectory } from './charge-point-directory.js';
+import { ChargePointsPanel } from './charge-points-panel.js';
 import { ChargePointSessions } from './charge-point-sessions.js';
 import { OcppCallService } from './ocpp-calls.service.js';
 import { OcppMetrics } from './ocpp-metrics.js';
@@ -27,6 +28,7 @@ import { OcppRepositories } from './store/ocpp.repositories.js';
     ChargePointSessions,
     ChargePointDirectory,
     OcppMetrics,
+    ChargePointsPanel,
     OcppCallService,
     Ocpp16Subprotocol,
   ],

@@ -77,7 +77,16 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
       subscriptionChanged: (realm, match, uri, present) => this.attract(realm, match, uri, present),
       busAccess: (realm, principal) => (realm === this.busRealm ? this.busAccess(principal) : null),
     });
-    metrics?.modules.report(WAMP_SUBPROTOCOL, () => this.router.figures());
+    metrics?.modules.report(WAMP_SUBPROTOCOL, {
+      title: 'WAMP',
+      labels: {
+        sessions: 'Sessions',
+        realms: 'Realms',
+        registrations: 'Registrations',
+        subscriptions: 'Subscriptions',
+      },
+      read: () => this.router.figures(),
+    });
   }
 
   async onModuleInit(): Promise<void> {
