@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { OcppRepositories } from '#broker/protocols/ocpp16';
 import { BrokerStore, ConflictError, NotFoundError } from '#broker/store';
 import { later, storeBackends } from './support/store-backends.js';
@@ -14,7 +15,7 @@ for (const backend of storeBackends) {
     before(async () => {
       ({ config, cleanup } = await backend.open());
       store = await BrokerStore.open(config);
-      ocpp = new OcppRepositories(store);
+      ocpp = await OcppRepositories.open(store);
     });
     after(async () => {
       await store.close();
@@ -59,7 +60,7 @@ for (const backend of storeBackends) {
       );
       await ocpp.stations.flush();
       const other = await BrokerStore.open(config);
-      const otherOcpp = new OcppRepositories(other);
+      const otherOcpp = await OcppRepositories.open(other);
       try {
         const written = await otherOcpp.stations.get('CP-group-7');
         assert.equal(
@@ -91,7 +92,7 @@ for (const backend of storeBackends) {
       const beatenHere = (await ocpp.stations.get('CP-late'))?.lastHeartbeatAt;
       await tick();
       const other = await BrokerStore.open(config);
-      const otherOcpp = new OcppRepositories(other);
+      const otherOcpp = await OcppRepositories.open(other);
       try {
         otherOcpp.stations.recordHeartbeat('CP-late');
         await otherOcpp.stations.flush();
@@ -282,6 +283,26 @@ for (const backend of storeBackends) {
         [second.id],
       );
       assert.equal((await ocpp.transactions.get(second.id))?.reservationId, 7);
+    });
+
+    it('OCPP: the module makes its own tables, and takes a database whose tables the broker made before', async () => {
+      await ocpp.idTags.create(
+        { idTag: 'TAG-kept', status: 'Accepted', parentIdTag: null, expiryDate: null },
+        't',
+      );
+      // A database from before the module had its own migrations: the same tables, no record of the
+      // module's migrations (the broker's own list recorded 0002_ocpp and 0004_id_tag_case instead).
+      await sql`drop table ocpp16_migration`.execute(store.db);
+      await sql`drop table ocpp16_migration_lock`.execute(store.db);
+      const reopened = await OcppRepositories.open(store);
+      assert.equal((await reopened.idTags.get('tag-KEPT')).status, 'Accepted', 'its rows are kept');
+      const recorded = await sql<{ name: string }>`select name from ocpp16_migration order by name`.execute(
+        store.db,
+      );
+      assert.deepEqual(
+        recorded.rows.map((r) => r.name),
+        ['0001_tables', '0002_id_tag_case'],
+      );
     });
   });
 }

@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Migration } from 'kysely';
 import { type StoreConfig } from '#broker/config';
 import { AuditRepository } from './audit.repository.js';
 import { ChargePointsRepository } from './charge-points.repository.js';
 import { CredentialsRepository } from './credentials.repository.js';
-import { openDatabase, type Backend } from './database.js';
+import { migrateModule, openDatabase, type Backend } from './database.js';
 import { OriginsRepository } from './origins.repository.js';
 import { type Database } from './schema.js';
 
 /**
  * The one store the gateway, the admin API and the protocol modules use: a repository per kind of
  * shared state over one Kysely instance, whichever backend it runs on. A protocol keeps its own
- * repositories over `db` (OCPP's live in its lib) and gives close() what it still has to write.
+ * tables (`migrate`) and repositories over `db` (OCPP's live in its lib) and gives close() what it
+ * still has to write.
  */
 export class BrokerStore {
   readonly origins: OriginsRepository;
@@ -44,6 +45,15 @@ export class BrokerStore {
   /** Resolves when the database answers a query (the readiness check). */
   async ping(): Promise<void> {
     await sql`select 1`.execute(this.db);
+  }
+
+  /**
+   * Applies a module's own migrations, in name order, once each: they are recorded under `owner` (a-z,
+   * 0-9, _), apart from the broker's and every other module's, so a module brings its tables with it.
+   * Safe on several nodes at once (the migrator's lock). Never edit one that has shipped: add the next.
+   */
+  async migrate(owner: string, migrations: Readonly<Record<string, Migration>>): Promise<void> {
+    await migrateModule({ db: this.db, backend: this.backend }, owner, migrations);
   }
 
   /**

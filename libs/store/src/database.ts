@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, sql, SqliteDialect } from 'kysely';
+import { Kysely, type Migration, type MigrationProvider, Migrator, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type StoreConfig } from '#broker/config';
 import { migrationProvider } from './migrations.js';
@@ -90,7 +90,33 @@ function openPostgres(url: string): OpenDatabase {
  * looks for them in every schema of the database, and a neighbour's (another broker's, a test's) would
  * make it skip creating ours and then fail on the missing table.
  */
-async function migrate({ db, backend }: OpenDatabase): Promise<void> {
+async function migrate(opened: OpenDatabase): Promise<void> {
+  await runMigrations(opened, migrationProvider, {});
+}
+
+/** A module's own migrations: recorded in `<owner>_migration` (and locked by `<owner>_migration_lock`). */
+export async function migrateModule(
+  opened: OpenDatabase,
+  owner: string,
+  migrations: Readonly<Record<string, Migration>>,
+): Promise<void> {
+  if (!/^[a-z][a-z0-9_]{0,39}$/.test(owner)) {
+    throw new Error(
+      `store: a module's migrations need a name of a-z, 0-9 and _ (got ${JSON.stringify(owner)})`,
+    );
+  }
+  await runMigrations(
+    opened,
+    { getMigrations: () => Promise.resolve({ ...migrations }) },
+    { migrationTableName: `${owner}_migration`, migrationLockTableName: `${owner}_migration_lock` },
+  );
+}
+
+async function runMigrations(
+  { db, backend }: OpenDatabase,
+  provider: MigrationProvider,
+  tables: { migrationTableName?: string; migrationLockTableName?: string },
+): Promise<void> {
   const migrationTableSchema =
     backend === 'postgres'
       ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)).rows[0]
@@ -98,7 +124,8 @@ async function migrate({ db, backend }: OpenDatabase): Promise<void> {
       : undefined;
   const migrator = new Migrator({
     db,
-    provider: migrationProvider,
+    provider,
+    ...tables,
     ...(migrationTableSchema !== undefined && { migrationTableSchema }),
   });
   const { error, results } = await migrator.migrateToLatest();

@@ -3,10 +3,9 @@ import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely
 // Versioned migrations, applied in name order at start (Kysely's Migrator records them in its own
 // table). Never edit one that has shipped: add the next.
 //
-// 0002_ocpp and 0004_id_tag_case make the OCPP central system's tables, whose shapes and repositories
-// live in libs/protocols/ocpp16. They stay in this one list: the Migrator keys on the name and fails
-// on a database that recorded a migration its list lacks, and every database since holds them between
-// 0001_initial and 0003_wampcra; a broker that loads no OCPP module opens such a database too.
+// 0002_ocpp and 0004_id_tag_case made the OCPP central system's tables, which the OCPP module now
+// makes with its own migrations (libs/protocols/ocpp16/src/store/ocpp.migrations.ts). Their names
+// stay, doing nothing: the Migrator fails on a database that recorded a migration its list lacks.
 const migrations: Record<string, Migration> = {
   '0001_initial': {
     async up(db: Kysely<unknown>): Promise<void> {
@@ -70,90 +69,7 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
-  '0002_ocpp': {
-    async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema
-        .createTable('ocpp_stations')
-        .addColumn('identity', 'text', (c) => c.primaryKey())
-        .addColumn('vendor', 'text')
-        .addColumn('model', 'text')
-        .addColumn('serial_number', 'text')
-        .addColumn('firmware_version', 'text')
-        .addColumn('boot_status', 'text')
-        .addColumn('last_boot_at', 'text')
-        .addColumn('last_heartbeat_at', 'text')
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createTable('ocpp_id_tags')
-        .addColumn('id_tag', 'text', (c) => c.primaryKey())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('parent_id_tag', 'text')
-        .addColumn('expiry_date', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createTable('ocpp_connectors')
-        .addColumn('identity', 'text', (c) => c.notNull())
-        .addColumn('connector_id', 'integer', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('error_code', 'text', (c) => c.notNull())
-        .addColumn('info', 'text')
-        .addColumn('vendor_id', 'text')
-        .addColumn('vendor_error_code', 'text')
-        .addColumn('status_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addPrimaryKeyConstraint('ocpp_connectors_pk', ['identity', 'connector_id'])
-        .execute();
-      await db.schema
-        .createTable('ocpp_transactions')
-        .addColumn('id', 'integer', (c) => c.primaryKey())
-        .addColumn('identity', 'text', (c) => c.notNull())
-        .addColumn('connector_id', 'integer', (c) => c.notNull())
-        .addColumn('id_tag', 'text', (c) => c.notNull())
-        .addColumn('start_status', 'text', (c) => c.notNull())
-        .addColumn('meter_start', 'integer', (c) => c.notNull())
-        .addColumn('started_at', 'text', (c) => c.notNull())
-        .addColumn('reservation_id', 'integer')
-        .addColumn('meter_stop', 'integer')
-        .addColumn('stopped_at', 'text')
-        .addColumn('stop_reason', 'text')
-        .addColumn('stop_id_tag', 'text')
-        .execute();
-      await db.schema
-        .createIndex('ocpp_transactions_identity')
-        .on('ocpp_transactions')
-        .columns(['identity', 'id'])
-        .execute();
-      await db.schema
-        .createTable('ocpp_meter_values')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('identity', 'text', (c) => c.notNull())
-        .addColumn('connector_id', 'integer', (c) => c.notNull())
-        .addColumn('transaction_id', 'integer')
-        .addColumn('sampled_at', 'text', (c) => c.notNull())
-        .addColumn('value', 'text', (c) => c.notNull())
-        .addColumn('measurand', 'text')
-        .addColumn('unit', 'text')
-        .addColumn('phase', 'text')
-        .addColumn('context', 'text')
-        .addColumn('location', 'text')
-        .addColumn('format', 'text')
-        .execute();
-      await db.schema
-        .createIndex('ocpp_meter_values_transaction')
-        .on('ocpp_meter_values')
-        .columns(['transaction_id', 'id'])
-        .execute();
-      await db.schema
-        .createTable('ocpp_counters')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('value', 'integer', (c) => c.notNull())
-        .execute();
-      await sql`insert into ocpp_counters (name, value) values ('transaction', 0)`.execute(db);
-    },
-  },
+  '0002_ocpp': { up: () => Promise.resolve() },
   '0003_wampcra': {
     async up(db: Kysely<unknown>): Promise<void> {
       // Stored WAMP-CRA credentials share the credentials table; one active credential per authid.
@@ -166,17 +82,7 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
-  '0004_id_tag_case': {
-    async up(db: Kysely<unknown>): Promise<void> {
-      // OCPP id tags are case-insensitive (CiString20Type): they are looked up by lower(id_tag). Not
-      // unique: a store from before may hold two tags that differ only in case, and must still open.
-      await db.schema
-        .createIndex('ocpp_id_tags_folded')
-        .on('ocpp_id_tags')
-        .expression(sql`lower(id_tag)`)
-        .execute();
-    },
-  },
+  '0004_id_tag_case': { up: () => Promise.resolve() },
 };
 
 export const migrationProvider: MigrationProvider = {

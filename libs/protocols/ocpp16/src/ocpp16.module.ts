@@ -23,7 +23,7 @@ import { OcppRepositories } from './store/ocpp.repositories.js';
     {
       provide: OcppRepositories,
       inject: [BrokerStore],
-      useFactory: (store: BrokerStore) => new OcppRepositories(store),
+      useFactory: (store: BrokerStore) => OcppRepositories.open(store),
     },
     ChargePointSessions,
     ChargePointDirectory,

@@ -40,5 +40,5 @@ export interface MemoryStore {
 
 export async function memoryStore(): Promise<MemoryStore> {
   const store = await BrokerStore.open({ sqlitePath: ':memory:' });
-  return { ocpp: new OcppRepositories(store), close: () => store.close() };
+  return { ocpp: await OcppRepositories.open(store), close: () => store.close() };
 }

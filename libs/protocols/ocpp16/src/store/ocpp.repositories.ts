@@ -4,17 +4,24 @@ import { OcppIdTagsRepository } from './ocpp-id-tags.repository.js';
 import { OcppMeterValuesRepository } from './ocpp-meter-values.repository.js';
 import { OcppStationsRepository } from './ocpp-stations.repository.js';
 import { OcppTransactionsRepository } from './ocpp-transactions.repository.js';
+import { OCPP_MIGRATIONS } from './ocpp.migrations.js';
 import { type OcppTables } from './ocpp.schema.js';
 
 /** The OCPP central system's state, over the broker's store (its database, its audit log). */
 export class OcppRepositories {
+  /** The repositories over `store`, once the module's own tables are there. */
+  static async open(store: BrokerStore): Promise<OcppRepositories> {
+    await store.migrate('ocpp16', OCPP_MIGRATIONS);
+    return new OcppRepositories(store);
+  }
+
   readonly stations: OcppStationsRepository;
   readonly idTags: OcppIdTagsRepository;
   readonly connectors: OcppConnectorsRepository;
   readonly transactions: OcppTransactionsRepository;
   readonly meterValues: OcppMeterValuesRepository;
 
-  constructor(store: BrokerStore) {
+  private constructor(store: BrokerStore) {
     const db = store.db.withTables<OcppTables>();
     this.stations = new OcppStationsRepository(db);
     this.idTags = new OcppIdTagsRepository(db);
