@@ -3,6 +3,8 @@ import { BrokerModule, type BrokerConfigInput } from 'ws-protocol-broker';
 import { HelloController } from './hello.controller.js';
 import { RoomsGateway } from './rooms.gateway.js';
 import { ShoutBoard } from './shout-board.js';
+import { ShoutCounts } from './shout-counts.js';
+import { ShoutsController } from './shouts.controller.js';
 import { ShoutSubprotocol } from './shout.subprotocol.js';
 
 /** The broker's part of this application's configuration (in a real app, from its ConfigService). */
@@ -22,8 +24,14 @@ export function brokerConfig(env: NodeJS.ProcessEnv = process.env): BrokerConfig
   };
 }
 
-/** What this application adds: its route, its subprotocol module with its dashboard card and panel, its gateway. */
-@Module({ controllers: [HelloController], providers: [ShoutBoard, ShoutSubprotocol, RoomsGateway] })
+/**
+ * What this application adds: its route; its subprotocol module with its table, its admin route and
+ * its dashboard card and panel; its gateway.
+ */
+@Module({
+  controllers: [HelloController, ShoutsController],
+  providers: [ShoutCounts, ShoutBoard, ShoutSubprotocol, RoomsGateway],
+})
 export class FeaturesModule {}
 
 @Module({

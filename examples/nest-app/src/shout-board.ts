@@ -1,12 +1,13 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { type DashboardPanel, GatewayMetrics, type PanelRow } from 'ws-protocol-broker';
+import { ShoutCounts } from './shout-counts.js';
 
-/** The board keeps this many shouters (the loudest); a new one past it replaces the quietest. */
-const MAX_SHOUTERS = 100;
+/** The panel lists this many of the loudest users. */
+const PANEL_ROWS = 50;
 
 /**
  * What the shout module shows on the broker's dashboard, through the package's public API alone: a
- * card with its counts and a panel of the loudest users.
+ * card with its counts and a panel of the loudest users (from its table).
  */
 @Injectable()
 export class ShoutBoard implements DashboardPanel, OnModuleInit {
@@ -19,39 +20,34 @@ export class ShoutBoard implements DashboardPanel, OnModuleInit {
   ] as const;
   readonly empty = 'Nobody has shouted yet.';
 
-  private readonly shouters = new Map<string, { shouts: number; last: string }>();
-  private total = 0;
+  private shouts = 0;
+  private failed = 0;
 
-  constructor(private readonly metrics: GatewayMetrics) {}
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly counts: ShoutCounts,
+  ) {}
 
   onModuleInit(): void {
     this.metrics.modules.report('shout.v1', {
       title: 'Shout',
-      labels: { shouts: 'Shouts', shouters: 'Shouters' },
-      read: () => ({ shouts: this.total, shouters: this.shouters.size }),
+      labels: { shouts: 'Shouts since start', unrecorded: 'Not recorded' },
+      read: () => ({ shouts: this.shouts, unrecorded: this.failed }),
     });
     this.metrics.panels.add(this);
   }
 
-  shouted(user: string): void {
-    this.total++;
-    const known = this.shouters.get(user);
-    if (known === undefined && this.shouters.size >= MAX_SHOUTERS) this.dropQuietest();
-    this.shouters.set(user, { shouts: (known?.shouts ?? 0) + 1, last: new Date().toISOString() });
+  /** Counts a shout; resolves once the table holds it. */
+  async shouted(user: string): Promise<void> {
+    this.shouts++;
+    await this.counts.add(user).catch((err: unknown) => {
+      this.failed++;
+      throw err;
+    });
   }
 
-  rows(): readonly PanelRow[] {
-    return [...this.shouters]
-      .sort(([, a], [, b]) => b.shouts - a.shouts)
-      .map(([user, { shouts, last }]) => ({ key: user, cells: { user, shouts, last } }));
-  }
-
-  private dropQuietest(): void {
-    let quietest: string | null = null;
-    let fewest = Infinity;
-    for (const [user, { shouts }] of this.shouters) {
-      if (shouts < fewest) [quietest, fewest] = [user, shouts];
-    }
-    if (quietest !== null) this.shouters.delete(quietest);
+  async rows(): Promise<readonly PanelRow[]> {
+    const loudest = await this.counts.loudest(PANEL_ROWS);
+    return loudest.map(({ user, shouts, lastAt }) => ({ key: user, cells: { user, shouts, last: lastAt } }));
   }
 }

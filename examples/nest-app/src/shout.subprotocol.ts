@@ -28,7 +28,7 @@ export class ShoutSubprotocol implements SubprotocolHandler {
       if (text.trim() === '') return connection.close(4400, 'empty message');
       const loud = text.toUpperCase();
       connection.send(loud);
-      this.board.shouted(user);
+      this.board.shouted(user).catch(() => connection.close(1011, 'shout not recorded'));
       this.bus.publish({ topic: `shout/${user}`, payload: Buffer.from(loud), origin: 'shout.v1' });
     });
   }

@@ -106,23 +106,43 @@ describe('the application as main.ts boots it (NestFactory.create, BrokerWsAdapt
     ws.close();
   });
 
-  it('its own card and panel on the broker’s dashboard feed, with what it counted', async () => {
+  it('its own table behind its own admin route, and its card and panel on the broker’s dashboard feed', async () => {
+    // The admin API (its routes and the dashboard's feed) answers loopback clients when no admin token is set.
+    const shoutsOf = async (user: string): Promise<number> => {
+      const res = await fetch(`http://127.0.0.1:${port}/admin/v1/shouts`);
+      assert.equal(res.status, 200);
+      const shouters = (await res.json()) as { user: string; shouts: number }[];
+      return shouters.find((s) => s.user === user)?.shouts ?? 0;
+    };
+    const before = await shoutsOf('anonymous');
     const ws = new WebSocket(`ws://127.0.0.1:${port}/shout`, 'shout.v1');
     const next = messages(ws);
     await opened(ws);
     ws.send('count me');
     await next();
     ws.close();
-    // The admin API (and its feed) answers loopback clients when no admin token is set.
+    // The count is written behind the answer: read until it is there (3 s at most).
+    let after = before;
+    for (let tries = 0; tries < 60 && after === before; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = await shoutsOf('anonymous');
+    }
+    assert.equal(after, before + 1);
+    // Behind the admin API's guard: with no admin token, a request that came through a proxy is refused.
+    const proxied = await fetch(`http://127.0.0.1:${port}/admin/v1/shouts`, {
+      headers: { 'X-Forwarded-For': '203.0.113.7' },
+    });
+    assert.equal(proxied.status, 403);
+
     const snapshot = (await firstSnapshot(`http://127.0.0.1:${port}/admin/v1/dashboard/feed`)) as {
       modules: Record<string, { title: string; values: Record<string, number> }>;
       panels: { id: string; rows: { key: string; cells: Record<string, unknown> }[] }[];
     };
     assert.equal(snapshot.modules['shout.v1']?.title, 'Shout');
-    assert.ok((snapshot.modules['shout.v1']?.values['shouts'] ?? 0) >= 1);
+    assert.equal(snapshot.modules['shout.v1']?.values['shouts'], after, 'every shout so far was anonymous');
     const panel = snapshot.panels.find((p) => p.id === 'shouters');
     assert.ok(panel, 'the shouters panel is in the feed');
-    assert.ok((panel.rows.find((row) => row.key === 'anonymous')?.cells['shouts'] as number) >= 1);
+    assert.equal(panel.rows.find((row) => row.key === 'anonymous')?.cells['shouts'], after);
   });
 
   it('its own gateway: the handshake refuses a missing token (401), then the gateway runs with the context', async () => {

@@ -53,4 +53,5 @@ export type { BusMessage, BusSubscription, TopicBus } from '#broker/bus';
 export { ConfigError, loadConfig, parseConfig, printableConfig } from '#broker/config';
 export type { BrokerConfig, BrokerConfigInput } from '#broker/config';
 export type { Principal } from '#broker/handshake';
-export { mountAdminOpenApi } from '#broker/admin';
+export { Actor, AdminApi, mountAdminOpenApi } from '#broker/admin';
+export { BrokerStore } from '#broker/store';
