@@ -4,10 +4,12 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import mqtt, { type IDisconnectPacket, type MqttClient } from 'mqtt';
-import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+import { type BrokerNode, TEST_NODE_TIMEOUT_MS, TestCluster, until } from './support/cluster.js';
 import { connect, Inbox, nextEvent, persistentSession, readRetained } from './support/mqtt-helpers.js';
 import { copiesOf, Device, everyAckedArrives, streamTo, watchWills } from './support/nemesis.js';
 import { RawMqtt } from './support/raw-mqtt.js';
+import { WampCalls } from './support/nemesis-calls.js';
+import { connectWampy, openAutobahn } from './support/wamp-clients.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -371,6 +373,73 @@ describe('cluster faults: a node cut off from NATS', () => {
       20_000,
     );
     assert.equal(wills.at.length, 1, 'the will went out once');
+  });
+
+  it("a WAMP callee's node cut off from NATS past nodeTimeoutMs, then healed: calls from another node reach the callee again", async (t) => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    // The callee (wampy, pinging its router each second) on n3 first, on n2 after a drop; the caller on n1.
+    const calls = new WampCalls(n1, () => [n3, n2], 'com.example.cut');
+    calls.start(100);
+    t.after(() => calls.stop(0));
+    const answeredAfter = (at: number) => calls.calls.some((c) => c.outcome === 'ok' && (c.ended ?? 0) > at);
+    await until('a call is answered', () => answeredAfter(0), 10_000);
+
+    n3.cut();
+    await sleep(TEST_NODE_TIMEOUT_MS * 2 + 1000);
+    n3.heal();
+    const healedAt = performance.now();
+    await until(
+      'calls are answered again after the heal',
+      () => answeredAfter(healedAt + 1000),
+      20_000,
+    ).catch((err: Error) => {
+      const recent = calls.calls.filter((c) => c.at > healedAt).slice(-5);
+      assert.fail(`${err.message}; the last calls: ${JSON.stringify(recent.map((c) => c.outcome))}`);
+    });
+  });
+
+  it("a WAMP callee that leaves while its node's path to NATS drops bytes: the URI is freed once NATS answers, so a callee on another node takes it", async (t) => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const first = await openAutobahn(`${n2.url}/ws`);
+    await first.session.register('com.example.left', () => 'first');
+    const caller = await connectWampy(`${n1.url}/ws`);
+    t.after(() => caller.disconnect());
+    await until(
+      'the first callee is callable from n1',
+      () =>
+        caller.call('com.example.left').then(
+          () => true,
+          () => false,
+        ),
+      5000,
+    );
+    // Shorter than nodeTimeoutMs: n2 stays a live node, and its release of the URI is lost on the way.
+    n2.cut();
+    first.close();
+    await sleep(TEST_NODE_TIMEOUT_MS / 2);
+    n2.heal();
+    const second = await openAutobahn(`${n3.url}/ws`);
+    t.after(() => second.close());
+    await until(
+      "the URI is free for a callee on n3 (n2's record of it gone)",
+      () =>
+        second.session
+          .register('com.example.left', () => 'second')
+          .then(
+            () => true,
+            () => false,
+          ),
+      15_000,
+    );
+    await until(
+      "n1's calls reach the callee on n3",
+      () =>
+        caller.call('com.example.left').then(
+          (result) => (result as { argsList?: unknown[] }).argsList?.[0] === 'second',
+          () => false,
+        ),
+      5000,
+    );
   });
 
   it('a retained QoS 1 message published on a node cut off from NATS: acknowledged only once the cluster holds it, so every node serves what was acknowledged after the heal', async (t) => {

@@ -177,11 +177,39 @@ export class ClusterRegistrations {
     }
   }
 
-  release(realm: string, match: MatchPolicy, uri: string): void {
-    const key = keyOf(realm, match, uri);
-    const known = this.records.get(key);
-    if (known === undefined || known.node !== this.node.nodeId || this.kv === null) return;
-    this.kv.delete(key, { previousSeq: known.revision }).catch(() => undefined);
+  /**
+   * Deletes this node's record of a URI no callee here holds any longer. Resolves false when the bucket
+   * did not take the delete (NATS away, the request lost on the way): the record stays, and the URI with
+   * it, until `releaseUnserved` deletes it.
+   */
+  release(realm: string, match: MatchPolicy, uri: string): Promise<boolean> {
+    const known = this.records.get(keyOf(realm, match, uri));
+    if (known === undefined || !this.isOwn(known) || this.kv === null) return Promise.resolve(true);
+    return this.deleteOwn(this.kv, known);
+  }
+
+  /**
+   * Deletes this node's records whose URIs no callee here serves (`served` says), as a release that was
+   * lost would have. Resolves false if a delete did not go through.
+   */
+  async releaseUnserved(served: (known: Known) => boolean): Promise<boolean> {
+    const kv = this.kv;
+    if (kv === null) return true;
+    const unserved = [...this.records.values()].filter((known) => this.isOwn(known) && !served(known));
+    const done = await Promise.all(unserved.map((known) => this.deleteOwn(kv, known)));
+    return done.every(Boolean);
+  }
+
+  private isOwn(known: Known): boolean {
+    return known.node === this.node.nodeId && known.incarnation === this.node.incarnation;
+  }
+
+  private deleteOwn(kv: KV, known: Known): Promise<boolean> {
+    return kv.delete(known.key, { previousSeq: known.revision }).then(
+      () => true,
+      // Not ours any longer (taken over meanwhile) is done too: only a bucket that did not answer is not.
+      async () => (await kv.get(known.key).catch(() => undefined))?.revision !== known.revision,
+    );
   }
 
   private remember(key: string, record: RegistrationRecord, revision: number): void {

@@ -11,6 +11,8 @@ import { type PendingCall, type Session } from './session.js';
 
 /** The node-addressed service every node listens on for WAMP calls, cancels and answers. */
 const SERVICE = 'wamp';
+/** How soon a release the bucket did not take is tried again. */
+const RELEASE_RETRY_MS = 1000;
 
 /**
  * WAMP RPC across the nodes of a cluster. Registrations are recorded in a KV bucket (exclusive ones by
@@ -28,6 +30,10 @@ export class WampCluster {
   private router: Router | null = null;
   /** Set while a call from another node runs here: it is never sent on to a third node. */
   private inbound = false;
+  /** A pass over this node's records of URIs nobody here serves, when one is due. */
+  private releasing: NodeJS.Timeout | null = null;
+  private offResume: (() => void) | null = null;
+  private stopped = false;
 
   constructor(
     private readonly node: ClusterNode,
@@ -47,10 +53,39 @@ export class WampCluster {
       if (!connected) this.connectionLost();
       else this.registrations.restartWatch();
     });
+    // A release lost while this node was stalled or away from NATS is made again when it is back.
+    this.offResume = this.node.membership.onResume(() => this.releaseLater(0));
+  }
+
+  /**
+   * Deletes, after `delayMs`, this node's records of URIs no callee here holds (a release the bucket
+   * did not take would leave the URI held by a live node, so no callee elsewhere could register it);
+   * tried again every second until the bucket takes them.
+   */
+  private releaseLater(delayMs = RELEASE_RETRY_MS): void {
+    // One pass at a time; none once stopped.
+    if (this.releasing !== null || this.stopped) return;
+    this.releasing = setTimeout(() => {
+      void this.registrations
+        .releaseUnserved(
+          (known) =>
+            this.router?.existingRealm(known.realm)?.dealer.registrations.find(known.match, known.uri) !==
+            undefined,
+        )
+        .then((done) => {
+          this.releasing = null;
+          if (!done) this.releaseLater();
+        });
+    }, delayMs);
+    this.releasing.unref();
   }
 
   stop(): void {
     this.registrations.stop();
+    this.offResume?.();
+    this.offResume = null;
+    if (this.releasing !== null) clearTimeout(this.releasing);
+    this.stopped = true;
   }
 
   /** The realm's port for its dealer. */
@@ -59,7 +94,10 @@ export class WampCluster {
       route: (uri, local) => this.route(realm, uri, local),
       forward: (call, uri, options, args, kwargs) => this.forward(realm, call, uri, options, args, kwargs),
       claim: (match, uri, invoke) => this.registrations.claim(realm, match, uri, invoke),
-      release: (match, uri) => this.registrations.release(realm, match, uri),
+      release: (match, uri) =>
+        void this.registrations.release(realm, match, uri).then((done) => {
+          if (!done) this.releaseLater();
+        }),
     };
   }
 
