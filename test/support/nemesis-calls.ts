@@ -40,6 +40,46 @@ export interface CallStats {
   readonly invokedTwice: number;
   /** When the last call came back with its echo. */
   readonly lastOkAt: number;
+  /** The longest run of calls, in the order made, of which none came back with its echo. */
+  readonly longestOutage: Outage | null;
+}
+
+/** A run of calls that did not come back with their echo: when it began and ended, and how they ended. */
+export interface Outage {
+  readonly from: number;
+  readonly to: number;
+  readonly outcomes: Readonly<Record<string, number>>;
+  /** The callee's connections meanwhile: node, from, to (null: open at the end). */
+  readonly callees: readonly CalleeConnection[];
+}
+
+/** One connection of the callee side (a WAMP callee, a charge point). */
+export interface CalleeConnection {
+  readonly node: string;
+  readonly from: number;
+  to: number | null;
+}
+
+/** The longest run of calls, in the order made, that did not end 'ok'. */
+function longestOutage(calls: readonly Call[], callees: readonly CalleeConnection[]): Outage | null {
+  let best: { start: number; end: number } | null = null;
+  let start = -1;
+  calls.forEach((call, i) => {
+    if (call.outcome !== 'ok') {
+      if (start < 0) start = i;
+      if (best === null || i - start > best.end - best.start) best = { start, end: i };
+    } else start = -1;
+  });
+  if (best === null) return null;
+  const { start: first, end: last } = best;
+  const run = calls.slice(first, last + 1);
+  const outcomes: Record<string, number> = {};
+  for (const call of run)
+    outcomes[call.outcome ?? NO_ANSWER] = (outcomes[call.outcome ?? NO_ANSWER] ?? 0) + 1;
+  const from = run[0]?.at ?? 0;
+  const to = run.at(-1)?.at ?? 0;
+  const meanwhile = callees.filter((c) => c.from <= to && (c.to === null || c.to >= from));
+  return { from, to, outcomes, callees: meanwhile };
 }
 
 /**
@@ -48,6 +88,8 @@ export interface CallStats {
  */
 export abstract class CallWorkload {
   readonly calls: Call[] = [];
+  /** The callee side's connections, in turn. */
+  readonly callees: CalleeConnection[] = [];
   /** How often the callee ran each `k`. */
   readonly invoked = new Map<number, number>();
   /** Set when the calls stop: the callee side keeps serving the calls in flight until `stopping`. */
@@ -68,7 +110,12 @@ export abstract class CallWorkload {
       for (let turn = 0; !this.stopped; turn++) {
         const all = this.nodes();
         const node = all[turn % all.length];
-        if (node !== undefined) await this.serve(node).catch(() => undefined);
+        if (node !== undefined) {
+          const connection: CalleeConnection = { node: node.id, from: performance.now(), to: null };
+          this.callees.push(connection);
+          await this.serve(node).catch(() => undefined);
+          connection.to = performance.now();
+        }
         await sleep(200);
       }
     })();
@@ -134,6 +181,7 @@ export abstract class CallWorkload {
       slowestErrorMs: Math.round(slowestErrorMs),
       invokedTwice: [...this.invoked.values()].filter((times) => times > 1).length,
       lastOkAt: Math.max(0, ...ok.map((call) => call.ended ?? 0)),
+      longestOutage: longestOutage(this.calls, this.callees),
     };
   }
 }

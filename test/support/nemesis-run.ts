@@ -476,7 +476,18 @@ function callLine(name: string, stats: CallStats): string {
     .join(', ');
   return (
     `${name}: ${stats.calls} calls, ${stats.ok} answered, errors: ${errors === '' ? 'none' : errors} (slowest ${stats.slowestErrorMs} ms), ` +
-    `${stats.unanswered} unanswered, ${stats.wrong} wrong answers, ${stats.invokedTwice} run twice`
+    `${stats.unanswered} unanswered, ${stats.wrong} wrong answers, ${stats.invokedTwice} run twice` +
+    (stats.longestOutage === null
+      ? ''
+      : `; the longest stretch without an answer: ${Math.round(stats.longestOutage.from)} to ${Math.round(stats.longestOutage.to)} (${Object.entries(
+          stats.longestOutage.outcomes,
+        )
+          .map(([what, n]) => `${n} × ${what}`)
+          .join(', ')}; the callee meanwhile: ${
+          stats.longestOutage.callees
+            .map((c) => `${c.node} ${Math.round(c.from)}-${c.to === null ? 'open' : Math.round(c.to)}`)
+            .join(', ') || 'not connected'
+        })`)
   );
 }
 
