@@ -40,6 +40,11 @@ const TARGET_RATIO = 1.5;
 
 interface Window extends AttackerReport {
   readonly cpuMs: number;
+  /**
+   * The broker's own event-loop delay, p99 over the window (prom-client's, sampled every 10 ms, read
+   * from /metrics): what the attack costs every client, measured where the load side's work cannot land.
+   */
+  readonly loopP99Ms: number;
   readonly wallMs: number;
   readonly bystander: LatencySummary;
   readonly bystanderErrors: number;
@@ -106,6 +111,8 @@ async function measure(
   intervalMs: number,
 ): Promise<Window> {
   const bystander = await Bystander.open(server.port);
+  // A scrape resets the broker's loop-delay histogram: the next one reads this window's alone.
+  await loopDelayP99Ms(server.port);
   const cpuBefore = processCpuMs(server.pid) ?? 0;
   const started = performance.now();
   const [rtts, attacked] = await Promise.all([
@@ -116,14 +123,30 @@ async function measure(
   ]);
   const wallMs = performance.now() - started;
   const cpuMs = (processCpuMs(server.pid) ?? 0) - cpuBefore;
+  const loopP99Ms = await loopDelayP99Ms(server.port);
   bystander.close();
   return {
     ...attacked,
     cpuMs,
+    loopP99Ms,
     wallMs,
     bystander: summarizeLatencies(rtts.latencies),
     bystanderErrors: rtts.errors,
   };
+}
+
+/**
+ * prom-client's loop-delay sampling interval (its default eventLoopMonitoringPrecision): Node's histogram
+ * records each interval whole, so an idle loop reads this much.
+ */
+const LOOP_SAMPLE_MS = 10;
+
+/** The broker's event-loop delay p99 since the last scrape, beyond the sampling interval, in ms (prom-client resets it on each). */
+async function loopDelayP99Ms(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = /^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text);
+  if (line === null) throw new Error('the broker reports no nodejs_eventloop_lag_p99_seconds');
+  return Math.max(0, Number(line[1]) * 1000 - LOOP_SAMPLE_MS);
 }
 
 /** Runs attacker-process.js for `seconds` and returns what it reports. */
@@ -165,11 +188,12 @@ function report(pairs: readonly Pair[][], run: RunSettings): string {
         ? 'Hardened: inputBudget on every endpoint (a quarter of a core each), the default handshake rate.'
         : 'Default settings: no input budget, the default handshake rate.'),
     '',
-    '| attack | message bytes | answered per round | reconnects per round | refused handshakes per round | broker CPU | CPU per message | CPU per KB | idle p99 | attacked p50 | attacked p99 | p99 / idle p99 (rounds) | p99 / control p99 | verdict |',
-    '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
+    '| attack | message bytes | answered per round | reconnects per round | refused handshakes per round | broker CPU | CPU per message | CPU per KB | idle p99 | attacked p50 | attacked p99 | p99 / idle p99 (rounds) | p99 / control p99 | broker loop delay p99 | loop p99 / control | verdict |',
+    '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
   ];
   const controlIndex = ATTACKS.findIndex((a) => a.control === true);
   const controlP99 = median((pairs[controlIndex] ?? []).map((p) => p.attacked.bystander.p99));
+  const controlLoopP99 = median((pairs[controlIndex] ?? []).map((p) => p.attacked.loopP99Ms));
   for (const [index, attack] of ATTACKS.entries()) {
     const rows = pairs[index] ?? [];
     if (rows.length === 0) continue;
@@ -181,6 +205,7 @@ function report(pairs: readonly Pair[][], run: RunSettings): string {
     const ratios = rows.map((p) => p.attacked.bystander.p99 / p.idle.bystander.p99);
     const ratio = median(ratios);
     const attackedP99 = of((p) => p.attacked.bystander.p99);
+    const loopP99 = of((p) => p.attacked.loopP99Ms);
     const errors = rows.reduce((n, p) => n + p.idle.bystanderErrors + p.attacked.bystanderErrors, 0);
     const verdict =
       errors > 0
@@ -197,13 +222,14 @@ function report(pairs: readonly Pair[][], run: RunSettings): string {
         `${bytes === 0 ? '-' : `${((perMessage * 1024) / bytes).toFixed(3)} ms`} | ${of((p) => p.idle.bystander.p99).toFixed(2)} ms | ` +
         `${of((p) => p.attacked.bystander.p50).toFixed(2)} ms | ${attackedP99.toFixed(2)} ms | ` +
         `**${ratio.toFixed(2)}x** (${ratios.map((r) => r.toFixed(2)).join(', ')}) | ` +
-        `${(attackedP99 / controlP99).toFixed(2)}x | ${verdict} |`,
+        `${(attackedP99 / controlP99).toFixed(2)}x | ${loopP99.toFixed(2)} ms | ${(loopP99 / controlLoopP99).toFixed(2)}x | ${verdict} |`,
     );
   }
   lines.push(
     '',
     `Target: the bystander's p99 under each attack within ${TARGET_RATIO}x its p99 beside the control row. ` +
-      'The control row is a client sending ordinary messages as fast as they are answered: what any busy client costs the bystander.',
+      'The control row is a client sending ordinary messages as fast as they are answered: what any busy client costs the bystander. ' +
+      "The broker's loop delay is read from its /metrics at each window's start and end (prom-client, a sample every 10 ms; shown beyond those 10 ms).",
   );
   return lines.join('\n');
 }
