@@ -120,6 +120,50 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     await publisher.endAsync(true);
     await second.endAsync(true);
   });
+
+  it('a node paused while its QoS 1 subscriber is taken over elsewhere: once resumed, it sends that connection nothing more', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const first = await mqtt.connectAsync(`${n3.url}/mqtt`, { ...persistentSession('moved'), keepalive: 60 });
+    first.on('error', () => undefined);
+    let takenAt: number | null = null;
+    const afterTakeover: string[] = [];
+    first.on('message', (_topic, payload) => {
+      if (takenAt !== null) afterTakeover.push(payload.toString());
+    });
+    await first.subscribeAsync('moved/x', { qos: 1 });
+    const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
+    const publisher = await connect(n2, { clientId: 'moved-publisher' });
+    let sent = 0;
+    let publishing = true;
+    const publishes = (async () => {
+      while (publishing) {
+        await publisher.publishAsync('moved/x', String(sent++), { qos: 1 }).catch(() => undefined);
+        await sleep(20);
+      }
+    })();
+    await until('the subscriber on n3 reads', () => sent > 20, 10_000);
+
+    // While n3 is paused, the stream goes on filling its pull requests: deliveries wait in its socket.
+    n3.pause();
+    const second = await connectWhenAccepted(n1, 'moved');
+    takenAt = performance.now();
+    n3.resume();
+    await Promise.race([
+      closed,
+      sleep(10_000).then(() => {
+        throw new Error('the paused node still serves the client id another node holds');
+      }),
+    ]);
+    publishing = false;
+    await publishes;
+    assert.deepEqual(
+      afterTakeover,
+      [],
+      'messages reached the connection after another node took its session',
+    );
+    await publisher.endAsync(true);
+    await second.endAsync(true);
+  });
 });
 
 describe('cluster faults: QoS 2 across node moves', () => {

@@ -58,7 +58,7 @@ function beatOf(entry: KvEntry): Beat | null {
 export class Membership {
   private readonly seen = new Map<string, Seen>();
   private readonly listeners = new Set<(change: MembershipChange) => void>();
-  private readonly resumeListeners = new Set<() => void>();
+  private readonly resumeListeners = new Set<() => void | Promise<void>>();
   private readonly leaseListeners = new Set<() => void>();
   private timer: NodeJS.Timeout | null = null;
   private watch: BucketWatch | null = null;
@@ -66,6 +66,10 @@ export class Membership {
   /** Whether this node's own last heartbeat was written: while it is not, JetStream is away for it too. */
   private beating = true;
   private lastTick = performance.now();
+  /** performance.now() when the resume listeners were last called. */
+  private resumedAt = performance.now();
+  /** After a stall: the resume listeners' checks under way, until they end (or `nodeTimeoutMs`). */
+  private catchingUp: Promise<void> | null = null;
   /** performance.now() when the last heartbeat that was written was sent. */
   private lastBeat = performance.now();
   /** Whether the lease listeners were told, since the last heartbeat written. */
@@ -134,11 +138,28 @@ export class Membership {
   /**
    * Called when what this node knows may be stale: its loop stalled past two heartbeats (a GC pause, a
    * SIGSTOP, a VM stall) or its NATS connection came back. Whatever it holds under a lease it checks
-   * before it goes on; returns the unsubscribe.
+   * before it goes on, and the promise it returns says when it has (see `caughtUp`); returns the
+   * unsubscribe.
    */
-  onResume(listener: () => void): () => void {
+  onResume(listener: () => void | Promise<void>): () => void {
     this.resumeListeners.add(listener);
     return () => this.resumeListeners.delete(listener);
+  }
+
+  /**
+   * Null while this node's loop runs on time. After a stall past two heartbeats (a GC pause, a SIGSTOP, a
+   * VM stall), what it reads first waited in its sockets meanwhile: a delivery the stream sent before
+   * another node took the session over comes before the record's change that says so. So until the
+   * resume listeners have checked what this node holds, this is a promise, and whatever is done under a
+   * lease (a delivery to a client) waits for it. A stall is seen here at once, before the heartbeat
+   * timer that also sees it has run (Node reads its sockets before its late timers).
+   */
+  caughtUp(): Promise<void> | null {
+    const since = Math.max(this.lastTick, this.resumedAt);
+    if (this.catchingUp === null && performance.now() - since > 2 * this.options.heartbeatMs) {
+      this.resumed(true);
+    }
+    return this.catchingUp;
   }
 
   /**
@@ -233,7 +254,7 @@ export class Membership {
       // After an outage the watch may wait for a consumer the server lost: a new one reads the bucket now.
       if (!this.wasConnected) this.watch?.restart();
       this.wasConnected = true;
-      this.resumed();
+      this.resumed(late);
     }
     this.beat().then(
       () => {
@@ -321,18 +342,31 @@ export class Membership {
     this.emit({ node, up: false });
   }
 
-  private resumed(): void {
-    this.notify(this.resumeListeners, 'membership resume listener failed');
+  /** Calls the resume listeners; after a stall, `caughtUp` waits for what they return. */
+  private resumed(stalled = false): void {
+    this.resumedAt = performance.now();
+    const checks = this.notify(this.resumeListeners, 'membership resume listener failed');
+    if (!stalled) return;
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.nodeTimeoutMs)));
+    const done: Promise<void> = Promise.race([Promise.allSettled(checks), limit]).then(() => {
+      clearTimeout(timer);
+      if (this.catchingUp === done) this.catchingUp = null;
+    });
+    this.catchingUp = done;
   }
 
-  private notify(listeners: ReadonlySet<() => void>, failed: string): void {
+  /** Calls each listener; returns what they return (a listener that throws is logged). */
+  private notify(listeners: ReadonlySet<() => void | Promise<void>>, failed: string): unknown[] {
+    const results: unknown[] = [];
     for (const listener of listeners) {
       try {
-        listener();
+        results.push(listener());
       } catch (err) {
         this.options.logger.error({ err: (err as Error).message }, failed);
       }
     }
+    return results;
   }
 
   private emit(change: MembershipChange): void {

@@ -61,6 +61,7 @@ export class ClusterQueues implements MessageQueues {
     this.interest = new StreamInterest(node, log);
     this.reader = new FeedReader(
       node.nc,
+      node.membership,
       broker,
       log,
       this.interest,

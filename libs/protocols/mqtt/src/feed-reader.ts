@@ -1,5 +1,5 @@
 import { topicMatches } from '#broker/bus';
-import { filterToSubjects } from '#broker/cluster';
+import { filterToSubjects, type Membership } from '#broker/cluster';
 import {
   AckPolicy,
   type ConsumerInfo,
@@ -62,6 +62,8 @@ export class FeedReader {
 
   constructor(
     private readonly nc: NatsConnection,
+    /** A delivery waits while this node catches up on a stall: its session may have moved meanwhile. */
+    private readonly membership: Membership,
     private readonly broker: MqttBroker,
     private readonly log: Logger,
     private readonly interest: StreamInterest,
@@ -248,6 +250,8 @@ export class FeedReader {
   }
 
   private deliver(feed: Feed, durable: string, msg: JsMsg): void {
+    const catchingUp = this.membership.caughtUp();
+    if (catchingUp !== null) return void catchingUp.then(() => this.deliver(feed, durable, msg));
     const cursor = this.cursorOf(feed, durable);
     const reading = cursor.read(msg.info.streamSequence, msg.redelivered);
     // The server's repeat of a message this consumer acknowledged already: nothing to deliver.

@@ -45,7 +45,7 @@ export class SessionLeases {
         updatesOnly: true,
       },
     );
-    this.offResume = this.node.membership.onResume(() => void this.check());
+    this.offResume = this.node.membership.onResume(() => this.check());
     this.offLeaseLost = this.node.membership.onLeaseLost(() => this.fence());
   }
 
