@@ -92,6 +92,11 @@ export class SessionProtocol {
     this.end();
   }
 
+  /** Whether this is a callee: its session holds a registration. */
+  get registers(): boolean {
+    return (this.session?.registrations.size ?? 0) > 0;
+  }
+
   /** The router is shutting down: an open session is told so before the transport closes. */
   shutdown(): void {
     if (this.state === 'open') this.peer.send(JSON.stringify([M.GOODBYE, {}, E.systemShutdown]));

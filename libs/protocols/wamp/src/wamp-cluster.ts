@@ -33,6 +33,7 @@ export class WampCluster {
   /** A pass over this node's records of URIs nobody here serves, when one is due. */
   private releasing: NodeJS.Timeout | null = null;
   private offResume: (() => void) | null = null;
+  private offLeaseLost: (() => void) | null = null;
   private stopped = false;
 
   constructor(
@@ -42,7 +43,12 @@ export class WampCluster {
     this.registrations = new ClusterRegistrations(node, log, (gone) => this.reclaim(gone));
   }
 
-  async start(router: Router): Promise<void> {
+  /**
+   * `letCalleesGo` is called when this node may soon be counted dead by the others (its heartbeats
+   * unwritten: cut off from NATS, or NATS away): they will free its registrations, so its callees are
+   * let go, to register again on a node the cluster can reach, as MQTT sessions are let go then.
+   */
+  async start(router: Router, letCalleesGo: () => void): Promise<void> {
     this.router = router;
     await this.registrations.start();
     this.node.listen(SERVICE, (body) => this.receive(body as Wire));
@@ -55,6 +61,7 @@ export class WampCluster {
     });
     // A release lost while this node was stalled or away from NATS is made again when it is back.
     this.offResume = this.node.membership.onResume(() => this.releaseLater(0));
+    this.offLeaseLost = this.node.membership.onLeaseLost(letCalleesGo);
   }
 
   /**
@@ -84,6 +91,8 @@ export class WampCluster {
     this.registrations.stop();
     this.offResume?.();
     this.offResume = null;
+    this.offLeaseLost?.();
+    this.offLeaseLost = null;
     if (this.releasing !== null) clearTimeout(this.releasing);
     this.stopped = true;
   }

@@ -12,7 +12,7 @@ import {
   type ConnectionContext,
   type SubprotocolHandler,
 } from '#broker/gateway';
-import { systemClock } from '#broker/kit';
+import { CLOSE, systemClock } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { type Credentials } from './authenticate.js';
@@ -92,7 +92,23 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   async onModuleInit(): Promise<void> {
     if (this.busRealm !== null)
       this.busSubscription = this.bus.subscribe('#', (message) => this.fromBus(message), { reach: 'node' });
-    await this.cluster?.start(this.router);
+    await this.cluster?.start(this.router, () => this.letCalleesGo());
+  }
+
+  /**
+   * This node is about to lose its registrations to the cluster: each callee is told GOODBYE
+   * (`wamp.close.system_shutdown`) and its connection closes 1001, so that it reconnects and registers
+   * where the cluster can reach it. Callers and subscribers stay.
+   */
+  private letCalleesGo(): void {
+    let callees = 0;
+    for (const [connection, protocol] of this.sessions) {
+      if (!protocol.registers) continue;
+      protocol.shutdown();
+      connection.close(CLOSE.goingAway, 'cut off from the cluster: register elsewhere');
+      callees++;
+    }
+    if (callees > 0) this.log.warn({ callees }, 'WAMP: cut off from the cluster, callees let go here');
   }
 
   onModuleDestroy(): void {
