@@ -1,17 +1,20 @@
 import { Module } from '@nestjs/common';
-import { BrokerModule, type BrokerConfigInput } from 'ws-protocol-broker';
+import { BrokerModule, type BrokerConfigWithSections } from 'ws-protocol-broker';
 import { HelloController } from './hello.controller.js';
 import { RoomsGateway } from './rooms.gateway.js';
 import { ShoutBoard } from './shout-board.js';
 import { ShoutCounts } from './shout-counts.js';
 import { ShoutsController } from './shouts.controller.js';
+import { SHOUT_CONFIG } from './shout.config.js';
 import { ShoutSubprotocol } from './shout.subprotocol.js';
 
 /** The broker's part of this application's configuration (in a real app, from its ConfigService). */
-export function brokerConfig(env: NodeJS.ProcessEnv = process.env): BrokerConfigInput {
+export function brokerConfig(env: NodeJS.ProcessEnv = process.env): BrokerConfigWithSections {
   return {
     jwt: { secret: env['JWT_SECRET'] ?? 'example-secret-change-me-32-characters!' },
     store: { sqlitePath: env['BROKER_DB'] ?? ':memory:' },
+    // The shout module's own key (SHOUT_CONFIG), beside the broker's.
+    shout: { maxLength: Number(env['SHOUT_MAX_LENGTH'] ?? 280) },
     endpoints: [
       { path: '/shout', subprotocols: ['shout.v1'], defaultModule: 'shout.v1' },
       {
@@ -25,8 +28,8 @@ export function brokerConfig(env: NodeJS.ProcessEnv = process.env): BrokerConfig
 }
 
 /**
- * What this application adds: its route; its subprotocol module with its table, its admin route and
- * its dashboard card and panel; its gateway.
+ * What this application adds: its route; its subprotocol module with its config key, its table, its
+ * admin route and its dashboard card and panel; its gateway.
  */
 @Module({
   controllers: [HelloController, ShoutsController],
@@ -35,6 +38,9 @@ export function brokerConfig(env: NodeJS.ProcessEnv = process.env): BrokerConfig
 export class FeaturesModule {}
 
 @Module({
-  imports: [BrokerModule.forRootAsync({ useFactory: () => brokerConfig() }), FeaturesModule],
+  imports: [
+    BrokerModule.forRootAsync({ useFactory: () => brokerConfig(), sections: [SHOUT_CONFIG] }),
+    FeaturesModule,
+  ],
 })
 export class AppModule {}

@@ -9,6 +9,7 @@ import { BrokerWsAdapter } from 'ws-protocol-broker';
 import { startTestBroker, type StartedTestBroker } from 'ws-protocol-broker/testing';
 import WebSocket from 'ws';
 import { AppModule, brokerConfig, FeaturesModule } from '../src/app.module.js';
+import { SHOUT_CONFIG } from '../src/shout.config.js';
 
 const SECRET = 'example-secret-change-me-32-characters!';
 
@@ -166,9 +167,37 @@ describe('the application as main.ts boots it (NestFactory.create, BrokerWsAdapt
 describe('the features under ws-protocol-broker/testing’s startTestBroker', () => {
   let broker: StartedTestBroker;
   before(async () => {
-    broker = await startTestBroker({ config: brokerConfig({}), imports: [FeaturesModule] });
+    broker = await startTestBroker({
+      config: brokerConfig({ SHOUT_MAX_LENGTH: '8' }),
+      imports: [FeaturesModule],
+      sections: [SHOUT_CONFIG],
+    });
   });
   after(() => broker.close());
+
+  it('the module’s own config key, validated with the broker’s, shapes what it does', async () => {
+    const ws = new WebSocket(`${broker.url}/shout`, 'shout.v1');
+    const next = messages(ws);
+    await opened(ws);
+    ws.send('8 chars!');
+    assert.equal(await next(), '8 CHARS!');
+    const closed = new Promise<[number, string]>((resolve) =>
+      ws.once('close', (code, reason) => resolve([code, reason.toString()])),
+    );
+    ws.send('nine char');
+    assert.deepEqual(await closed, [4413, 'longer than 8 characters']);
+  });
+
+  it('a bad value of that key stops the boot, the key named', async () => {
+    await assert.rejects(
+      startTestBroker({
+        config: { ...brokerConfig({}), shout: { maxLength: 0 } },
+        imports: [FeaturesModule],
+        sections: [SHOUT_CONFIG],
+      }),
+      (err: Error) => err.name === 'ConfigError' && /shout\.maxLength/.test(err.message),
+    );
+  });
 
   it('a test broker on an ephemeral port serves the same modules', async () => {
     const ws = new WebSocket(`${broker.url}/rooms/red?token=${token('bo')}`, 'rooms.v1');

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { BrokerStore, type BusMessage, GatewayMetrics } from 'ws-protocol-broker';
+import { BrokerStore, type BusMessage, GatewayMetrics, parseConfig } from 'ws-protocol-broker';
 import { CLOSE, ManualClock } from 'ws-protocol-broker/kit';
 import { InMemoryTopicBus, TestConnection, testContext } from 'ws-protocol-broker/testing';
 import { ShoutBoard } from '../src/shout-board.js';
 import { ShoutCounts } from '../src/shout-counts.js';
+import { SHOUT_CONFIG } from '../src/shout.config.js';
 import { ShoutSubprotocol } from '../src/shout.subprotocol.js';
 
 it('a unit test of the subprotocol module, without a socket: capitals back, on the bus, counted, empty refused', async (t) => {
@@ -18,7 +19,8 @@ it('a unit test of the subprotocol module, without a socket: capitals back, on t
   const heard: BusMessage[] = [];
   bus.subscribe('shout/#', (message) => void heard.push(message));
   const connection = new TestConnection();
-  new ShoutSubprotocol(bus, board).open(
+  const config = parseConfig({ endpoints: [{ path: '/shout', subprotocols: ['shout.v1'] }] }, [SHOUT_CONFIG]);
+  new ShoutSubprotocol(bus, board, config).open(
     connection,
     testContext({ principal: { subject: 'ann', claims: {}, carrier: 'header' } }),
   );

@@ -1,7 +1,7 @@
 import { type DynamicModule } from '@nestjs/common';
 import { AdminModule } from '#broker/admin';
 import { ClusterModule } from '#broker/cluster';
-import { parseConfig, type BrokerConfig } from '#broker/config';
+import { type ConfigSection, parseConfig, type BrokerConfig } from '#broker/config';
 import {
   BROKER_CONFIG,
   BROKER_LOGGER,
@@ -29,6 +29,8 @@ export interface BrokerModuleExtras {
   readonly healthPath?: string | false;
   /** Prometheus metrics (default '/metrics'); false: none. */
   readonly metricsPath?: string | false;
+  /** The config keys the application's modules add, validated with the broker's (see ConfigSection). */
+  readonly sections?: readonly ConfigSection<unknown>[];
 }
 
 /**
@@ -48,7 +50,11 @@ export function withBrokerParts(
     imports: [...(definition.imports ?? []), ...parts, ...adminParts(extras)],
     providers: [
       ...(definition.providers ?? []),
-      { provide: BROKER_CONFIG, inject: [options], useFactory: parseConfig },
+      {
+        provide: BROKER_CONFIG,
+        inject: [options],
+        useFactory: (raw: unknown) => parseConfig(raw, extras.sections),
+      },
       {
         provide: BROKER_OPS,
         useValue: {

@@ -50,8 +50,13 @@ export { TopicAuthorizer, TopicGrant } from '#broker/auth';
 export type { TopicClient } from '#broker/auth';
 export { TOPIC_BUS } from '#broker/bus';
 export type { BusMessage, BusSubscription, TopicBus } from '#broker/bus';
-export { ConfigError, loadConfig, parseConfig, printableConfig } from '#broker/config';
-export type { BrokerConfig, BrokerConfigInput } from '#broker/config';
+export { ConfigError, ConfigSection, loadConfig, parseConfig, printableConfig } from '#broker/config';
+export type {
+  BrokerConfig,
+  BrokerConfigInput,
+  BrokerConfigWithSections,
+  StandardSchema,
+} from '#broker/config';
 export type { Principal } from '#broker/handshake';
 export { Actor, AdminApi, mountAdminOpenApi } from '#broker/admin';
 export { BrokerStore } from '#broker/store';

@@ -278,3 +278,5 @@ export type OcppConfig = BrokerConfig['ocpp'];
 export type ClusterConfig = BrokerConfig['cluster'];
 /** A configuration as written (YAML, JSON or an application's object): defaults not yet applied. */
 export type BrokerConfigInput = z.input<typeof brokerConfigSchema>;
+/** The same, with the keys the application's modules add (their ConfigSections validate them). */
+export type BrokerConfigWithSections = BrokerConfigInput & { readonly [section: string]: unknown };

@@ -1,5 +1,6 @@
 export * from './authorization.schema.js';
 export * from './config.schema.js';
+export * from './config-section.js';
 export * from './jwt.schema.js';
 export * from './layer-config.js';
 export * from './load-config.js';

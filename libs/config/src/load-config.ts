@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { type z } from 'zod';
 import { brokerConfigSchema, type BrokerConfig } from './config.schema.js';
+import { type ConfigSection, type SectionIssue } from './config-section.js';
 import { defaultEndpointsKept, layerConfig } from './layer-config.js';
 
 export class ConfigError extends Error {
@@ -14,6 +14,8 @@ export interface LoadConfigOptions {
   readonly defaults?: unknown;
   /** Told what of the layering a person should know (the logger is made from the config, so later). */
   readonly notice?: (message: string) => void;
+  /** The keys the application's modules add (see ConfigSection). */
+  readonly sections?: readonly ConfigSection<unknown>[];
 }
 
 /**
@@ -28,7 +30,7 @@ export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
   const file = env['CONFIG'] ? readConfigFile(env['CONFIG']) : {};
   if (!isMapping(file)) throw new ConfigError('config: the file must hold a mapping at the top level');
   const raw = layerConfig(defaults, file) as Record<string, unknown>;
-  const config = parseConfig(applyEnv(raw, env));
+  const config = parseConfig(applyEnv(raw, env), options.sections);
   const kept = defaultEndpointsKept(defaults, file);
   if (kept.length > 0) {
     options.notice?.(
@@ -42,15 +44,41 @@ export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
  * Validates a configuration object (an application's own, from its ConfigService, say) without
  * reading CONFIG or the environment; a problem names its dotted key, as loadConfig's do. Its transforms
  * (defaults filled in, disabled endpoints left out) are idempotent: a configuration parsed once parses
- * again to the same value.
+ * again to the same value. `sections` are the keys the application's modules add, each validated by its
+ * own schema beside the broker's keys, their problems reported with the broker's.
  */
-export function parseConfig(raw: unknown): BrokerConfig {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ConfigError('config: expected a mapping at the top level');
+export function parseConfig(raw: unknown, sections: readonly ConfigSection<unknown>[] = []): BrokerConfig {
+  if (!isMapping(raw)) throw new ConfigError('config: expected a mapping at the top level');
+  const claimed = new Set<string>();
+  for (const { key } of sections) {
+    if (Object.hasOwn(brokerConfigSchema.shape, key) || claimed.has(key)) {
+      throw new ConfigError(`config: the section "${key}" is claimed twice`);
+    }
+    claimed.add(key);
   }
-  const result = brokerConfigSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(formatIssues(result.error.issues));
-  return result.data;
+  const values: Record<string, unknown> = {};
+  const issues: SectionIssue[] = [];
+  for (const section of sections) {
+    const result = section.validate(raw[section.key]);
+    if ('issues' in result) issues.push(...result.issues);
+    else values[section.key] = result.value;
+  }
+  const own = Object.fromEntries(Object.entries(raw).filter(([key]) => !claimed.has(key)));
+  const result = brokerConfigSchema.safeParse(own);
+  if (!result.success) {
+    issues.unshift(
+      ...result.error.issues.map((i) => ({
+        path: i.path.map(String),
+        // A module's key reaches here when its section was not given.
+        message:
+          i.code === 'unrecognized_keys' && i.path.length === 0
+            ? `${i.message} (a module's own key needs its ConfigSection in sections)`
+            : i.message,
+      })),
+    );
+  }
+  if (!result.success || issues.length > 0) throw new ConfigError(formatIssues(issues));
+  return { ...result.data, ...values };
 }
 
 function readConfigFile(path: string): unknown {
@@ -110,9 +138,9 @@ function asObject(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
 }
 
-function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+function formatIssues(issues: readonly SectionIssue[]): string {
   const lines = issues.map((issue) => {
-    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
+    const key = issue.path.length > 0 ? issue.path.join('.') : '(root)';
     return `  ${key}: ${issue.message}`;
   });
   return `invalid configuration:\n${lines.join('\n')}`;
