@@ -10,6 +10,7 @@ import { copiesOf, Device, everyAckedArrives, streamTo, watchWills } from './sup
 import { RawMqtt } from './support/raw-mqtt.js';
 import { WampCalls } from './support/nemesis-calls.js';
 import { connectWampy, openAutobahn } from './support/wamp-clients.js';
+import type WebSocket from 'ws';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -439,6 +440,28 @@ describe('cluster faults: a node cut off from NATS', () => {
     await answered('calls are answered during the cut', cutAt + TEST_NODE_TIMEOUT_MS);
     n3.heal();
     await answered('calls are answered after the heal', performance.now() + 1000);
+  });
+
+  it('a WAMP session on a node cut off from NATS that asks to REGISTER is let go, not told the URI is held elsewhere', async (t) => {
+    const n3 = cluster.nodes[2] as BrokerNode;
+    let closed = false;
+    const wampy = await connectWampy(`${n3.url}/ws`, { onClose: () => (closed = true) });
+    const ws = (wampy as unknown as { _ws: WebSocket })._ws;
+    t.after(() => ws.terminate());
+    n3.cut();
+    t.after(() => n3.heal());
+    // Past the moment n3 lets go of what it holds; the session holds nothing, and stays.
+    await sleep(TEST_NODE_TIMEOUT_MS * 2);
+    assert.equal(closed, false, 'a session holding no registration was let go at the cut');
+    const registered = wampy
+      .register('com.example.late', () => ({ argsList: [] }))
+      .then(
+        () => 'registered',
+        (err: unknown) => `refused: ${JSON.stringify(err)}`,
+      );
+    await until('the session is let go', () => closed, 10_000).catch(async () => {
+      assert.fail(`the session stays on the cut-off node; its REGISTER: ${await registered}`);
+    });
   });
 
   it("a WAMP callee that leaves while its node's path to NATS drops bytes: the URI is freed once NATS answers, so a callee on another node takes it", async (t) => {

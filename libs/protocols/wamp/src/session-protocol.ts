@@ -92,9 +92,10 @@ export class SessionProtocol {
     this.end();
   }
 
-  /** Whether this is a callee: its session holds a registration. */
+  /** Whether this is a callee: its session holds a registration, or waits for one. */
   get registers(): boolean {
-    return (this.session?.registrations.size ?? 0) > 0;
+    const session = this.session;
+    return session !== null && session.registrations.size + session.pendingRegistrations > 0;
   }
 
   /** The router is shutting down: an open session is told so before the transport closes. */

@@ -34,6 +34,10 @@ export class WampCluster {
   private releasing: NodeJS.Timeout | null = null;
   private offResume: (() => void) | null = null;
   private offLeaseLost: (() => void) | null = null;
+  /** Lets this node's callees go (see `start`). */
+  private letCalleesGo: () => void = () => undefined;
+  /** Set from a lost lease until this node's heartbeats are written again: the bucket takes no claim. */
+  private cutOff = false;
   private stopped = false;
 
   constructor(
@@ -46,10 +50,12 @@ export class WampCluster {
   /**
    * `letCalleesGo` is called when this node may soon be counted dead by the others (its heartbeats
    * unwritten: cut off from NATS, or NATS away): they will free its registrations, so its callees are
-   * let go, to register again on a node the cluster can reach, as MQTT sessions are let go then.
+   * let go, to register again on a node the cluster can reach, as MQTT sessions are let go then. A
+   * REGISTER arriving while it is so cut off lets its session go too.
    */
   async start(router: Router, letCalleesGo: () => void): Promise<void> {
     this.router = router;
+    this.letCalleesGo = letCalleesGo;
     await this.registrations.start();
     this.node.listen(SERVICE, (body) => this.receive(body as Wire));
     this.node.membership.onChange((change) => {
@@ -60,8 +66,14 @@ export class WampCluster {
       else this.registrations.restartWatch();
     });
     // A release lost while this node was stalled or away from NATS is made again when it is back.
-    this.offResume = this.node.membership.onResume(() => this.releaseLater(0));
-    this.offLeaseLost = this.node.membership.onLeaseLost(letCalleesGo);
+    this.offResume = this.node.membership.onResume(() => {
+      this.cutOff = false;
+      this.releaseLater(0);
+    });
+    this.offLeaseLost = this.node.membership.onLeaseLost(() => {
+      this.cutOff = true;
+      letCalleesGo();
+    });
   }
 
   /**
@@ -102,12 +114,26 @@ export class WampCluster {
     return {
       route: (uri, local) => this.route(realm, uri, local),
       forward: (call, uri, options, args, kwargs) => this.forward(realm, call, uri, options, args, kwargs),
-      claim: (match, uri, invoke) => this.registrations.claim(realm, match, uri, invoke),
+      claim: (match, uri, invoke) =>
+        this.cutOff ? this.refuseCutOff() : this.registrations.claim(realm, match, uri, invoke),
       release: (match, uri) =>
         void this.registrations.release(realm, match, uri).then((done) => {
           if (!done) this.releaseLater();
         }),
     };
+  }
+
+  /**
+   * A REGISTER while this node is cut off: the session waiting for it is let go, after the message that
+   * brought it has been handled, so that its client registers where the cluster can take the claim.
+   */
+  private refuseCutOff(): Promise<boolean> {
+    return new Promise((resolve) =>
+      setImmediate(() => {
+        this.letCalleesGo();
+        resolve(false);
+      }),
+    );
   }
 
   private route(realm: string, uri: string, local: Precedence | undefined): Session | undefined {

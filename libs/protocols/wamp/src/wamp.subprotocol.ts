@@ -98,7 +98,8 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
   /**
    * This node is about to lose its registrations to the cluster: each callee is told GOODBYE
    * (`wamp.close.system_shutdown`) and its connection closes 1001, so that it reconnects and registers
-   * where the cluster can reach it. Callers and subscribers stay.
+   * where the cluster can reach it; so is a session waiting for a registration. Callers and subscribers
+   * stay.
    */
   private letCalleesGo(): void {
     let callees = 0;
