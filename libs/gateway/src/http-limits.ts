@@ -3,6 +3,7 @@ import { type Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 import { type BrokerConfig } from '#broker/config';
 import proxyaddr from 'proxy-addr';
+import { refuseAtAccept } from './node-internals.js';
 
 /**
  * Sets the header size limit (431) and the slowloris timeouts on whichever HTTP server the
@@ -40,10 +41,18 @@ export function applyHttpLimits(
   const perAddress = config.limits.maxConnectionsPerAddress;
   // A trusted proxy's connections carry many clients: its address has no share of its own.
   const trusted = http.trustedProxies.length === 0 ? null : proxyaddr.compile([...http.trustedProxies]);
+  const untrusted = (address: string): boolean => trusted === null || !trusted(address, 0);
+  // Before Node makes a Socket: an address flooding handshakes, or at its share of silent sockets,
+  // costs an accept and a close per connect. The listeners below check the same where that hook is not.
+  refuseAtAccept(
+    server,
+    (address) =>
+      untrusted(address) && (refusesAtAccept(address) || (silent.byAddress.get(address) ?? 0) >= perAddress),
+  );
   // Before TLS and before the HTTP parser reads a byte: a flood of handshakes costs an accept each.
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
-    if (refusesAtAccept(address) && (trusted === null || !trusted(address, 0))) socket.destroy();
+    if (refusesAtAccept(address) && untrusted(address)) socket.destroy();
   });
   server.on(accepted, (socket: Socket) => {
     if (socket.destroyed) return;
@@ -51,7 +60,7 @@ export function applyHttpLimits(
     // cannot take the room every other address needs (the headroom below is shared by all).
     const address = socket.remoteAddress ?? '';
     const count = (silent.byAddress.get(address) ?? 0) + 1;
-    if (count > perAddress && (trusted === null || !trusted(address, 0))) {
+    if (count > perAddress && untrusted(address)) {
       socket.destroy();
       return;
     }

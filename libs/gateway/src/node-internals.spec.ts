@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { Socket, type AddressInfo } from 'node:net';
+import { connect as tcpConnect, createServer as createTcpServer, Socket, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { connect, createServer, type TLSSocket } from 'node:tls';
 import { selfSignedForSpecs } from './self-signed.spec-support.js';
-import { tcpSocketUnder } from './node-internals.js';
+import { refuseAtAccept, tcpSocketUnder } from './node-internals.js';
 
 describe('Node internals (a failure here means a Node upgrade moved them: see node-internals.ts)', () => {
   it("a server's TLS socket keeps the TCP socket it wraps as _parent", async () => {
@@ -20,6 +20,43 @@ describe('Node internals (a failure here means a Node upgrade moved them: see no
       assert.equal(tcp.remotePort, client.localPort);
     } finally {
       client.destroy();
+      server.close();
+    }
+  });
+
+  it('a connection refused at accept is closed before Node makes a Socket of it; the others are served', async () => {
+    const server = createTcpServer((socket) => socket.end('served'));
+    const asked: string[] = [];
+    let refusing = true;
+    refuseAtAccept(server, (address) => {
+      asked.push(address);
+      return refusing;
+    });
+    let connections = 0;
+    server.on('connection', () => connections++);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    const read = async (): Promise<string> => {
+      const client = tcpConnect(port, '127.0.0.1');
+      client.on('error', () => undefined);
+      let text = '';
+      client.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      await once(client, 'close');
+      return text;
+    };
+    try {
+      assert.equal(await read(), '', 'the refused connection is closed unanswered');
+      assert.equal(connections, 0, "no 'connection' event for it");
+      refusing = false;
+      assert.equal(await read(), 'served');
+      assert.equal(connections, 1);
+      assert.deepEqual(
+        asked,
+        ['127.0.0.1', '127.0.0.1'],
+        "the peer's address, read from the accepted handle",
+      );
+    } finally {
       server.close();
     }
   });
