@@ -7,6 +7,7 @@ import mqtt, { type IDisconnectPacket, type MqttClient } from 'mqtt';
 import { type BrokerNode, TEST_NODE_TIMEOUT_MS, TestCluster, until } from './support/cluster.js';
 import { connect, Inbox, nextEvent, persistentSession, readRetained } from './support/mqtt-helpers.js';
 import { copiesOf, Device, everyAckedArrives, streamTo, watchWills } from './support/nemesis.js';
+import { judgeGroup } from './support/nemesis-topics.js';
 import { RawMqtt } from './support/raw-mqtt.js';
 import { WampCalls } from './support/nemesis-calls.js';
 import { connectWampy, openAutobahn } from './support/wamp-clients.js';
@@ -625,5 +626,70 @@ describe('cluster faults: a holder cut off from NATS, under a request limit long
     await publisher.stop();
     const verdict = await everyAckedArrives(publisher, device, 30_000, () => cluster.warnings());
     assert.deepEqual(verdict.repeatsWithoutDup, [], 'a repeat went out without DUP');
+  });
+});
+
+describe('cluster faults: nats-server SIGKILLed under QoS 1 traffic', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await TestCluster.start(2);
+  });
+  after(() => cluster?.close());
+
+  it('a device that moves node after each kill, and a shared group across both nodes: a message given again carries DUP', async (t) => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const device = new Device({
+      clientId: 'killed-nats',
+      nodes: () => [n1, n2],
+      filter: 'killed/seq',
+      qos: 1,
+      expirySec: 60,
+      keepaliveSec: 2,
+    });
+    const members = [0, 1].map(
+      (start) =>
+        new Device({
+          clientId: `killed-nats-s${start}`,
+          nodes: () => (start === 0 ? [n1, n2] : [n2, n1]),
+          filter: '$share/killed/killed/seq',
+          qos: 1,
+          expirySec: 60,
+          keepaliveSec: 2,
+        }),
+    );
+    t.after(() => Promise.all([device, ...members].map((d) => d.end())));
+    for (const member of members) await member.subscribed();
+    const publisher = await streamTo(device, n1, 'killed-nats-publisher', 'killed/seq', 1);
+    t.after(() => publisher.stop());
+
+    // A killed nats-server forgets its consumers' last deliveries and gives them out again as new.
+    for (let kill = 0; kill < 5; kill++) {
+      await sleep(700);
+      await cluster.nats.stop('SIGKILL');
+      // Past nodeTimeoutMs: the device's node lets it go, and it comes back wherever it reconnects.
+      await sleep(TEST_NODE_TIMEOUT_MS + 1000);
+      await cluster.nats.restart();
+      const read = device.seen.length;
+      await until('the device reads again', () => device.seen.length > read + 10, 20_000);
+    }
+    await publisher.stop();
+    const verdict = await everyAckedArrives(publisher, device, 30_000, () => cluster.warnings());
+    await until(
+      'the group got every acknowledged message',
+      () => judgeGroup(publisher.acked, members).lost.length === 0,
+      30_000,
+    );
+    const group = judgeGroup(publisher.acked, members);
+    assert.deepEqual(
+      verdict.repeatsWithoutDup.map((n) => `${n}: ${copiesOf(device, n)}`),
+      [],
+      `the device got a repeat without DUP\n${cluster.warnings()}`,
+    );
+    assert.deepEqual(
+      group.repeatsWithoutDup.map((n) => `${n}: ${group.copies(n)}`),
+      [],
+      'the group got a repeat without DUP',
+    );
   });
 });

@@ -98,6 +98,7 @@ export class ClusterQueues implements MessageQueues {
     // A NATS server back without its JetStream state has no stream and no consumers: both are made again.
     this.node.onConnection((connected) => {
       if (connected) void this.restore(config);
+      else this.reader.disconnected();
     });
   }
 
@@ -107,6 +108,7 @@ export class ClusterQueues implements MessageQueues {
     } catch {
       // It is there: nothing was lost.
     }
+    await this.reader.reconnected();
     for (const feed of this.feeds.values()) this.reader.reopen(feed);
   }
 

@@ -59,6 +59,14 @@ export class FeedReader {
   js: JetStreamClient | null = null;
   jsm: JetStreamManager | null = null;
   private stopped = false;
+  /**
+   * The stream's last sequence when NATS last came back (unknown, so every one, from a disconnect until
+   * then). A nats-server killed and started again forgets its consumers' last deliveries and gives them
+   * out again as new, on whichever node reads them, where no cursor knows them: any sequence the stream
+   * held then may be a repeat, and goes out with DUP ("might be a re-delivery", MQTT 3.3.1.1), as does a
+   * message that waited in the stream across the restart for a client that was away.
+   */
+  private repeatsUpTo = 0;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -73,6 +81,23 @@ export class FeedReader {
     private readonly prefix: string,
     private readonly ackWaitMs: number,
   ) {}
+
+  /** NATS went away: until the stream's end is known again, a message read may be a repeat. */
+  disconnected(): void {
+    this.repeatsUpTo = Infinity;
+  }
+
+  /** NATS is back: the stream's end, asked for again in a moment while JetStream does not answer. */
+  async reconnected(): Promise<void> {
+    try {
+      const info = await this.jsm?.streams.info(this.stream);
+      if (info !== undefined) this.repeatsUpTo = info.state.last_seq;
+    } catch {
+      this.broker.clock.after(RETRY_MS, () => {
+        if (!this.stopped) void this.reconnected();
+      });
+    }
+  }
 
   /** Shutdown: no feed is tried again. */
   stop(): void {
@@ -277,10 +302,11 @@ export class FeedReader {
     const base = deliveryFor(message, [subscription], false);
     const packetId = packetIdOf(msg.info.streamSequence);
     if (feed.group === null) session.delivered(durable, msg.info.streamSequence);
+    const again = reading === 'again' || msg.info.streamSequence <= this.repeatsUpTo;
     // Its client has it already (PUBREC came, here or on the node it left): not sent again, and done once
     // the session's record says so; until then the stream keeps it (sent again after its ack wait), for a
     // node the session may move to without that record.
-    if (base.qos === 2 && reading === 'again' && session.hasReceived(msg.info.streamSequence, packetId)) {
+    if (base.qos === 2 && again && session.hasReceived(msg.info.streamSequence, packetId)) {
       void this.acknowledgeRecorded(session, msg, cursor);
       return;
     }
@@ -289,7 +315,7 @@ export class FeedReader {
       settle: (done) => (done ? this.acknowledge(msg, base.qos, cursor) : msg.nak()),
       packetId,
       streamSequence: msg.info.streamSequence,
-      redelivered: reading === 'again',
+      redelivered: again,
     };
     this.broker.deliver(session, delivery);
     // A member subscribed at QoS 0 gets it at most once: sent (or not), it is done.
