@@ -50,7 +50,14 @@ export { TopicAuthorizer, TopicGrant } from '#broker/auth';
 export type { TopicClient } from '#broker/auth';
 export { TOPIC_BUS } from '#broker/bus';
 export type { BusMessage, BusSubscription, TopicBus } from '#broker/bus';
-export { ConfigError, ConfigSection, loadConfig, parseConfig, printableConfig } from '#broker/config';
+export {
+  BrokerSection,
+  ConfigError,
+  ConfigSection,
+  loadConfig,
+  parseConfig,
+  printableConfig,
+} from '#broker/config';
 export type {
   BrokerConfig,
   BrokerConfigInput,

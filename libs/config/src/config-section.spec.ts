@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { ConfigSection } from './config-section.js';
+import { BrokerSection, ConfigSection } from './config-section.js';
 import { ConfigError, loadConfig, parseConfig } from './load-config.js';
 
 const SHOUT = new ConfigSection(
@@ -45,7 +45,7 @@ describe('config sections: a module adds a key of its own', () => {
   it('refuses the key when no module gave its section: an unknown key stays an error', () => {
     assert.match(
       rejected(() => parseConfig({ endpoints, shout: { maxLength: 20 } })),
-      /\(root\): Unrecognized key: "shout" \(a module's own key needs its ConfigSection in sections\)/,
+      /\(root\): Unrecognized key: "shout" \(a module's own key needs its module loaded, or its ConfigSection in sections\)/,
     );
   });
 
@@ -55,10 +55,35 @@ describe('config sections: a module adds a key of its own', () => {
       rejected(() => parseConfig({ endpoints }, [clash])),
       /"cluster" is claimed twice/,
     );
+    const otherShout = new ConfigSection('shout', z.object({}));
     assert.match(
-      rejected(() => parseConfig({ endpoints }, [SHOUT, SHOUT])),
+      rejected(() => parseConfig({ endpoints }, [SHOUT, otherShout])),
       /"shout" is claimed twice/,
     );
+  });
+
+  it('takes the section a loaded module declared, without sections, as the built-in protocols do', () => {
+    const whisper = new ConfigSection(
+      'whisper',
+      z
+        .object({ level: z.number().default(1) })
+        .strict()
+        .default({ level: 1 }),
+    );
+    assert.match(
+      rejected(() => parseConfig({ endpoints, whisper: {} })),
+      /Unrecognized key: "whisper"/,
+    );
+    @BrokerSection(whisper)
+    class WhisperModule {}
+    assert.ok(WhisperModule);
+    assert.deepEqual(whisper.of(parseConfig({ endpoints, whisper: { level: 3 } })), { level: 3 });
+    assert.match(
+      rejected(() => parseConfig({ endpoints, whisper: { level: 'x' } })),
+      /^ {2}whisper\.level: /m,
+    );
+    // Declared and given too: the same section, once.
+    assert.deepEqual(whisper.of(parseConfig({ endpoints }, [whisper])), { level: 1 });
   });
 
   it('reads the key from CONFIG and the defaults through loadConfig', () => {

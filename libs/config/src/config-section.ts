@@ -75,3 +75,22 @@ export class ConfigSection<T> {
     return { value: result.value };
   }
 }
+
+/** The sections the loaded modules declared (`BrokerSection`): part of every parse in this process. */
+const declared = new Set<ConfigSection<unknown>>();
+
+/**
+ * Declares the config section a Nest module brings, on the module's class: once the class is loaded
+ * (the application imports it), its key is read and validated with the broker's, in `loadConfig`,
+ * `parseConfig` and `BrokerModule`, without the application listing the section in `sections`. The
+ * built-in protocols declare theirs this way, as a module from npm does.
+ */
+export function BrokerSection<T>(section: ConfigSection<T>): ClassDecorator {
+  declared.add(section as ConfigSection<unknown>);
+  return () => undefined;
+}
+
+/** The declared sections and the given ones, each once. */
+export function sectionsWith(given: readonly ConfigSection<unknown>[]): ConfigSection<unknown>[] {
+  return [...new Set([...declared, ...given])];
+}

@@ -6,7 +6,6 @@ import { ocpp, usesProfile3 } from './ocpp.schema.js';
 import { inputBudget, proxyEntry, timerMs, timerMsOrOff } from './schema-units.js';
 import { introspection } from './introspection.schema.js';
 import { jwt } from './jwt.schema.js';
-import { wampConfigSchema } from './wamp.schema.js';
 
 export { MAX_TIMER_MS } from './schema-units.js';
 
@@ -101,26 +100,6 @@ const endpoint = z
     slowConsumerDropBytes:
       e.slowConsumerDropBytes ?? Math.min(1024 * 1024, Math.floor(e.outboundBufferCap / 4)),
   }));
-
-const positive = z.number().int().positive().optional();
-const graphql = z
-  .object({
-    limits: z
-      .object({
-        maxOperations: positive,
-        maxDepth: positive,
-        maxComplexity: positive,
-        maxTokens: positive,
-        maxAliases: positive,
-        maxRepeatedFields: positive,
-        initTimeoutMs: timerMs.optional(),
-        keepAliveMs: timerMsOrOff.optional(),
-        maxPendingEvents: positive,
-      })
-      .strict()
-      .default({}),
-  })
-  .strict();
 
 export const brokerConfigSchema = z
   .object({
@@ -245,12 +224,10 @@ export const brokerConfigSchema = z
     authorization: authorization.default(authorization.parse({})),
     ocpp: ocpp.default(ocpp.parse({})),
     mqtt: mqtt.default(mqtt.parse({})),
-    graphql: graphql.default({ limits: {} }),
     endpoints: z
       .array(endpoint)
       .transform((list) => list.filter((e) => e.enabled))
       .refine((list) => list.length > 0, { message: 'at least one endpoint must be enabled' }),
-    wamp: wampConfigSchema.default(wampConfigSchema.parse({})),
     cluster: cluster.default(cluster.parse({})),
   })
   .strict()

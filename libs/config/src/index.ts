@@ -5,4 +5,5 @@ export * from './jwt.schema.js';
 export * from './layer-config.js';
 export * from './load-config.js';
 export * from './print-config.js';
-export * from './wamp.schema.js';
+// The units a built-in module's own schema is written in, as the broker's are.
+export { timerMs, timerMsOrOff } from './schema-units.js';

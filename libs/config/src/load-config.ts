@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { brokerConfigSchema, type BrokerConfig } from './config.schema.js';
-import { type ConfigSection, type SectionIssue } from './config-section.js';
+import { type ConfigSection, type SectionIssue, sectionsWith } from './config-section.js';
 import { defaultEndpointsKept, layerConfig } from './layer-config.js';
 
 export class ConfigError extends Error {
@@ -47,8 +47,9 @@ export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
  * again to the same value. `sections` are the keys the application's modules add, each validated by its
  * own schema beside the broker's keys, their problems reported with the broker's.
  */
-export function parseConfig(raw: unknown, sections: readonly ConfigSection<unknown>[] = []): BrokerConfig {
+export function parseConfig(raw: unknown, given: readonly ConfigSection<unknown>[] = []): BrokerConfig {
   if (!isMapping(raw)) throw new ConfigError('config: expected a mapping at the top level');
+  const sections = sectionsWith(given);
   const claimed = new Set<string>();
   for (const { key } of sections) {
     if (Object.hasOwn(brokerConfigSchema.shape, key) || claimed.has(key)) {
@@ -72,7 +73,7 @@ export function parseConfig(raw: unknown, sections: readonly ConfigSection<unkno
         // A module's key reaches here when its section was not given.
         message:
           i.code === 'unrecognized_keys' && i.path.length === 0
-            ? `${i.message} (a module's own key needs its ConfigSection in sections)`
+            ? `${i.message} (a module's own key needs its module loaded, or its ConfigSection in sections)`
             : i.message,
       })),
     );

@@ -7,9 +7,10 @@ import {
 } from '@nestjs/common';
 import { TopicAuthorizer } from '#broker/auth';
 import { TOPIC_BUS, type TopicBus } from '#broker/bus';
-import { type BrokerConfig } from '#broker/config';
+import { type BrokerConfig, BrokerSection } from '#broker/config';
 import { BROKER_CONFIG, ConnectionRegistry } from '#broker/gateway';
 import { busSchema } from './bus-schema.js';
+import { graphqlConfig } from './graphql-config.js';
 import { GraphqlEngine } from './graphql-engine.js';
 import {
   GRAPHQL_OPTIONS,
@@ -32,6 +33,7 @@ export interface GraphqlModuleAsyncOptions {
  * Both GraphQL subprotocols over one engine. `forRoot()` with no schema serves the default bus
  * schema; `forRootAsync` lets resolvers depend on the application's Nest providers.
  */
+@BrokerSection(graphqlConfig)
 @Module({})
 export class GraphqlModule {
   static forRoot(options: GraphqlModuleOptions = {}): DynamicModule {
@@ -64,7 +66,7 @@ export class GraphqlModule {
             connections: ConnectionRegistry,
             config: BrokerConfig,
             authorizer: TopicAuthorizer,
-          ) => createEngine(options, bus, connections, config.graphql.limits, authorizer),
+          ) => createEngine(options, bus, connections, graphqlConfig.of(config).limits, authorizer),
         },
         GraphqlTransportWsSubprotocol,
         GraphqlLegacyWsSubprotocol,

@@ -1,6 +1,7 @@
 export { BUS_TYPE_DEFS, busSchema, type BusSchemaDeps } from './bus-schema.js';
 export { BusEventStream, type BusEvent } from './bus-event-stream.js';
 export { GraphqlEngine, type OperationRequest } from './graphql-engine.js';
+export { graphqlConfig } from './graphql-config.js';
 export { GraphqlModule, type GraphqlModuleAsyncOptions } from './graphql.module.js';
 export {
   DEFAULT_LIMITS,

@@ -1,4 +1,4 @@
-import { type WampConfig, type WampRealmConfig } from '#broker/config';
+import { type WampConfig, type WampRealmConfig } from './wamp-config.js';
 import { Permissions } from './permissions.js';
 import { type CraUser, type RealmSettings } from './realm.js';
 import { craKey } from './wampcra.js';

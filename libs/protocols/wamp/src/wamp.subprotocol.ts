@@ -20,6 +20,7 @@ import { type BusAccess } from './bus-access.js';
 import { isReserved, type MatchPolicy } from './uri.js';
 import { type Args, type Kwargs } from './messages.js';
 import { autoRealmSettings, realmSettings } from './realm-settings.js';
+import { wampConfig } from './wamp-config.js';
 import { Router } from './router.js';
 import { type Session } from './session.js';
 import { SessionProtocol } from './session-protocol.js';
@@ -63,7 +64,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     @Optional() @Inject(GatewayMetrics) metrics: GatewayMetrics | null = null,
   ) {
     this.log = logger.child({ module: WAMP_SUBPROTOCOL });
-    const wamp = config.wamp;
+    const wamp = wampConfig.of(config);
     this.busRealm = wamp.busRealm;
     const remote = cluster === null ? undefined : new WampCluster(cluster, this.log);
     this.cluster = remote ?? null;

@@ -1,6 +1,8 @@
+import { ConfigSection } from '#broker/config';
 import { z } from 'zod';
 
-// The `wamp` section: realms, their roles and wampcra users, the bus bridge, per-session limits.
+// The `wamp` key of the broker's configuration: realms, their roles and wampcra users, the bus bridge,
+// per-session limits. The WAMP module declares it (`BrokerSection`), as any module does its own.
 
 const ALL_ACTIONS = ['call', 'register', 'publish', 'subscribe'] as const;
 
@@ -83,7 +85,7 @@ const limits = z
   })
   .strict();
 
-export const wampConfigSchema = z
+const wampConfigSchema = z
   .object({
     realms: z.array(realm).default([realm.parse({ name: 'realm1' })]),
     /** Create unknown realms on first HELLO, with the default roles (up to limits.maxRealms). */
@@ -111,3 +113,5 @@ export const wampConfigSchema = z
 
 export type WampConfig = z.infer<typeof wampConfigSchema>;
 export type WampRealmConfig = WampConfig['realms'][number];
+
+export const wampConfig = new ConfigSection('wamp', wampConfigSchema.default(wampConfigSchema.parse({})));
