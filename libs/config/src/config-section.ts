@@ -1,3 +1,5 @@
+import { type BrokerConfig } from './config.schema.js';
+
 /**
  * A validator by the Standard Schema interface (https://standardschema.dev), which zod, valibot and
  * arktype implement: a module brings its own, of whatever version, and the broker only calls it. The
@@ -25,6 +27,14 @@ export interface SectionIssue {
   readonly message: string;
 }
 
+export interface SectionOptions<T> {
+  /**
+   * What the section's value asks of the rest of the configuration (a TLS authority, say), checked
+   * once both are valid: each problem by its path below the section's key.
+   */
+  crossCheck?(value: T, config: BrokerConfig): readonly SectionIssue[];
+}
+
 /**
  * A module's own key in the broker's configuration: `new ConfigSection('shout', schema)` makes
  * `shout:` a key of the CONFIG file (and of BrokerModule's options), validated at boot with the
@@ -36,6 +46,7 @@ export class ConfigSection<T> {
   constructor(
     readonly key: string,
     private readonly schema: StandardSchema<T>,
+    private readonly options: SectionOptions<T> = {},
   ) {
     if (!/^[a-z][A-Za-z0-9]*$/.test(key)) {
       throw new Error(`config section "${key}": a key is a camelCase word, as the broker's own are`);
@@ -53,6 +64,14 @@ export class ConfigSection<T> {
       throw new Error(`config section "${this.key}" is required, and the config was parsed without it`);
     }
     return defaults.value;
+  }
+
+  /** The cross-check's problems for a valid value within a valid configuration, by dotted key. */
+  check(value: T, config: BrokerConfig): SectionIssue[] {
+    return (this.options.crossCheck?.(value, config) ?? []).map((issue) => ({
+      path: [this.key, ...issue.path],
+      message: issue.message,
+    }));
   }
 
   /** Validates the section's raw value (undefined when the key is absent: the schema's default applies). */

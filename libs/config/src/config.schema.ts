@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { authorization } from './authorization.schema.js';
 import { cluster } from './cluster.schema.js';
 import { mqtt } from './mqtt.schema.js';
-import { ocpp, usesProfile3 } from './ocpp.schema.js';
 import { inputBudget, proxyEntry, timerMs, timerMsOrOff } from './schema-units.js';
 import { introspection } from './introspection.schema.js';
 import { jwt } from './jwt.schema.js';
@@ -222,7 +221,6 @@ export const brokerConfigSchema = z
       .strict()
       .default({ tokens: [], maxBodyBytes: 64 * 1024 }),
     authorization: authorization.default(authorization.parse({})),
-    ocpp: ocpp.default(ocpp.parse({})),
     mqtt: mqtt.default(mqtt.parse({})),
     endpoints: z
       .array(endpoint)
@@ -231,11 +229,6 @@ export const brokerConfigSchema = z
     cluster: cluster.default(cluster.parse({})),
   })
   .strict()
-  .refine((c) => !usesProfile3(c.ocpp) || c.tls?.caFile !== undefined, {
-    message:
-      "OCPP security profile 3 needs tls with a caFile: the broker itself verifies the charge points' client certificates",
-    path: ['ocpp', 'securityProfile'],
-  })
   .refine((c) => c.cluster.natsUrl === undefined || c.store.databaseUrl !== undefined, {
     message:
       'cluster mode (NATS_URL) needs PostgreSQL (DATABASE_URL): a SQLite file belongs to one node, so the nodes would not share origins, credentials or charge points',
@@ -251,7 +244,6 @@ export type JwtConfig = NonNullable<BrokerConfig['jwt']>;
 export type IntrospectionConfig = NonNullable<BrokerConfig['introspection']>;
 export type StoreConfig = BrokerConfig['store'];
 export type AdminConfig = BrokerConfig['admin'];
-export type OcppConfig = BrokerConfig['ocpp'];
 export type ClusterConfig = BrokerConfig['cluster'];
 /** A configuration as written (YAML, JSON or an application's object): defaults not yet applied. */
 export type BrokerConfigInput = z.input<typeof brokerConfigSchema>;

@@ -456,10 +456,6 @@ describe('loadConfig from a CONFIG file', () => {
         'endpoints: [{ path: /a, subprotocols: [a], pingIntervalMs: 2147483648 }]',
         /endpoints\.0\.pingIntervalMs: .*2147483647/,
       ],
-      [
-        'ocpp: { callTimeoutMs: 2147483648 }\nendpoints: [{ path: /a, subprotocols: [a] }]',
-        /ocpp\.callTimeoutMs/,
-      ],
       ['endpoints: [{ path: /a, subprotocols: [a], auth: { mode: sometimes } }]', /endpoints\.0\.auth\.mode/],
       [
         'endpoints: [{ path: /a, subprotocols: [a], auth: { carriers: [smoke] } }]',
@@ -625,33 +621,5 @@ describe('http.proxyProtocol', () => {
       },
     });
     assert.equal(config.http.proxyProtocol, true);
-  });
-});
-
-describe('OCPP security profile 3', () => {
-  it('needs tls.caFile, and may take unknown charge points (the certificate proves who they are)', () => {
-    const ocpp = { allowUnknownChargePoints: false, endpoints: [{ path: '/ocpp/:id', securityProfile: 3 }] };
-    assert.throws(
-      () => loadConfig({ env: {}, defaults: { ...defaults(), ocpp } }),
-      /ocpp\.securityProfile: OCPP security profile 3 needs tls with a caFile/,
-    );
-    assert.throws(
-      () =>
-        loadConfig({
-          env: {},
-          defaults: { ...defaults(), tls: { certFile: 'c.pem', keyFile: 'k.pem' }, ocpp },
-        }),
-      /needs tls with a caFile/,
-    );
-    const config = loadConfig({
-      env: {},
-      defaults: {
-        ...defaults(),
-        tls: { certFile: 'c.pem', keyFile: 'k.pem', caFile: 'ca.pem' },
-        ocpp: { allowUnknownChargePoints: true, securityProfile: 3 },
-      },
-    });
-    assert.equal(config.ocpp.securityProfile, 3);
-    assert.equal(config.tls?.reloadIntervalMs, 10_000);
   });
 });

@@ -79,7 +79,10 @@ export function parseConfig(raw: unknown, given: readonly ConfigSection<unknown>
     );
   }
   if (!result.success || issues.length > 0) throw new ConfigError(formatIssues(issues));
-  return { ...result.data, ...values };
+  const config = { ...result.data, ...values };
+  const crossIssues = sections.flatMap((section) => section.check(values[section.key], config));
+  if (crossIssues.length > 0) throw new ConfigError(formatIssues(crossIssues));
+  return config;
 }
 
 function readConfigFile(path: string): unknown {

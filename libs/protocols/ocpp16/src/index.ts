@@ -11,3 +11,4 @@ export * from './schemas.js';
 export * from './session.js';
 export * from './store/ocpp.repositories.js';
 export * from './store/ocpp.types.js';
+export { ocppConfig, type OcppConfig } from './ocpp-config.js';

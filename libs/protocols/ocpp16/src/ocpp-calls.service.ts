@@ -5,6 +5,7 @@ import { BROKER_CONFIG } from '#broker/gateway';
 import { CallQueueFullError, CallTimeoutError, ConnectionClosedError } from './call-tracker.js';
 import { ChargePointDirectory } from './charge-point-directory.js';
 import { CENTRAL_SYSTEM_ACTIONS } from './central-system-actions.js';
+import { ocppConfig } from './ocpp-config.js';
 import { ChargePointSessions } from './charge-point-sessions.js';
 import { OcppMetrics } from './ocpp-metrics.js';
 import { CallErrorResponse, InvalidResponseError } from './errors.js';
@@ -59,7 +60,12 @@ export class OcppCallService {
     const connected = this.sessions.get(identity);
     if (connected !== undefined) return connected.session.call(action, payload);
     try {
-      return await this.directory.callRemote(identity, action, payload, this.config.ocpp.callTimeoutMs);
+      return await this.directory.callRemote(
+        identity,
+        action,
+        payload,
+        ocppConfig.of(this.config).callTimeoutMs,
+      );
     } catch (err) {
       if (err instanceof NoHolderError) {
         throw new ChargePointNotConnectedError(`Charge point ${identity} is not connected.`);

@@ -1,4 +1,4 @@
-import { type OcppConfig } from '#broker/config';
+import { type OcppConfig } from './ocpp-config.js';
 
 /** The ocpp section with an endpoint's overrides applied: what one connection runs under. */
 export interface OcppSettings {

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { BrokerSection } from '#broker/config';
 import { BrokerStore } from '#broker/store';
 import { IdTagsController } from './admin/id-tags.controller.js';
 import { OcppCallsController } from './admin/ocpp-calls.controller.js';
@@ -7,6 +8,7 @@ import { ChargePointDirectory } from './charge-point-directory.js';
 import { ChargePointsPanel } from './charge-points-panel.js';
 import { ChargePointSessions } from './charge-point-sessions.js';
 import { OcppCallService } from './ocpp-calls.service.js';
+import { ocppConfig } from './ocpp-config.js';
 import { OcppMetrics } from './ocpp-metrics.js';
 import { Ocpp16Subprotocol } from './ocpp16.subprotocol.js';
 import { OcppSchemas } from './schemas.js';
@@ -15,7 +17,9 @@ import { OcppRepositories } from './store/ocpp.repositories.js';
 /**
  * The OCPP-J 1.6 central system: the `ocpp1.6` subprotocol and its admin routes (id tags, state,
  * central-system calls). Needs GatewayModule, StoreModule, BusModule and AdminModule in the application.
+ * Its settings are the `ocpp` key of the broker config.
  */
+@BrokerSection(ocppConfig)
 @Module({
   controllers: [IdTagsController, OcppCallsController, OcppStateController],
   providers: [

@@ -17,6 +17,7 @@ import { type Logger } from 'pino';
 import { CallEventMessage, connectionEventMessage, EventTopics } from './bus-events.js';
 import { CentralSystem } from './central-system.js';
 import { ChargePointDirectory } from './charge-point-directory.js';
+import { ocppConfig } from './ocpp-config.js';
 import { ChargePointSessions, type ChargePointConnection } from './charge-point-sessions.js';
 import { CORE_HANDLERS, type HandlerContext } from './handlers/index.js';
 import { OcppMetrics } from './ocpp-metrics.js';
@@ -60,12 +61,12 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   onApplicationBootstrap(): void {
     this.ocpp.stations.onWriteError = (err) =>
       this.logger.error({ err: err.message }, 'ocpp: writing last-seen times failed; retried in a second');
-    this.config.ocpp.endpoints.forEach(({ path }, index) => {
+    ocppConfig.of(this.config).endpoints.forEach(({ path }, index) => {
       const hosted = this.config.endpoints.some((e) => e.path === path && e.subprotocols.includes(OCPP16));
       if (!hosted) throw new Error(`ocpp.endpoints.${index}.path: no endpoint ${path} hosts ${OCPP16}`);
     });
     for (const endpoint of this.config.endpoints.filter((e) => e.subprotocols.includes(OCPP16))) {
-      const settings = settingsFor(this.config.ocpp, endpoint.path);
+      const settings = settingsFor(ocppConfig.of(this.config), endpoint.path);
       const log = { endpoint: endpoint.path, ...settings };
       if (settings.allowUnknownChargePoints) {
         this.logger.warn(
@@ -81,7 +82,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   checkHandshake(context: HandshakeCheckContext): Promise<HandshakeCheckFailure | null> {
     return checkChargePoint(
       context,
-      settingsFor(this.config.ocpp, context.endpoint),
+      settingsFor(ocppConfig.of(this.config), context.endpoint),
       this.store.chargePoints,
     );
   }
@@ -104,7 +105,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     // The charge point's identity (Basic-auth checked at the handshake where a key is stored) is who this is.
     context.identify({ subject: identity, claims: {}, carrier: 'header' });
     const log = this.logger.child({ connection: connection.id, chargePoint: identity });
-    const settings = settingsFor(this.config.ocpp, context.endpoint);
+    const settings = settingsFor(ocppConfig.of(this.config), context.endpoint);
     const handlerContext: HandlerContext = {
       identity,
       store: this.ocpp,

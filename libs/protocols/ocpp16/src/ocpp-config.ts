@@ -1,7 +1,8 @@
+import { ConfigSection, timerMs } from '#broker/config';
 import { z } from 'zod';
-import { timerMs } from './schema-units.js';
 
-// The `ocpp` section: the central system's connection rules, boot policy and timings.
+// The `ocpp` key of the broker's configuration: the central system's connection rules, boot policy and
+// timings. The OCPP module declares it (`BrokerSection`).
 
 const securityProfile = z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]);
 
@@ -18,7 +19,7 @@ const ocppEndpoint = z
   .strict();
 
 /** The ocpp1.6 module (central system); see docs/ocpp.md. */
-export const ocpp = z
+const ocpp = z
   .object({
     /** Charge points not in the store may connect (they still have to boot). */
     allowUnknownChargePoints: z.boolean().default(true),
@@ -59,6 +60,21 @@ export const ocpp = z
     });
   });
 
-export function usesProfile3(o: z.infer<typeof ocpp>): boolean {
+export type OcppConfig = z.infer<typeof ocpp>;
+
+function usesProfile3(o: OcppConfig): boolean {
   return o.securityProfile === 3 || o.endpoints.some((e) => e.securityProfile === 3);
 }
+
+export const ocppConfig = new ConfigSection('ocpp', ocpp.default(ocpp.parse({})), {
+  crossCheck: (value, config) =>
+    usesProfile3(value) && config.tls?.caFile === undefined
+      ? [
+          {
+            path: ['securityProfile'],
+            message:
+              "OCPP security profile 3 needs tls with a caFile: the broker itself verifies the charge points' client certificates",
+          },
+        ]
+      : [],
+});
