@@ -14,7 +14,7 @@ import {
   PathDecodeError,
 } from '#broker/handshake';
 import { TopicAuthorizer } from '#broker/auth';
-import { dispatch, MqttBroker, MqttClient } from '#broker/protocols/mqtt';
+import { dispatch, MqttBroker, MqttClient, mqttConfig } from '#broker/protocols/mqtt';
 import { parseFrame } from '#broker/protocols/ocpp16';
 import { ConfigError, loadConfig, parseConfig } from '#broker/config';
 // The sans-IO parsers themselves, by path: they are not part of any library's public face.
@@ -170,7 +170,7 @@ const STATUSES = new Set([101, 400, 401, 403, 404, 405, 426, 429, 500, 503]);
 /** A client session of a sans-IO MQTT broker, past CONNECT, fed the bytes. */
 async function mqttAfterConnect(bytes: Uint8Array, version: 4 | 5): Promise<number | null> {
   const config = loadConfig({ env: {}, defaults: { endpoints: [{ path: '/m', subprotocols: ['mqtt'] }] } });
-  const broker = new MqttBroker(config.mqtt, new TopicAuthorizer(config.authorization));
+  const broker = new MqttBroker(mqttConfig.of(config), new TopicAuthorizer(config.authorization));
   let ended: number | null = null;
   const quiet = { info() {}, warn() {}, debug() {}, error() {} };
   const client = new MqttClient(
@@ -399,7 +399,7 @@ export const TARGETS: readonly FuzzTarget[] = [
         ),
         (raw) => {
           try {
-            parseConfig(raw);
+            parseConfig(raw, [mqttConfig]);
           } catch (err) {
             // A bad configuration is refused with a message naming the key, and nothing else escapes.
             assert.ok(err instanceof ConfigError, String(err));

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { authorization } from './authorization.schema.js';
 import { cluster } from './cluster.schema.js';
-import { mqtt } from './mqtt.schema.js';
 import { inputBudget, proxyEntry, timerMs, timerMsOrOff } from './schema-units.js';
 import { introspection } from './introspection.schema.js';
 import { jwt } from './jwt.schema.js';
@@ -221,7 +220,6 @@ export const brokerConfigSchema = z
       .strict()
       .default({ tokens: [], maxBodyBytes: 64 * 1024 }),
     authorization: authorization.default(authorization.parse({})),
-    mqtt: mqtt.default(mqtt.parse({})),
     endpoints: z
       .array(endpoint)
       .transform((list) => list.filter((e) => e.enabled))
@@ -239,7 +237,6 @@ export type BrokerConfig = z.infer<typeof brokerConfigSchema>;
 export type EndpointConfig = BrokerConfig['endpoints'][number];
 export type AuthPolicyConfig = EndpointConfig['auth'];
 export type AuthCarrier = z.infer<typeof carrier>;
-export type MqttConfig = BrokerConfig['mqtt'];
 export type JwtConfig = NonNullable<BrokerConfig['jwt']>;
 export type IntrospectionConfig = NonNullable<BrokerConfig['introspection']>;
 export type StoreConfig = BrokerConfig['store'];

@@ -6,4 +6,4 @@ export * from './layer-config.js';
 export * from './load-config.js';
 export * from './print-config.js';
 // The units a built-in module's own schema is written in, as the broker's are.
-export { timerMs, timerMsOrOff } from './schema-units.js';
+export { inputBudget, timerMs, timerMsOrOff } from './schema-units.js';

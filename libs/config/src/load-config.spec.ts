@@ -119,13 +119,6 @@ describe('loadConfig defaults', () => {
     configError(() => loadConfig({ env: {}, defaults: { endpoints: [] } }), /endpoints/);
   });
 
-  it('names the new home of the topic rules that were mqtt.acl', () => {
-    configError(
-      () => loadConfig({ env: {}, defaults: { ...defaults(), mqtt: { acl: { rules: [] } } } }),
-      /mqtt\.acl: moved to authorization/,
-    );
-  });
-
   it('refuses defaults that are not a mapping', () => {
     configError(() => loadConfig({ env: {}, defaults: [defaults()] }), /mapping/);
     configError(() => loadConfig({ env: {}, defaults: 'port: 1' }), /mapping/);
@@ -305,8 +298,8 @@ describe('loadConfig from a CONFIG file', () => {
           ],
         },
       });
-    const one = layered('mqtt: { tcpPort: 1883 }\n');
-    assert.equal(one.mqtt.tcpPort, 1883);
+    const one = layered('limits: { maxConnections: 5 }\n');
+    assert.equal(one.limits.maxConnections, 5);
     assert.deepEqual(
       one.endpoints.map((e) => e.path),
       ['/ws', '/mqtt'],
@@ -326,7 +319,7 @@ describe('loadConfig from a CONFIG file', () => {
       () => layered('endpoints: [{ path: /ws, enabled: false }, { path: /mqtt, enabled: false }]\n'),
       /endpoints: at least one endpoint must be enabled/,
     );
-    configError(() => layered('mqtt: { tcpPrt: 1883 }\n'), /mqtt/, /tcpPrt/);
+    configError(() => layered('limits: { maxConections: 5 }\n'), /limits/, /maxConections/);
   });
 
   it('says which default endpoints a file with endpoints of its own leaves served', () => {
@@ -342,7 +335,7 @@ describe('loadConfig from a CONFIG file', () => {
         },
         notice: (message) => notices.push(message),
       });
-    layered('mqtt: { tcpPort: 1883 }\n');
+    layered('limits: { maxConnections: 5 }\n');
     assert.deepEqual(notices, [], 'a file without endpoints keeps the defaults as it expects');
     layered('endpoints: [{ path: /own, subprotocols: [chat.v1] }, { path: /ws, enabled: false }]\n');
     assert.equal(notices.length, 1);

@@ -51,7 +51,6 @@ export async function startBroker(
 function servedBy(config: BrokerConfig): Record<string, unknown> {
   return {
     endpoints: config.endpoints.map((e) => `${e.path} (${e.subprotocols.join(', ')})`),
-    ...(config.mqtt.tcpPort === null ? {} : { mqttTcpPort: config.mqtt.tcpPort }),
     // The database's address may hold its password: only which store it is.
     store: config.store.databaseUrl === undefined ? `sqlite ${config.store.sqlitePath}` : 'postgresql',
     ...(config.cluster.natsUrl === undefined

@@ -9,6 +9,7 @@ import { credentialOf } from './authenticate.js';
 import { MqttBroker } from './broker.js';
 import { dispatch } from './handlers/dispatch.js';
 import { MqttClient } from './mqtt-client.js';
+import { mqttConfig } from './mqtt-config.js';
 
 const quiet = { info() {}, warn() {}, debug() {}, error() {} };
 
@@ -32,7 +33,7 @@ describe('CONNECT credentials', () => {
 
   for (const version of [5, 4] as const) {
     it(`a check that never finishes: CONNACK ${version === 5 ? '0x88' : '3'} (server unavailable) at the timeout, then close`, async () => {
-      const { mqtt } = parseConfig({ endpoints: [{ path: '/mqtt', subprotocols: ['mqtt'] }] });
+      const mqtt = mqttConfig.of(parseConfig({ endpoints: [{ path: '/mqtt', subprotocols: ['mqtt'] }] }));
       const received: Packet[] = [];
       const parser = mqttPacket.parser({ protocolVersion: version });
       parser.on('packet', (p: Packet) => received.push(p));

@@ -1,5 +1,5 @@
 import { type TopicAuthorizer } from '#broker/auth';
-import { type MqttConfig } from '#broker/config';
+import { type MqttConfig } from './mqtt-config.js';
 import { type Clock, systemClock } from '#broker/kit';
 import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';

@@ -1,4 +1,5 @@
 export { MqttModule } from './mqtt.module.js';
+export { mqttConfig, type MqttConfig } from './mqtt-config.js';
 export { MqttServer } from './mqtt-server.js';
 export { MqttBroker } from './broker.js';
 export { MqttClient } from './mqtt-client.js';

@@ -1,7 +1,7 @@
 import { TopicAuthorizer } from '#broker/auth';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type MqttConfig } from '#broker/config';
+import { type MqttConfig } from './mqtt-config.js';
 import { authenticateFirstMessage } from '#broker/gateway';
 import { ManualClock } from '#broker/kit';
 import mqttPacket, { type Packet } from 'mqtt-packet';

@@ -22,6 +22,7 @@ import { ClusterShares } from './cluster-shares.js';
 import { type ClientContext, type MqttTransport } from './client-context.js';
 import { dispatch } from './handlers/dispatch.js';
 import { MqttClient } from './mqtt-client.js';
+import { mqttConfig } from './mqtt-config.js';
 import { publishSysTopics } from './sys-topics.js';
 
 /**
@@ -51,7 +52,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     @Optional() @Inject(GatewayMetrics) metrics: GatewayMetrics | null = null,
   ) {
     this.logger = logger.child({ module: 'mqtt' });
-    this.broker = new MqttBroker(config.mqtt, authorizer);
+    this.broker = new MqttBroker(mqttConfig.of(config), authorizer);
     // The reasons are a few fixed strings of the broker's: a bounded label.
     const dropped =
       metrics === null
@@ -97,7 +98,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     this.busSubscription = bridgeBus(this.broker, this.bus);
     // Wills of sessions a gone node left go out through the bridge: it is up now.
     await this.sessions?.sweep();
-    const interval = this.config.mqtt.sysIntervalSec;
+    const interval = mqttConfig.of(this.config).sysIntervalSec;
     if (interval > 0) {
       publishSysTopics(this.broker);
       this.sysTimer = setInterval(() => publishSysTopics(this.broker), interval * 1000);

@@ -1,4 +1,4 @@
-import { type MqttConfig } from '#broker/config';
+import { type MqttConfig } from './mqtt-config.js';
 import { type Clock } from '#broker/kit';
 import { type MessageQueues } from './message-queues.js';
 import { type SessionDirectory } from './session-directory.js';

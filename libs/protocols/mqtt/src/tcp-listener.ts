@@ -14,6 +14,7 @@ import {
   TokenVerifier,
 } from '#broker/gateway';
 import { InputBudget, systemClock } from '#broker/kit';
+import { mqttConfig } from './mqtt-config.js';
 import { type MqttClient } from './mqtt-client.js';
 import { MqttServer } from './mqtt-server.js';
 
@@ -42,7 +43,7 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const { tcpPort, tcpHost } = this.mqtt.config.mqtt;
+    const { tcpPort, tcpHost } = mqttConfig.of(this.mqtt.config);
     if (tcpPort === null) return;
     const server = createServer((socket) => this.accept(socket));
     // The broker-wide connection limit, counted separately from the WebSocket side.
@@ -75,7 +76,7 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
 
   private accept(socket: Socket): void {
     socket.setNoDelay(true);
-    const { tcpAuthRequired, connectTimeoutMs } = this.mqtt.config.mqtt;
+    const { tcpAuthRequired, connectTimeoutMs } = mqttConfig.of(this.mqtt.config);
     // No endpoint, so no `endpoint:` scopes; the holding limits are an endpoint's defaults.
     const policy = {
       mode: tcpAuthRequired ? 'required' : 'optional',
@@ -113,7 +114,7 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
       },
     );
     this.clients.set(socket, client);
-    const limits = this.mqtt.config.mqtt.tcpInputBudget;
+    const limits = mqttConfig.of(this.mqtt.config).tcpInputBudget;
     const budget = limits === false ? null : new InputBudget(limits, systemClock, socket, this);
     socket.on('data', (data) => {
       const start = budget === null ? 0 : systemClock.monotonic();

@@ -1,9 +1,10 @@
+import { ConfigSection, inputBudget, timerMs } from '#broker/config';
 import { z } from 'zod';
-import { inputBudget, timerMs } from './schema-units.js';
 
-// The `mqtt` section: the TCP listener, limits, sessions.
+// The `mqtt` key of the broker's configuration: the TCP listener, limits, sessions. The MQTT module
+// declares it (`BrokerSection`).
 
-export const mqtt = z
+const mqtt = z
   .object({
     /** MQTT over plain TCP for devices without WebSocket: null is off, 0 an ephemeral port. */
     tcpPort: z.number().int().min(0).max(65535).nullable().default(null),
@@ -69,3 +70,7 @@ export const mqtt = z
       .optional(),
   })
   .strict();
+
+export type MqttConfig = z.infer<typeof mqtt>;
+
+export const mqttConfig = new ConfigSection('mqtt', mqtt.default(mqtt.parse({})));
