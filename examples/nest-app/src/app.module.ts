@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { BrokerModule, type BrokerConfigWithSections } from 'ws-protocol-broker';
+import { BrokerModule, BrokerSection, type BrokerConfigWithSections } from 'ws-protocol-broker';
 import { HelloController } from './hello.controller.js';
 import { RoomsGateway } from './rooms.gateway.js';
 import { ShoutBoard } from './shout-board.js';
@@ -28,9 +28,11 @@ export function brokerConfig(env: NodeJS.ProcessEnv = process.env): BrokerConfig
 }
 
 /**
- * What this application adds: its route; its subprotocol module with its config key, its table, its
- * admin route and its dashboard card and panel; its gateway.
+ * What this application adds: its route; its subprotocol module with its config key (declared here,
+ * as the broker's own protocols declare theirs: loading the module is enough), its table, its admin
+ * route and its dashboard card and panel; its gateway.
  */
+@BrokerSection(SHOUT_CONFIG)
 @Module({
   controllers: [HelloController, ShoutsController],
   providers: [ShoutCounts, ShoutBoard, ShoutSubprotocol, RoomsGateway],
@@ -38,9 +40,6 @@ export function brokerConfig(env: NodeJS.ProcessEnv = process.env): BrokerConfig
 export class FeaturesModule {}
 
 @Module({
-  imports: [
-    BrokerModule.forRootAsync({ useFactory: () => brokerConfig(), sections: [SHOUT_CONFIG] }),
-    FeaturesModule,
-  ],
+  imports: [BrokerModule.forRootAsync({ useFactory: () => brokerConfig() }), FeaturesModule],
 })
 export class AppModule {}

@@ -9,7 +9,6 @@ import { BrokerWsAdapter } from 'ws-protocol-broker';
 import { startTestBroker, type StartedTestBroker } from 'ws-protocol-broker/testing';
 import WebSocket from 'ws';
 import { AppModule, brokerConfig, FeaturesModule } from '../src/app.module.js';
-import { SHOUT_CONFIG } from '../src/shout.config.js';
 
 const SECRET = 'example-secret-change-me-32-characters!';
 
@@ -170,7 +169,6 @@ describe('the features under ws-protocol-broker/testing’s startTestBroker', ()
     broker = await startTestBroker({
       config: brokerConfig({ SHOUT_MAX_LENGTH: '8' }),
       imports: [FeaturesModule],
-      sections: [SHOUT_CONFIG],
     });
   });
   after(() => broker.close());
@@ -193,7 +191,6 @@ describe('the features under ws-protocol-broker/testing’s startTestBroker', ()
       startTestBroker({
         config: { ...brokerConfig({}), shout: { maxLength: 0 } },
         imports: [FeaturesModule],
-        sections: [SHOUT_CONFIG],
       }),
       (err: Error) => err.name === 'ConfigError' && /shout\.maxLength/.test(err.message),
     );
