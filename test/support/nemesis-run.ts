@@ -517,12 +517,7 @@ export function reportTable(report: NemesisReport): string {
     '',
     ...report.faults.map((f) => `${Math.round(f.at)}: ${f.nemesis} ${f.node}`),
     ...report.devices,
-    ...report.lost
-      .slice(0, 20)
-      .map(
-        (l) =>
-          `lost: ${l.device} #${l.n}, acknowledged after ${l.after === null ? 'no fault' : `${l.after.nemesis} at ${Math.round(l.after.at)}`}: ${l.trace}`,
-      ),
+    ...lostByFault(report.lost),
     `seed ${report.seed}: ${report.acked} messages acknowledged (${report.refused} refused), ${report.lost.length} deliveries lost, ` +
       `${report.repeats} repeats (${report.repeatsWithoutDup} without DUP, ${report.qos2Repeats} QoS 2 twice), ${report.wills} wills (${report.willsWhileConnected} while connected)`,
     `retained: ${report.retained.reads} reads by new subscribers after the faults, ${report.retained.stale.length} empty or older than acknowledged before the fault${report.retained.stale
@@ -539,4 +534,21 @@ export function reportTable(report: NemesisReport): string {
     report.stopped.length === 0 ? 'served to the end' : `STOPPED SERVING: ${report.stopped.join(', ')}`,
   );
   return rows.join('\n');
+}
+
+/**
+ * The losses, one line per device and fault: how many, which numbers (the first 12), and the trace of
+ * the first. Every loss is counted in a line, however many there are.
+ */
+function lostByFault(lost: NemesisReport['lost']): string[] {
+  const groups = new Map<string, (typeof lost)[number][]>();
+  for (const l of lost) {
+    const key = `${l.device} after ${l.after === null ? 'no fault' : `${l.after.nemesis} at ${Math.round(l.after.at)}`}`;
+    groups.set(key, [...(groups.get(key) ?? []), l]);
+  }
+  return [...groups].map(([key, all]) => {
+    const numbers = all.map((l) => `#${l.n}`);
+    const shown = numbers.length > 12 ? `${numbers.slice(0, 12).join(' ')} ...` : numbers.join(' ');
+    return `lost: ${all.length} to ${key} (${shown}); the first: ${all[0]?.trace ?? ''}`;
+  });
 }
