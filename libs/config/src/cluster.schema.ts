@@ -46,5 +46,3 @@ export const cluster = z
     message: 'must be more than twice heartbeatMs, or a live node would look dead',
     path: ['nodeTimeoutMs'],
   });
-
-/** The GraphQL modules' limits an operator may set; each one given overrides the application's and the default. */

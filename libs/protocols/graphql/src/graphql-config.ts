@@ -6,6 +6,7 @@ import { z } from 'zod';
 
 const positive = z.number().int().positive().optional();
 
+/** The GraphQL modules' limits an operator may set; each one given overrides the application's and the default. */
 const graphql = z
   .object({
     limits: z
