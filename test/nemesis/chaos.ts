@@ -16,6 +16,8 @@ const { values } = parseArgs({
     minutes: { type: 'string', default: '30' },
     // A probe of some faults only: `--nemeses cut,nats-kill`.
     nemeses: { type: 'string', default: NEMESES.join(',') },
+    // nats-server syncs each JetStream write before acknowledging it (2.10 and later).
+    'sync-always': { type: 'boolean', default: false },
   },
 });
 const minutes = Number(values.minutes);
@@ -26,7 +28,7 @@ const nemeses = values.nemeses.split(',').map((name) => {
 });
 const seed = Number(process.env['NEMESIS_SEED'] ?? Math.floor(Math.random() * 1_000_000));
 const started = new Date().toISOString();
-const cluster = await TestCluster.start(3, { proxied: true });
+const cluster = await TestCluster.start(3, { proxied: true, natsSyncAlways: values['sync-always'] });
 try {
   const report = await runNemesis(cluster, {
     seed,
@@ -35,7 +37,8 @@ try {
     settleMs: 4000,
     log: (line) => console.log(`${new Date().toISOString()} ${line}`),
   });
-  console.log(`\nnemesis run of ${minutes} min from ${started}\n\n${reportTable(report)}`);
+  const sync = values['sync-always'] ? ', nats-server sync_interval: always' : '';
+  console.log(`\nnemesis run of ${minutes} min from ${started}${sync}\n\n${reportTable(report)}`);
   // What the nodes warned of, counted, for a reader tracing a loss or a repeat to what a node saw.
   const warned = new Map<string, number>();
   for (const node of cluster.nodes) {

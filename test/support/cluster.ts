@@ -52,14 +52,21 @@ interface NatsServer {
  * The NATS of a test, with JetStream: one nats-server on a free port, or several routed into one NATS
  * cluster (JetStream replicas across them), that the test may kill and start again, each or all.
  */
+/** JetStream settings of a test's nats-server; none given: the server's defaults. */
+interface JetStreamSettings {
+  /** Bytes JetStream may keep on disk. */
+  readonly maxFileStore?: number;
+  /** Each write synced to disk before it is acknowledged (`sync_interval: always`, nats-server 2.10+). */
+  readonly syncAlways?: boolean;
+}
+
 export class TestNats {
   private constructor(
     private readonly servers: readonly NatsServer[],
-    /** Bytes JetStream may keep on disk; undefined: the server's default. */
-    private readonly maxFileStore?: number,
+    private readonly jetStream: JetStreamSettings,
   ) {}
 
-  static async start(options: { maxFileStore?: number; servers?: number } = {}): Promise<TestNats> {
+  static async start(options: JetStreamSettings & { servers?: number } = {}): Promise<TestNats> {
     const count = options.servers ?? 1;
     const servers: NatsServer[] = [];
     for (let i = 0; i < count; i++) {
@@ -70,7 +77,7 @@ export class TestNats {
         child: null,
       });
     }
-    const nats = new TestNats(servers, options.maxFileStore);
+    const nats = new TestNats(servers, options);
     await nats.restart();
     return nats;
   }
@@ -141,9 +148,14 @@ export class TestNats {
       args.push('-n', `s${index}`, '--cluster_name', 'test');
       args.push('--cluster', `nats://127.0.0.1:${server.routePort}`, '--routes', routes.join(','));
     }
-    if (this.maxFileStore !== undefined) {
+    const { maxFileStore, syncAlways } = this.jetStream;
+    const settings = [
+      ...(maxFileStore === undefined ? [] : [`max_file_store: ${maxFileStore}`]),
+      ...(syncAlways === true ? ['sync_interval: always'] : []),
+    ];
+    if (settings.length > 0) {
       const config = join(server.dir, 'nats.conf');
-      writeFileSync(config, `jetstream { max_file_store: ${this.maxFileStore} }\n`);
+      writeFileSync(config, `jetstream { ${settings.join(', ')} }\n`);
       args.push('-c', config);
     }
     const child = spawn(NATS_SERVER, args, {
@@ -283,6 +295,8 @@ export interface ClusterOptions {
   readonly maxFileStore?: number;
   /** nats-servers routed into one NATS cluster (1: a single server). */
   readonly natsServers?: number;
+  /** The nats-servers sync each JetStream write before acknowledging it. */
+  readonly natsSyncAlways?: boolean;
   /** Each node reaches the (first) nats-server through a proxy of its own, which `cut` blackholes. */
   readonly proxied?: boolean;
 }
@@ -306,6 +320,7 @@ export class TestCluster {
     const nats = await TestNats.start({
       ...(options.maxFileStore === undefined ? {} : { maxFileStore: options.maxFileStore }),
       ...(options.natsServers === undefined ? {} : { servers: options.natsServers }),
+      ...(options.natsSyncAlways === true ? { syncAlways: true } : {}),
     });
     const schema = await createTestSchema();
     const cluster = new TestCluster(nats, schema, options);
