@@ -6,7 +6,7 @@ import { authenticateFirstMessage } from '#broker/gateway';
 import { ManualClock } from '#broker/kit';
 import mqttPacket, { type IConnectPacket, type Packet } from 'mqtt-packet';
 import { credentialOf } from './authenticate.js';
-import { MqttBroker } from './broker.js';
+import { MqttBroker } from './mqtt-broker.js';
 import { dispatch } from './handlers/dispatch.js';
 import { MqttClient } from './mqtt-client.js';
 import { mqttConfig } from './mqtt-config.js';

@@ -1,5 +1,5 @@
 import { type BusMessage, type BusReach, type BusSubscription, type TopicBus } from '#broker/bus';
-import { type MqttBroker } from './broker.js';
+import { type MqttBroker } from './mqtt-broker.js';
 import { type MqttMessage } from './message.js';
 
 /** The reach of a bus message no MQTT client got: one object, not one per message (every publish echoes). */

@@ -1,7 +1,7 @@
 import { type BucketWatch, type ClusterNode, watchBucket } from '#broker/cluster';
 import { type KV, type KvWatchEntry } from '@nats-io/kv';
 import { type Logger } from 'pino';
-import { type MqttBroker } from './broker.js';
+import { type MqttBroker } from './mqtt-broker.js';
 import { type MqttMessage } from './message.js';
 import { decodeMessage, encodeMessage } from './message-codec.js';
 

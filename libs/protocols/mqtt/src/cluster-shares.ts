@@ -1,5 +1,5 @@
 import { type BusMessage, type BusSubscription, type TopicBus } from '#broker/bus';
-import { type MqttBroker } from './broker.js';
+import { type MqttBroker } from './mqtt-broker.js';
 import { deliveryFor } from './delivery.js';
 import { fromBus } from './bus-bridge.js';
 

@@ -1,5 +1,5 @@
 import { type MqttMessage } from './message.js';
-import { type Session } from './session.js';
+import { type Session } from './mqtt-session.js';
 import { type Subscription } from './subscription.js';
 
 /**

@@ -5,7 +5,7 @@ import { type MqttConfig } from './mqtt-config.js';
 import { authenticateFirstMessage } from '#broker/gateway';
 import { ManualClock } from '#broker/kit';
 import mqttPacket, { type Packet } from 'mqtt-packet';
-import { MqttBroker } from './broker.js';
+import { MqttBroker } from './mqtt-broker.js';
 import { dispatch } from './handlers/dispatch.js';
 import { MqttClient, type MqttLogger } from './mqtt-client.js';
 

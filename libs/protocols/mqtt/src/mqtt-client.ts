@@ -2,14 +2,14 @@ import { TopicGrant } from '#broker/auth';
 import { CLOSE, HeldInput, type TimerHandle } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
 import { type Packet } from 'mqtt-packet';
-import { type MqttBroker } from './broker.js';
+import { type MqttBroker } from './mqtt-broker.js';
 import { closeCodeFor, type ClientContext, type MqttTransport } from './client-context.js';
 import { type MqttMessage } from './message.js';
 import { encodePublish, OutboundAliases } from './outbound-publish.js';
 import { encodePacket, type PacketHandler, PacketReader, packetSize } from './packet-reader.js';
 import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
 import { type Delivery, type InFlight } from './delivery.js';
-import { type Session, type SessionOwner } from './session.js';
+import { type Session, type SessionOwner } from './mqtt-session.js';
 import { type WillRecord } from './session-state.js';
 
 /** The slice of pino the core logs through. */

@@ -13,7 +13,7 @@ import { type BrokerConfig } from '#broker/config';
 import { BROKER_CONFIG, BROKER_LOGGER, GatewayMetrics } from '#broker/gateway';
 import { Counter } from 'prom-client';
 import { type Logger } from 'pino';
-import { MqttBroker } from './broker.js';
+import { MqttBroker } from './mqtt-broker.js';
 import { bridgeBus } from './bus-bridge.js';
 import { ClusterRetained } from './cluster-retained.js';
 import { ClusterQueues } from './cluster-queues.js';

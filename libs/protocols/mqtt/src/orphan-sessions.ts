@@ -1,7 +1,7 @@
 import { type ClusterNode } from '#broker/cluster';
 import { type TimerHandle } from '#broker/kit';
 import { type Logger } from 'pino';
-import { type MqttBroker } from './broker.js';
+import { type MqttBroker } from './mqtt-broker.js';
 import { type SessionBucket } from './session-bucket.js';
 import { EMPTY_STATE, type WillRecord } from './session-state.js';
 import { decodeWill, graceOf, isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';

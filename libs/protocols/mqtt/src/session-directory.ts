@@ -1,4 +1,4 @@
-import { type Session } from './session.js';
+import { type Session } from './mqtt-session.js';
 import { type SessionState, type WillRecord } from './session-state.js';
 
 /**

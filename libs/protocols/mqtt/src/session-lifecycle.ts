@@ -3,7 +3,7 @@ import { type Clock } from '#broker/kit';
 import { type MessageQueues } from './message-queues.js';
 import { type SessionDirectory } from './session-directory.js';
 import { type SessionState, type WillRecord } from './session-state.js';
-import { releaseOnly, Session, type SessionOwner } from './session.js';
+import { releaseOnly, Session, type SessionOwner } from './mqtt-session.js';
 import { type Subscription } from './subscription.js';
 
 /** What of a session its record keeps, for any node to carry it on. */

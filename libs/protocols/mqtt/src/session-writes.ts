@@ -1,7 +1,7 @@
 import { type Logger } from 'pino';
-import { type MqttBroker } from './broker.js';
+import { type MqttBroker } from './mqtt-broker.js';
 import { type Persisted } from './session-directory.js';
-import { type Session, type SessionOwner } from './session.js';
+import { type Session, type SessionOwner } from './mqtt-session.js';
 import { handedStateOf } from './session-lifecycle.js';
 import { type SessionBucket } from './session-bucket.js';
 import { isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';

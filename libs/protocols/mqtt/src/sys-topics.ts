@@ -1,4 +1,4 @@
-import { type MqttBroker } from './broker.js';
+import { type MqttBroker } from './mqtt-broker.js';
 
 /**
  * Publishes the broker's statistics as retained messages under `$SYS/broker/` (the Mosquitto

@@ -2,7 +2,7 @@ import { type CallEvent } from './bus-events.js';
 import { OcppError } from './errors.js';
 import { type ActionHandler, type HandlerContext } from './handlers/index.js';
 import { type Payload } from './rpc-frame.js';
-import { type CallDispatcher } from './session.js';
+import { type CallDispatcher } from './ocpp-session.js';
 
 /**
  * The central system's side of one connection: which CALLs it takes (a handler exists, the charge

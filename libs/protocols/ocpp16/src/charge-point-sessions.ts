@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type Connection } from '#broker/gateway';
-import { type OcppSession } from './session.js';
+import { type OcppSession } from './ocpp-session.js';
 
 export interface ChargePointConnection {
   readonly identity: string;

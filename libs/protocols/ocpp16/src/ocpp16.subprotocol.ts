@@ -24,7 +24,7 @@ import { OcppMetrics } from './ocpp-metrics.js';
 import { settingsFor } from './ocpp-settings.js';
 import { checkChargePoint, identityOf } from './ocpp16.check.js';
 import { OcppSchemas } from './schemas.js';
-import { OcppSession } from './session.js';
+import { OcppSession } from './ocpp-session.js';
 import { OcppRepositories } from './store/ocpp.repositories.js';
 
 export const OCPP16 = 'ocpp1.6';

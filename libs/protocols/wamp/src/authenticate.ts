@@ -4,7 +4,7 @@ import { type Principal } from '#broker/handshake';
 import { E, ProtocolViolation } from './errors.js';
 import { type Dict } from './messages.js';
 import { type RealmSettings } from './realm.js';
-import { type Identity } from './session.js';
+import { type Identity } from './wamp-session.js';
 import { craChallenge, craVerify, decoyKey, decoySalt, type CraSalt } from './wampcra.js';
 
 /** What the transport already established, and how a HELLO's credential is checked. */

@@ -14,7 +14,7 @@ import {
 } from './messages.js';
 import { Registrations } from './registrations.js';
 import { type RemoteDealer } from './remote.js';
-import { type PendingCall, type Session } from './session.js';
+import { type PendingCall, type Session } from './wamp-session.js';
 import { isValidUri, type UriRule } from './uri.js';
 
 type CancelMode = 'skip' | 'kill' | 'killnowait';

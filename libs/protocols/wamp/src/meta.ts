@@ -2,7 +2,7 @@ import { type RouterProcedure } from './dealer.js';
 import { E } from './errors.js';
 import { isId } from './ids.js';
 import { type Args } from './messages.js';
-import { type Session } from './session.js';
+import { type Session } from './wamp-session.js';
 
 export const ON_JOIN = 'wamp.session.on_join';
 export const ON_LEAVE = 'wamp.session.on_leave';

@@ -1,11 +1,11 @@
 import { type Clock } from '#broker/kit';
-import { Broker } from './broker.js';
+import { Broker } from './wamp-broker.js';
 import { Dealer } from './dealer.js';
 import { type Args, type Kwargs } from './messages.js';
 import { ON_JOIN, ON_LEAVE, sessionMetaProcedures } from './meta.js';
 import { type Permissions } from './permissions.js';
 import { type RemoteDealer } from './remote.js';
-import { type Session } from './session.js';
+import { type Session } from './wamp-session.js';
 import { type MatchPolicy, type UriRule } from './uri.js';
 import { type CraSalt } from './wampcra.js';
 

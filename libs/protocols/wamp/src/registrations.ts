@@ -2,7 +2,7 @@ import { E } from './errors.js';
 import { freshId } from './ids.js';
 import { type Dict, REGISTER, REGISTERED, UNREGISTER, UNREGISTERED } from './messages.js';
 import { type RemoteDealer } from './remote.js';
-import { type Session } from './session.js';
+import { type Session } from './wamp-session.js';
 import { UriIndex } from './uri-index.js';
 import { isReserved, isValidUri, type MatchPolicy, parseMatch, type UriRule } from './uri.js';
 

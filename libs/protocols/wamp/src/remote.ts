@@ -1,5 +1,5 @@
 import { type Args, type Dict, type Kwargs } from './messages.js';
-import { type PendingCall, type Session } from './session.js';
+import { type PendingCall, type Session } from './wamp-session.js';
 import { type MatchPolicy } from './uri.js';
 
 /**

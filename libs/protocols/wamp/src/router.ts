@@ -4,7 +4,7 @@ import { type BusAccess } from './bus-access.js';
 import { type Args, type Kwargs } from './messages.js';
 import { Realm, type Limits, type RealmSettings } from './realm.js';
 import { type RemoteDealer } from './remote.js';
-import { type Session } from './session.js';
+import { type Session } from './wamp-session.js';
 import { type MatchPolicy } from './uri.js';
 
 export interface RouterLimits extends Limits {

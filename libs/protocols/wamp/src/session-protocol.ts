@@ -7,7 +7,7 @@ import * as M from './messages.js';
 import { Permissions } from './permissions.js';
 import { type Realm } from './realm.js';
 import { type Router } from './router.js';
-import { type Identity, publicIdentity, Session } from './session.js';
+import { type Identity, publicIdentity, Session } from './wamp-session.js';
 import { isValidUri } from './uri.js';
 
 /** Notable moments, for logs; they never carry a credential. */

@@ -1,13 +1,13 @@
 import { type ClusterNode } from '#broker/cluster';
 import { type Logger } from 'pino';
 import { ClusterRegistrations, type Known } from './cluster-registrations.js';
-import { ForwardedCaller, NodeStandIn } from './cluster-sessions.js';
+import { ForwardedCaller, NodeStandIn } from './node-stand-in.js';
 import { type Wire } from './cluster-wire.js';
 import { E } from './errors.js';
 import { type Args, CALL, type Dict, ERROR, INVOCATION, type Kwargs, RESULT } from './messages.js';
 import { type Precedence, type RemoteDealer } from './remote.js';
 import { type Router } from './router.js';
-import { type PendingCall, type Session } from './session.js';
+import { type PendingCall, type Session } from './wamp-session.js';
 
 /** The node-addressed service every node listens on for WAMP calls, cancels and answers. */
 const SERVICE = 'wamp';

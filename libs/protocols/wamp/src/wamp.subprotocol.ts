@@ -22,7 +22,7 @@ import { type Args, type Kwargs } from './messages.js';
 import { autoRealmSettings, realmSettings } from './realm-settings.js';
 import { wampConfig } from './wamp-config.js';
 import { Router } from './router.js';
-import { type Session } from './session.js';
+import { type Session } from './wamp-session.js';
 import { SessionProtocol } from './session-protocol.js';
 import { busFilterOf, busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from './topic-mapping.js';
 import { WampCluster } from './wamp-cluster.js';

@@ -2,7 +2,7 @@ import { type IPubackPacket, type IPubcompPacket, type IPubrecPacket, type IPubr
 import { type MqttClient } from '../mqtt-client.js';
 import { RC } from '../reason-codes.js';
 import { type InFlight, type Settle } from '../delivery.js';
-import { type Session } from '../session.js';
+import { type Session } from '../mqtt-session.js';
 import { requirePacketId } from './packet-id.js';
 import { recordsReceipts } from './qos2-receipts.js';
 

@@ -4,7 +4,7 @@ import { type MqttMessage, type PassThroughProperties } from '../message.js';
 import { type MqttClient } from '../mqtt-client.js';
 import { CLOSE } from '#broker/kit';
 import { MqttProtocolError, RC } from '../reason-codes.js';
-import { type Session } from '../session.js';
+import { type Session } from '../mqtt-session.js';
 import { requirePacketId } from './packet-id.js';
 import { recordsReceipts } from './qos2-receipts.js';
 

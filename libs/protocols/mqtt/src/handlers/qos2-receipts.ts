@@ -1,5 +1,5 @@
 import { type MqttClient } from '../mqtt-client.js';
-import { type Session } from '../session.js';
+import { type Session } from '../mqtt-session.js';
 
 /**
  * Whether a QoS 2 receipt of this session must be in its record before it is acknowledged (PUBREC)

@@ -3,7 +3,7 @@ import { CLOSE } from '#broker/kit';
 import { deliveryFor } from '../delivery.js';
 import { type MqttClient } from '../mqtt-client.js';
 import { MqttProtocolError, RC } from '../reason-codes.js';
-import { type Session } from '../session.js';
+import { type Session } from '../mqtt-session.js';
 import { type Subscription } from '../subscription.js';
 import { parseFilter, type ParsedFilter } from '../topic-filter.js';
 import { requirePacketId } from './packet-id.js';

@@ -1,7 +1,7 @@
 import { type IUnsubscribePacket } from 'mqtt-packet';
 import { type MqttClient } from '../mqtt-client.js';
 import { MqttProtocolError, RC } from '../reason-codes.js';
-import { type Session } from '../session.js';
+import { type Session } from '../mqtt-session.js';
 import { requirePacketId } from './packet-id.js';
 
 export function handleUnsubscribe(client: MqttClient, packet: IUnsubscribePacket): void {

@@ -4,7 +4,7 @@ import { CallTimeoutError, ConnectionClosedError } from './call-tracker.js';
 import { CallErrorResponse, InvalidResponseError, OcppError, type BadMessageReason } from './errors.js';
 import { type Payload } from './rpc-frame.js';
 import { OcppSchemas } from './schemas.js';
-import { OcppSession, type CallDispatcher } from './session.js';
+import { OcppSession, type CallDispatcher } from './ocpp-session.js';
 import { ManualClock } from '#broker/kit';
 
 const schemas = new OcppSchemas();

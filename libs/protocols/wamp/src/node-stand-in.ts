@@ -1,7 +1,7 @@
 import { type CallerInfo } from './cluster-wire.js';
 import { type Dict, INTERRUPT } from './messages.js';
 import { Permissions } from './permissions.js';
-import { Session } from './session.js';
+import { Session } from './wamp-session.js';
 
 /** Callers on other nodes passed their own realm's permission check there; here they may call anything. */
 const ANY = new Permissions([

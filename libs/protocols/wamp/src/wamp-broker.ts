@@ -13,7 +13,7 @@ import {
   UNSUBSCRIBED,
   withPayload,
 } from './messages.js';
-import { type Session } from './session.js';
+import { type Session } from './wamp-session.js';
 import { UriIndex } from './uri-index.js';
 import { isReserved, isValidUri, type MatchPolicy, parseMatch, type UriRule } from './uri.js';
 

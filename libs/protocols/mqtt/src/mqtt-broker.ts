@@ -5,7 +5,7 @@ import { BrokerStats } from './broker-stats.js';
 import { isExpired, type MqttMessage } from './message.js';
 import { RetainedStore } from './retained-store.js';
 import { type Delivery, type InFlight } from './delivery.js';
-import { type Session, type SessionOwner } from './session.js';
+import { type Session, type SessionOwner } from './mqtt-session.js';
 import { type MessageQueues } from './message-queues.js';
 import { deliveryFor } from './delivery.js';
 import { type SessionDirectory } from './session-directory.js';
