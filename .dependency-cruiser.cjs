@@ -46,6 +46,17 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'mqtt-core-does-not-reach-the-cluster',
+      severity: 'error',
+      comment:
+        "MQTT's cluster part (src/cluster/) sits behind the core's ports (MessageQueues, SessionDirectory): only the server that composes them imports it, or NATS.",
+      from: {
+        path: '^libs/protocols/mqtt/src/',
+        pathNot: '^libs/protocols/mqtt/src/(cluster/|mqtt-server\\.ts$)',
+      },
+      to: { path: '^libs/(protocols/mqtt/src/cluster/|cluster/)' },
+    },
+    {
       name: 'kit-imports-no-package',
       severity: 'error',
       comment: 'The protocol kit loads with no Nest and no ws: a protocol core imports it alone.',

@@ -1,7 +1,7 @@
 import { decodeMessage, encodeMessage } from './message-codec.js';
-import { MAX_CARRIED, type SessionState, type WillRecord } from './session-state.js';
-import { type Subscription } from './subscription.js';
-import { parseFilter } from './topic-filter.js';
+import { MAX_CARRIED, type SessionState, type WillRecord } from '../session-state.js';
+import { type Subscription } from '../subscription.js';
+import { parseFilter } from '../topic-filter.js';
 
 /** A client id longer than this in base64url is not a KV key: such a session stays on its node. */
 const MAX_KEY_LENGTH = 2048;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type ConsumerMessages } from '@nats-io/jetstream';
 import { type ConsumerCursor } from './consumer-cursor.js';
-import { type MqttMessage } from './message.js';
-import { type Session } from './mqtt-session.js';
-import { type Subscription } from './subscription.js';
+import { type MqttMessage } from '../message.js';
+import { type Session } from '../mqtt-session.js';
+import { type Subscription } from '../subscription.js';
 
 /** A session's subscription that a feed serves. */
 export interface Member {

@@ -1,6 +1,6 @@
 import { assertTopicName } from '#broker/bus';
 import { type QoS } from 'mqtt-packet';
-import { type MqttMessage, type PassThroughProperties } from './message.js';
+import { type MqttMessage, type PassThroughProperties } from '../message.js';
 
 /** What an encoded message holds besides its payload, as JSON. */
 interface Meta {

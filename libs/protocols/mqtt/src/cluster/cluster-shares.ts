@@ -1,7 +1,7 @@
 import { type BusMessage, type BusSubscription, type TopicBus } from '#broker/bus';
-import { type MqttBroker } from './mqtt-broker.js';
-import { deliveryFor } from './delivery.js';
-import { fromBus } from './bus-bridge.js';
+import { type MqttBroker } from '../mqtt-broker.js';
+import { deliveryFor } from '../delivery.js';
+import { fromBus } from '../bus-bridge.js';
 
 /** A shared group on one filter that has a member connected here, and its place in the bus queue. */
 interface Joined {

@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { type ClusterNode, NoHolderError, NodeTimeoutError } from '#broker/cluster';
 import { type KV, type KvEntry } from '@nats-io/kv';
 import { type Logger } from 'pino';
-import { type MqttBroker } from './mqtt-broker.js';
+import { type MqttBroker } from '../mqtt-broker.js';
 import { OrphanSessions, publishWill } from './orphan-sessions.js';
-import { type Session } from './mqtt-session.js';
+import { type Session } from '../mqtt-session.js';
 import { type Claimed, SessionBucket } from './session-bucket.js';
 import { SessionLeases } from './session-leases.js';
 import { SessionWrites } from './session-writes.js';
-import { type Claim, type Persisted, type SessionDirectory } from './session-directory.js';
-import { EMPTY_STATE, type SessionState, type WillRecord } from './session-state.js';
+import { type Claim, type Persisted, type SessionDirectory } from '../session-directory.js';
+import { EMPTY_STATE, type SessionState, type WillRecord } from '../session-state.js';
 import {
   carriedOf,
   decodeWill,

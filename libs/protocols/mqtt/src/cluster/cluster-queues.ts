@@ -9,15 +9,15 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
-import { type MqttBroker } from './mqtt-broker.js';
+import { type MqttBroker } from '../mqtt-broker.js';
 import { durableOf, eligible, type Feed, keyOf, target } from './feed.js';
 import { FeedReader } from './feed-reader.js';
 import { encodeMessage } from './message-codec.js';
-import { type MqttMessage } from './message.js';
-import { type MessageQueues } from './message-queues.js';
-import { type Session } from './mqtt-session.js';
+import { type MqttMessage } from '../message.js';
+import { type MessageQueues } from '../message-queues.js';
+import { type Session } from '../mqtt-session.js';
 import { StreamInterest } from './stream-interest.js';
-import { type Subscription } from './subscription.js';
+import { type Subscription } from '../subscription.js';
 
 /** NATS refuses control lines past 4 KiB: a longer subject cannot be stored. */
 const MAX_SUBJECT_BYTES = 3072;

@@ -1,7 +1,7 @@
 import { type ClusterNode } from '#broker/cluster';
 import { type KV } from '@nats-io/kv';
 import { type Logger } from 'pino';
-import { type SessionState, type WillRecord } from './session-state.js';
+import { type SessionState, type WillRecord } from '../session-state.js';
 import { encodeWill, isConflict, MAX_RECORD_BYTES, type SessionRecord } from './session-record.js';
 
 /** A claim this node made for a client id: its nonce, and the keep-alive of the connection it is for. */

@@ -1,8 +1,8 @@
 import { type BucketWatch, type ClusterNode, watchBucket } from '#broker/cluster';
 import { type KV, type KvWatchEntry } from '@nats-io/kv';
 import { type Logger } from 'pino';
-import { SubscriptionStore } from './subscription-store.js';
-import { parseFilter } from './topic-filter.js';
+import { SubscriptionStore } from '../subscription-store.js';
+import { parseFilter } from '../topic-filter.js';
 
 /**
  * Which topics a consumer of the MQTT message stream reads, anywhere in the cluster: one KV entry per

@@ -1,8 +1,8 @@
 import { type Logger } from 'pino';
-import { type MqttBroker } from './mqtt-broker.js';
-import { type Persisted } from './session-directory.js';
-import { type Session, type SessionOwner } from './mqtt-session.js';
-import { handedStateOf } from './session-lifecycle.js';
+import { type MqttBroker } from '../mqtt-broker.js';
+import { type Persisted } from '../session-directory.js';
+import { type Session, type SessionOwner } from '../mqtt-session.js';
+import { handedStateOf } from '../session-lifecycle.js';
 import { type SessionBucket } from './session-bucket.js';
 import { isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';
 

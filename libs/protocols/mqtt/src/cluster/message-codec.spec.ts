@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeMessage, encodeMessage } from './message-codec.js';
-import { type MqttMessage } from './message.js';
+import { type MqttMessage } from '../message.js';
 
 describe('messages as bytes for NATS', () => {
   it('round-trip topic, payload bytes, QoS, expiry, publisher and v5 properties', () => {

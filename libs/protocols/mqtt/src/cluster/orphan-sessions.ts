@@ -1,9 +1,9 @@
 import { type ClusterNode } from '#broker/cluster';
 import { type TimerHandle } from '#broker/kit';
 import { type Logger } from 'pino';
-import { type MqttBroker } from './mqtt-broker.js';
+import { type MqttBroker } from '../mqtt-broker.js';
 import { type SessionBucket } from './session-bucket.js';
-import { EMPTY_STATE, type WillRecord } from './session-state.js';
+import { EMPTY_STATE, type WillRecord } from '../session-state.js';
 import { decodeWill, graceOf, isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';
 
 /** How long a will or an expiry that NATS did not take waits before it tries again. */

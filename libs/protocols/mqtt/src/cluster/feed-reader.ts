@@ -11,14 +11,14 @@ import {
 } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
-import { type MqttBroker } from './mqtt-broker.js';
+import { type MqttBroker } from '../mqtt-broker.js';
 import { ConsumerCursor } from './consumer-cursor.js';
-import { deliveryFor } from './delivery.js';
+import { deliveryFor } from '../delivery.js';
 import { type Feed, target } from './feed.js';
 import { decodeMessage } from './message-codec.js';
 import { returnPending } from './pending-return.js';
-import { type Delivery } from './delivery.js';
-import { type Session } from './mqtt-session.js';
+import { type Delivery } from '../delivery.js';
+import { type Session } from '../mqtt-session.js';
 import { type StreamInterest } from './stream-interest.js';
 
 /**

@@ -1,8 +1,8 @@
 import { type BucketWatch, type ClusterNode, watchBucket } from '#broker/cluster';
 import { type KV, type KvWatchEntry } from '@nats-io/kv';
 import { type Logger } from 'pino';
-import { type MqttBroker } from './mqtt-broker.js';
-import { type MqttMessage } from './message.js';
+import { type MqttBroker } from '../mqtt-broker.js';
+import { type MqttMessage } from '../message.js';
 import { decodeMessage, encodeMessage } from './message-codec.js';
 
 /** KV keys are subject tokens: a topic whose base64url is longer stays on its node (and is logged). */
