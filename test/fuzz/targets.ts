@@ -27,8 +27,8 @@ import {
 import { AddOriginDto } from '../../libs/admin/src/dto/origin.dto.js';
 import { InvalidFieldsException } from '../../libs/admin/src/problem.filter.js';
 import { adminValidationPipe } from '../../libs/admin/src/validation.js';
-import { ForwardedHeaders } from '../../libs/gateway/src/forwarded.js';
-import { extendedConnectRequest } from '../../libs/gateway/src/http2-front.js';
+import { ForwardedHeaders } from '../../libs/gateway/src/http-front/forwarded.js';
+import { extendedConnectRequest } from '../../libs/gateway/src/http-front/http2-front.js';
 import { CreateIdTagDto, UpdateIdTagDto } from '../../libs/protocols/ocpp16/src/admin/id-tag.dto.js';
 import { parseLegacyMessage } from '../../libs/protocols/graphql/src/legacy-message.js';
 import { readTransportWsMessage } from '../../libs/protocols/graphql/src/transport-ws-message.js';

@@ -6,14 +6,14 @@ import {
   type WsMessageHandler,
 } from '@nestjs/common';
 import { type Observable } from 'rxjs';
-import { GatewayClient } from './gateway-client.js';
-import { SubprotocolRegistry } from './subprotocol-registry.js';
+import { GatewayClient } from '../connections/gateway-client.js';
+import { SubprotocolRegistry } from '../connections/subprotocol-registry.js';
 import {
   type Connection,
   type ConnectionContext,
   type SubprotocolHandler,
   type SubprotocolOptions,
-} from './subprotocol.types.js';
+} from '../connections/subprotocol.types.js';
 
 /** `@WebSocketGateway({ subprotocol: { name, onUnsupported, ... } })`: the options BrokerWsAdapter reads. */
 export interface SubprotocolGatewayOptions {

@@ -2,9 +2,12 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { JwtVerifier, STORED_TOKENS, type StoredTokenCheck, TokenIntrospection } from '#broker/auth';
 import { type BrokerConfig } from '#broker/config';
 import { type CredentialCarrier, type Principal } from '#broker/handshake';
-import { registerIntrospectionMetrics, registerJwksMetrics } from './identity-provider-metrics.js';
-import { HealthChecks } from './health-checks.js';
-import { GatewayMetrics } from './metrics.js';
+import {
+  registerIntrospectionMetrics,
+  registerJwksMetrics,
+} from '../observability/identity-provider-metrics.js';
+import { HealthChecks } from '../observability/health-checks.js';
+import { GatewayMetrics } from '../observability/metrics.js';
 import { BROKER_CONFIG } from './tokens.js';
 
 /** A compact JWS: three base64url parts (a JWT), told from an opaque token by its shape alone. */

@@ -3,9 +3,9 @@ import { type BrokerConfig } from '#broker/config';
 import { type ConnectionCounts, type EndpointSpec, type Principal } from '#broker/handshake';
 import { type WebSocket } from 'ws';
 import { systemClock } from '#broker/kit';
-import { HandshakeRate } from './handshake-rate.js';
-import { HealthChecks } from './health-checks.js';
-import { BROKER_CONFIG } from './tokens.js';
+import { HandshakeRate } from '../upgrade/handshake-rate.js';
+import { HealthChecks } from '../observability/health-checks.js';
+import { BROKER_CONFIG } from '../upgrade/tokens.js';
 import { type WsConnection } from './ws-connection.js';
 import { type RegisteredSubprotocol } from './subprotocol-registry.js';
 

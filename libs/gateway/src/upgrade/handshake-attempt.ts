@@ -1,11 +1,11 @@
 import { type IncomingMessage } from 'node:http';
 import { type IncomingHttpHeaders as Http2Headers, type ServerHttp2Stream } from 'node:http2';
 import { type Accept, type HandshakeDecision, type HandshakeRequest, type Reject } from '#broker/handshake';
-import { clientCertificateOf } from './client-certificate.js';
-import { clip, type DecisionFields } from './decision-log.js';
-import { type ClientOrigin } from './forwarded.js';
-import { extendedConnectRequest } from './http2-front.js';
-import { redactSubprotocols, redactUrl } from './redact.js';
+import { clientCertificateOf } from '../http-front/client-certificate.js';
+import { clip, type DecisionFields } from '../observability/decision-log.js';
+import { type ClientOrigin } from '../http-front/forwarded.js';
+import { extendedConnectRequest } from '../http-front/http2-front.js';
+import { redactSubprotocols, redactUrl } from '../observability/redact.js';
 
 /** One handshake attempt, as read off the request before anything rewrites it. */
 export interface Attempt {

@@ -2,7 +2,7 @@ import { opensEndpoint } from '#broker/auth';
 import { type HandshakeHooks, type ModuleCheckContext } from '#broker/handshake';
 import { withinTime } from './check-timeout.js';
 import { type HandshakeGuards } from './handshake-guards.js';
-import { type SubprotocolRegistry } from './subprotocol-registry.js';
+import { type SubprotocolRegistry } from '../connections/subprotocol-registry.js';
 import { type TokenVerifier } from './token-verifier.js';
 
 /** How long a module's own handshake check may take before the handshake fails with 503. */

@@ -1,5 +1,5 @@
 import { type ClientCertificate, type DeflateOptions, type Principal } from '#broker/handshake';
-import { type FirstMessageCredential, type FirstMessageOutcome } from './first-message-policy.js';
+import { type FirstMessageCredential, type FirstMessageOutcome } from '../upgrade/first-message-policy.js';
 import { type HoldLimits } from '#broker/kit';
 
 export interface SubprotocolOptions {

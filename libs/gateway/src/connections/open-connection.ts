@@ -1,5 +1,5 @@
 import { type Duplex } from 'node:stream';
-import { type AddressDebts } from './address-debts.js';
+import { type AddressDebts } from '../http-front/address-debts.js';
 import { CLOSE, type HoldLimits, type InputBudget } from '#broker/kit';
 import { opensEndpoint } from '#broker/auth';
 import { type EndpointConfig } from '#broker/config';
@@ -8,15 +8,15 @@ import { type Logger } from 'pino';
 import { type WebSocket } from 'ws';
 import { nextConnectionId } from './connection-ids.js';
 import { type ConnectionRegistry, type TrackedConnection } from './connection-registry.js';
-import { onCredentialExpiry } from './credential-expiry.js';
-import { AuthMessageGate, type AuthMessageGateOutcome } from './auth-message-gate.js';
+import { onCredentialExpiry } from '../upgrade/credential-expiry.js';
+import { AuthMessageGate, type AuthMessageGateOutcome } from '../upgrade/auth-message-gate.js';
 import {
   authenticateFirstMessage,
   type CredentialChecks,
   type FirstMessageCredential,
   type FirstMessageOutcome,
-} from './first-message-policy.js';
-import { type ConnectionMetrics } from './metrics.js';
+} from '../upgrade/first-message-policy.js';
+import { type ConnectionMetrics } from '../observability/metrics.js';
 import { type RegisteredSubprotocol } from './subprotocol-registry.js';
 import { type ConnectionContext } from './subprotocol.types.js';
 import { type ConnectionObserver, WsConnection } from './ws-connection.js';

@@ -10,7 +10,7 @@ import {
   PathDecodeError,
 } from '#broker/handshake';
 import { type BrokerConfig, type EndpointConfig } from '#broker/config';
-import { SubprotocolRegistry } from './subprotocol-registry.js';
+import { SubprotocolRegistry } from '../connections/subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { BROKER_CONFIG } from './tokens.js';
 

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit, type WebSocketAdapter } from '@nestjs/common';
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { applicationConfigOf, gatewayOptionsOf } from './nest-internals.js';
-import { SubprotocolRegistry } from './subprotocol-registry.js';
+import { SubprotocolRegistry } from '../connections/subprotocol-registry.js';
 
 /**
  * Gateways that declare a subprotocol are served only through BrokerWsAdapter. An application that

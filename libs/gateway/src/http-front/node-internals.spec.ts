@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect as tcpConnect, createServer as createTcpServer, Socket, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { connect, createServer, type TLSSocket } from 'node:tls';
-import { selfSignedForSpecs } from './self-signed.spec-support.js';
+import { selfSignedForSpecs } from '../self-signed.spec-support.js';
 import { refuseAtAccept, tcpSocketUnder } from './node-internals.js';
 
 describe('Node internals (a failure here means a Node upgrade moved them: see node-internals.ts)', () => {

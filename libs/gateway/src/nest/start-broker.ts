@@ -3,8 +3,8 @@ import { type DynamicModule, type INestApplication, type Type } from '@nestjs/co
 import { NestFactory } from '@nestjs/core';
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
-import { brokerHttpsOptions } from './tls-options.js';
-import { NestPinoLogger } from './logger.js';
+import { brokerHttpsOptions } from '../http-front/tls-options.js';
+import { NestPinoLogger } from '../observability/logger.js';
 
 export interface RunningBroker {
   readonly app: INestApplication;

@@ -1,5 +1,5 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http';
-import { type ConnectionRegistry } from './connection-registry.js';
+import { type ConnectionRegistry } from '../connections/connection-registry.js';
 
 const BODY = JSON.stringify({
   type: 'about:blank',

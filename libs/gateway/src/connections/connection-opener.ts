@@ -1,5 +1,5 @@
 import { type Duplex } from 'node:stream';
-import { AddressDebts } from './address-debts.js';
+import { AddressDebts } from '../http-front/address-debts.js';
 import { systemClock } from '#broker/kit';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { PASSWORD_CHECK, type PasswordCheck } from '#broker/auth';
@@ -7,12 +7,12 @@ import { type Accept } from '#broker/handshake';
 import { type Logger } from 'pino';
 import { type WebSocket } from 'ws';
 import { ConnectionRegistry } from './connection-registry.js';
-import { EndpointRegistry } from './endpoint-registry.js';
-import { GatewayMetrics } from './metrics.js';
+import { EndpointRegistry } from '../upgrade/endpoint-registry.js';
+import { GatewayMetrics } from '../observability/metrics.js';
 import { OpenConnection, type OpenConnectionServices } from './open-connection.js';
 import { SubprotocolRegistry } from './subprotocol-registry.js';
-import { TokenVerifier } from './token-verifier.js';
-import { BROKER_LOGGER } from './tokens.js';
+import { TokenVerifier } from '../upgrade/token-verifier.js';
+import { BROKER_LOGGER } from '../upgrade/tokens.js';
 
 /**
  * Everything after the 101: each accepted socket becomes an OpenConnection, which wraps it for the

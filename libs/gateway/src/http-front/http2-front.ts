@@ -10,7 +10,7 @@ import { type Socket } from 'node:net';
 import { type Duplex } from 'node:stream';
 import { Server as TlsServer, type TLSSocket } from 'node:tls';
 import { type ClientCertificate, type HandshakeRequest, type Reject } from '#broker/handshake';
-import { respondRejection } from './handshake-responses.js';
+import { respondRejection } from '../upgrade/handshake-responses.js';
 import { type ClientOrigin } from './forwarded.js';
 import { bridgeToHttp1, type BridgedPeer } from './http2-bridge.js';
 

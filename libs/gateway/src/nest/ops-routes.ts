@@ -2,11 +2,11 @@ import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { Inject, Injectable, type OnApplicationBootstrap, Optional, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
-import { ConnectionRegistry } from './connection-registry.js';
-import { HealthChecks } from './health-checks.js';
-import { GatewayMetrics } from './metrics.js';
+import { ConnectionRegistry } from '../connections/connection-registry.js';
+import { HealthChecks } from '../observability/health-checks.js';
+import { GatewayMetrics } from '../observability/metrics.js';
 import { applicationConfigOf } from './nest-internals.js';
-import { BROKER_OPS } from './tokens.js';
+import { BROKER_OPS } from '../upgrade/tokens.js';
 
 /** Where the probes answer; false turns one off. Readiness is `<health>/ready`. */
 export interface OpsPaths {

@@ -5,11 +5,11 @@ import { Injectable } from '@nestjs/common';
 import { type Accept, type EndpointSpec } from '#broker/handshake';
 import { WebSocketServer } from 'ws';
 import { watchCloseHandshake } from './close-after-handshake.js';
-import { ConnectionOpener } from './connection-opener.js';
+import { ConnectionOpener } from '../connections/connection-opener.js';
 import { EndpointRegistry } from './endpoint-registry.js';
-import { Http2WebSocketSocket } from './http2-websocket-socket.js';
-import { SubprotocolRegistry } from './subprotocol-registry.js';
-import { uncorkAfterIo } from './uncork-after-io.js';
+import { Http2WebSocketSocket } from '../http-front/http2-websocket-socket.js';
+import { SubprotocolRegistry } from '../connections/subprotocol-registry.js';
+import { uncorkAfterIo } from '../http-front/uncork-after-io.js';
 
 /**
  * After an accepting decision: `ws` sees the request only now, on the module's own server, with

@@ -1,7 +1,7 @@
 import { type WebSocket } from 'ws';
 import { closeReason } from './close-reason.js';
 import { type Connection } from './subprotocol.types.js';
-import { uncorkAfterIo } from './uncork-after-io.js';
+import { uncorkAfterIo } from '../http-front/uncork-after-io.js';
 import { CLOSE, InputBudget, type InputBudgetLimits, systemClock } from '#broker/kit';
 
 type MessageHandler = (data: Buffer, isBinary: boolean) => void;

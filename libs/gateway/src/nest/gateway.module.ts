@@ -2,22 +2,22 @@ import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common
 import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
 import { TopicAuthorizer } from '#broker/auth';
 import { type BrokerConfig } from '#broker/config';
-import { ConnectionOpener } from './connection-opener.js';
-import { ConnectionRegistry } from './connection-registry.js';
-import { EndpointRegistry } from './endpoint-registry.js';
+import { ConnectionOpener } from '../connections/connection-opener.js';
+import { ConnectionRegistry } from '../connections/connection-registry.js';
+import { EndpointRegistry } from '../upgrade/endpoint-registry.js';
 import { GatewayAdapterCheck } from './gateway-adapter-check.js';
 import { GatewayLifecycle } from './gateway-lifecycle.js';
-import { HealthChecks } from './health-checks.js';
-import { Heartbeat } from './heartbeat.js';
-import { BROKER_CONFIG } from './tokens.js';
-import { GatewayMetrics } from './metrics.js';
+import { HealthChecks } from '../observability/health-checks.js';
+import { Heartbeat } from '../connections/heartbeat.js';
+import { BROKER_CONFIG } from '../upgrade/tokens.js';
+import { GatewayMetrics } from '../observability/metrics.js';
 import { OpsRoutes } from './ops-routes.js';
-import { refuseWhileDraining } from './draining-requests.js';
-import { SubprotocolRegistry } from './subprotocol-registry.js';
-import { HandshakeGuards } from './handshake-guards.js';
-import { TokenVerifier } from './token-verifier.js';
-import { UpgradeGateway } from './upgrade-gateway.js';
-import { WsHandoff } from './ws-handoff.js';
+import { refuseWhileDraining } from '../http-front/draining-requests.js';
+import { SubprotocolRegistry } from '../connections/subprotocol-registry.js';
+import { HandshakeGuards } from '../upgrade/handshake-guards.js';
+import { TokenVerifier } from '../upgrade/token-verifier.js';
+import { UpgradeGateway } from '../upgrade/upgrade-gateway.js';
+import { WsHandoff } from '../upgrade/ws-handoff.js';
 
 /**
  * The handshake gateway: registries, the upgrade handler, heartbeats, drain, and /health and

@@ -12,10 +12,10 @@ import {
 import { type BrokerConfig } from '#broker/config';
 import { type Logger } from 'pino';
 import { systemClock } from '#broker/kit';
-import { ConnectionRegistry } from './connection-registry.js';
-import { DecisionLog } from './decision-log.js';
+import { ConnectionRegistry } from '../connections/connection-registry.js';
+import { DecisionLog } from '../observability/decision-log.js';
 import { EndpointRegistry } from './endpoint-registry.js';
-import { ForwardedHeaders } from './forwarded.js';
+import { ForwardedHeaders } from '../http-front/forwarded.js';
 import {
   acceptOrReject,
   attemptOf,
@@ -33,11 +33,11 @@ import {
   respondRejection,
   writeRejection,
 } from './handshake-responses.js';
-import { type BridgedPeer } from './http2-bridge.js';
-import { GatewayMetrics } from './metrics.js';
-import { RequestPace } from './request-pace.js';
-import { SocketOrder } from './socket-order.js';
-import { SubprotocolRegistry } from './subprotocol-registry.js';
+import { type BridgedPeer } from '../http-front/http2-bridge.js';
+import { GatewayMetrics } from '../observability/metrics.js';
+import { RequestPace } from '../http-front/request-pace.js';
+import { SocketOrder } from '../http-front/socket-order.js';
+import { SubprotocolRegistry } from '../connections/subprotocol-registry.js';
 import { TokenVerifier } from './token-verifier.js';
 import { BROKER_CONFIG, BROKER_LOGGER } from './tokens.js';
 import { destroySocket, WsHandoff } from './ws-handoff.js';
