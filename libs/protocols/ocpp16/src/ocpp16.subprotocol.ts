@@ -17,7 +17,7 @@ import { type Logger } from 'pino';
 import { CallEventMessage, connectionEventMessage, EventTopics } from './bus-events.js';
 import { CentralSystem } from './central-system.js';
 import { ChargePointDirectory } from './charge-point-directory.js';
-import { ocppConfig } from './ocpp-config.js';
+import { type OcppConfig, ocppConfig } from './ocpp-config.js';
 import { ChargePointSessions, type ChargePointConnection } from './charge-point-sessions.js';
 import { CORE_HANDLERS, type HandlerContext } from './handlers/index.js';
 import { OcppMetrics } from './ocpp-metrics.js';
@@ -39,6 +39,9 @@ export const REPLACED_CLOSE_CODE = 4000;
 @Subprotocol({ name: OCPP16, onUnsupported: 'omit', messages: 'text', maxPayload: 256 * 1024 })
 @Injectable()
 export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBootstrap {
+  /** The `ocpp` key of the config, read once. */
+  private readonly configured: OcppConfig;
+
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     @Inject(BROKER_LOGGER) private readonly logger: Logger,
@@ -50,6 +53,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     private readonly metrics: OcppMetrics,
     private readonly schemas: OcppSchemas,
   ) {
+    this.configured = ocppConfig.of(config);
     directory.onReplaced((entry, node) => {
       entry.connection.close(
         REPLACED_CLOSE_CODE,
@@ -61,12 +65,12 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   onApplicationBootstrap(): void {
     this.ocpp.stations.onWriteError = (err) =>
       this.logger.error({ err: err.message }, 'ocpp: writing last-seen times failed; retried in a second');
-    ocppConfig.of(this.config).endpoints.forEach(({ path }, index) => {
+    this.configured.endpoints.forEach(({ path }, index) => {
       const hosted = this.config.endpoints.some((e) => e.path === path && e.subprotocols.includes(OCPP16));
       if (!hosted) throw new Error(`ocpp.endpoints.${index}.path: no endpoint ${path} hosts ${OCPP16}`);
     });
     for (const endpoint of this.config.endpoints.filter((e) => e.subprotocols.includes(OCPP16))) {
-      const settings = settingsFor(ocppConfig.of(this.config), endpoint.path);
+      const settings = settingsFor(this.configured, endpoint.path);
       const log = { endpoint: endpoint.path, ...settings };
       if (settings.allowUnknownChargePoints) {
         this.logger.warn(
@@ -80,11 +84,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   }
 
   checkHandshake(context: HandshakeCheckContext): Promise<HandshakeCheckFailure | null> {
-    return checkChargePoint(
-      context,
-      settingsFor(ocppConfig.of(this.config), context.endpoint),
-      this.store.chargePoints,
-    );
+    return checkChargePoint(context, settingsFor(this.configured, context.endpoint), this.store.chargePoints);
   }
 
   open(connection: Connection, context: ConnectionContext): void {
@@ -105,7 +105,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
     // The charge point's identity (Basic-auth checked at the handshake where a key is stored) is who this is.
     context.identify({ subject: identity, claims: {}, carrier: 'header' });
     const log = this.logger.child({ connection: connection.id, chargePoint: identity });
-    const settings = settingsFor(ocppConfig.of(this.config), context.endpoint);
+    const settings = settingsFor(this.configured, context.endpoint);
     const handlerContext: HandlerContext = {
       identity,
       store: this.ocpp,
