@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,13 @@ import { createTestSchema, type TestSchema } from './postgres.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const NATS_SERVER = process.env['NATS_SERVER_BIN'] ?? '/usr/sbin/nats-server';
+
+/** The version of the nats-server the tests run (`NATS_SERVER_BIN`), as [major, minor, patch]. */
+export function natsServerVersion(): [number, number, number] {
+  const printed = execFileSync(NATS_SERVER, ['--version'], { encoding: 'utf8' });
+  const [major = 0, minor = 0, patch = 0] = (/v(\d+)\.(\d+)\.(\d+)/.exec(printed) ?? []).slice(1).map(Number);
+  return [major, minor, patch];
+}
 const START_TIMEOUT_MS = 15_000;
 /** The test clusters' cluster.nodeTimeoutMs: a node silent this long is dead to the others. */
 export const TEST_NODE_TIMEOUT_MS = 1500;
@@ -127,6 +134,28 @@ export class TestNats {
    */
   async stop(signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
     await Promise.all(this.servers.map((_, i) => this.kill(i, signal)));
+  }
+
+  /**
+   * What a killed nats-server may do to a stream (nats-io/nats-server#5412, #6124): forget writes it had
+   * acknowledged while its consumers remember delivering them. The server (one) stops, the stream's
+   * messages as they are now are kept aside, `meanwhile` runs with the server back, and then it stops
+   * again and starts with the messages as kept and the consumers' state as it became.
+   */
+  async rollBackStream(stream: string, meanwhile: () => Promise<void>): Promise<void> {
+    const server = this.servers[0] as NatsServer;
+    if (this.servers.length !== 1) throw new Error('a stream is rolled back on one nats-server');
+    const messages = join(server.dir, 'jetstream', '$G', 'streams', stream, 'msgs');
+    const kept = `${messages}.kept`;
+    await this.stop('SIGTERM');
+    cpSync(messages, kept, { recursive: true });
+    await this.restart();
+    await meanwhile();
+    await this.stop('SIGTERM');
+    rmSync(messages, { recursive: true, force: true });
+    cpSync(kept, messages, { recursive: true });
+    rmSync(kept, { recursive: true, force: true });
+    await this.restart();
   }
 
   async close(): Promise<void> {

@@ -207,6 +207,8 @@ export class Publisher {
   sent = 0;
   private stopped = false;
   private running: Promise<void> = Promise.resolve();
+  /** While paused: resolves on `resume`. */
+  private paused: { until: Promise<void>; resume: () => void; idle: () => void } | null = null;
 
   private constructor(private readonly client: MqttClient) {}
 
@@ -221,6 +223,10 @@ export class Publisher {
   start(topic: string, qos: 1 | 2, gapMs: number, retain = false): void {
     this.running = (async () => {
       for (let n = 1; !this.stopped; n++) {
+        if (this.paused !== null) {
+          this.paused.idle();
+          await this.paused.until;
+        }
         this.sent = n;
         const answered = await Promise.race([
           this.client.publishAsync(topic, String(n), { qos, retain }).then(
@@ -238,6 +244,21 @@ export class Publisher {
     })();
   }
 
+  /** Publishes nothing more after the publish under way (resolves once it is answered), until `resume`. */
+  async pause(): Promise<void> {
+    let resume = (): void => undefined;
+    let idle = (): void => undefined;
+    const until = new Promise<void>((resolve) => (resume = resolve));
+    const idled = new Promise<void>((resolve) => (idle = resolve));
+    this.paused = { until, resume, idle };
+    await idled;
+  }
+
+  resume(): void {
+    this.paused?.resume();
+    this.paused = null;
+  }
+
   /**
    * Stops publishing and disconnects at once (a graceful end would wait forever for a publish the broker
    * never acknowledged); once, however often it is called.
@@ -245,6 +266,7 @@ export class Publisher {
   async stop(): Promise<void> {
     if (this.stopped) return this.running;
     this.stopped = true;
+    this.resume();
     await this.running;
     await this.client.endAsync(true);
   }

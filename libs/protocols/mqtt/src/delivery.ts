@@ -27,6 +27,8 @@ export interface Delivery {
   readonly packetId?: number;
   /** Cluster mode: its sequence in the message stream. */
   readonly streamSequence?: number;
+  /** Cluster mode: when the stream stored it (the server's clock, ms); with the sequence, it names the message. */
+  readonly streamStoredMs?: number;
 }
 
 /**

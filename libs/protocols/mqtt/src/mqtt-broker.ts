@@ -219,8 +219,14 @@ export class MqttBroker {
     // The stream handed this message again while its copy is in flight here (the new node's return of
     // its predecessor's deliveries raced the first one): the copy in flight settles it, as JetStream
     // acknowledges by stream sequence. Sent again it would reach a QoS 2 client twice, under a new id.
+    // (The same sequence stored at another time is another message: see `Session.hasReceived`.)
     const sequence = delivery.streamSequence;
-    if (sequence !== undefined && holding?.streamSequence === sequence) return;
+    if (
+      sequence !== undefined &&
+      holding?.streamSequence === sequence &&
+      holding.streamStoredMs === delivery.streamStoredMs
+    )
+      return;
     const packetId = wanted !== undefined && holding === undefined ? wanted : session.nextPacketId();
     // Built field by field, not spread: a spread of this object was a fifth of a QoS 1 fan-in's time.
     const inflight: InFlight = {
@@ -233,6 +239,7 @@ export class MqttBroker {
       state: 'publish',
       settle: delivery.settle,
       streamSequence: delivery.streamSequence,
+      streamStoredMs: delivery.streamStoredMs,
     };
     session.inflight.set(packetId, inflight);
     // A publish too large for the client is discarded as if delivered (v5 3.1.2.11.4).

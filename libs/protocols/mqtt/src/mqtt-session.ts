@@ -57,7 +57,7 @@ export class Session {
   private inflightTable: Map<number, InFlight> | null = null;
   private deliveryQueue: DeliveryQueue | null = null;
   private releaseSet: Set<number> | null = null;
-  private receivedTable: Set<number> | null = null;
+  private receivedTable: Map<number, number> | null = null;
   /** Cluster mode: per stream consumer, the highest sequence given to this session (`delivered`). */
   streamDelivered: Map<string, number> | null = null;
   owner: SessionOwner | null = null;
@@ -104,19 +104,25 @@ export class Session {
   /**
    * Cluster mode: the QoS 2 stream messages this session's client has received (its PUBREC came), the
    * newest `RECEIVED_REMEMBERED`: by stream sequence, or by packet id (negative) for those received on
-   * the node the session came from. The stream may deliver one again (its acknowledgement lost with a
-   * node): the client has it, and must not get it twice.
+   * the node the session came from; with when the stream stored it (`storedMs`, 0 if not known). The
+   * stream may deliver one again (its acknowledgement lost with a node): the client has it, and must not
+   * get it twice.
    */
-  received(streamSequence: number | undefined, packetId: number): void {
-    const table = (this.receivedTable ??= new Set());
-    table.add(streamSequence ?? -packetId);
-    if (table.size > RECEIVED_REMEMBERED) table.delete(table.values().next().value as number);
+  received(streamSequence: number | undefined, packetId: number, storedMs = 0): void {
+    const table = (this.receivedTable ??= new Map());
+    const key = streamSequence ?? -packetId;
+    table.delete(key);
+    table.set(key, storedMs);
+    if (table.size > RECEIVED_REMEMBERED) table.delete(table.keys().next().value as number);
   }
 
-  /** The newest `limit` stream sequences of QoS 2 messages the client received (not those known by packet id). */
-  receivedSequences(limit: number): number[] {
-    const sequences = [...(this.receivedTable ?? [])].filter((entry) => entry > 0);
-    return sequences.slice(Math.max(0, sequences.length - limit));
+  /**
+   * The newest `limit` QoS 2 stream messages the client received, each its sequence and when the stream
+   * stored it (not those known by packet id).
+   */
+  receivedSequences(limit: number): [number, number][] {
+    const received = [...(this.receivedTable ?? [])].filter(([key]) => key > 0);
+    return received.slice(Math.max(0, received.length - limit));
   }
 
   /** Cluster mode: stream consumer `durable` gave this session `sequence` (here, or where it came from). */
@@ -130,10 +136,16 @@ export class Session {
     if (table.size > MAX_CARRIED) table.delete(table.keys().next().value as string);
   }
 
-  /** Whether a QoS 2 stream message (its sequence, its derived packet id) is one the client received. */
-  hasReceived(streamSequence: number, packetId: number): boolean {
+  /**
+   * Whether a QoS 2 stream message (its sequence, its derived packet id, when the stream stored it) is
+   * one the client received. The sequence alone does not name a message: a nats-server that lost writes
+   * it had acknowledged gives their sequences to new messages, stored later.
+   */
+  hasReceived(streamSequence: number, packetId: number, storedMs: number): boolean {
     const table = this.receivedTable;
-    return table !== null && (table.has(streamSequence) || table.has(-packetId));
+    if (table === null) return false;
+    const at = table.get(streamSequence);
+    return (at !== undefined && (at === 0 || at === storedMs)) || table.has(-packetId);
   }
 
   /** Drops the subscriptions and the queued deliveries, returning the subscriptions; makes neither table. */

@@ -24,10 +24,12 @@ export function stateOfSession(session: Session): SessionState {
 export function handedStateOf(session: Session): SessionState {
   const state = stateOfSession(session);
   if (session.streamDelivered === null) return state;
+  const received = session.receivedSequences(HANDED_RECEIVED);
   return {
     ...state,
     streamDelivered: Object.fromEntries(session.streamDelivered),
-    streamReceived: session.receivedSequences(HANDED_RECEIVED),
+    streamReceived: received.map(([sequence]) => sequence),
+    streamReceivedAt: received.map(([, storedMs]) => storedMs),
   };
 }
 
@@ -103,7 +105,8 @@ export class SessionLifecycle {
       // Before the subscriptions: their feeds start their cursors from what the session was given.
       for (const [durable, sequence] of Object.entries(imported?.streamDelivered ?? {}))
         session.delivered(durable, sequence);
-      for (const sequence of imported?.streamReceived ?? []) session.received(sequence, 0);
+      for (const [i, sequence] of (imported?.streamReceived ?? []).entries())
+        session.received(sequence, 0, imported?.streamReceivedAt?.[i] ?? 0);
       for (const subscription of imported?.subscriptions ?? []) this.host.subscribe(session, subscription);
       for (const packetId of imported?.releasing ?? []) {
         session.inflight.set(packetId, releaseOnly(packetId));

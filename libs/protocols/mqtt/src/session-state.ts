@@ -26,6 +26,8 @@ export interface SessionState {
    */
   readonly streamDelivered?: Readonly<Record<string, number>>;
   readonly streamReceived?: readonly number[];
+  /** When the stream stored each of `streamReceived` (ms; 0 not known), which names it with the sequence. */
+  readonly streamReceivedAt?: readonly number[];
 }
 
 /** A session with nothing in it: what a clean start begins with. */

@@ -138,7 +138,7 @@ export class ClusterQueues implements MessageQueues {
     const subject = this.prefix + topicToSubject(message.topic);
     if (Buffer.byteLength(subject) > MAX_SUBJECT_BYTES)
       throw new Error('topic too long for the message stream');
-    await js.publish(subject, encodeMessage(message));
+    this.reader.stored((await js.publish(subject, encodeMessage(message))).seq);
   }
 
   subscribed(session: Session, subscription: Subscription): void {

@@ -16,6 +16,7 @@ import { ConsumerCursor } from './consumer-cursor.js';
 import { deliveryFor } from '../delivery.js';
 import { type Feed, target } from './feed.js';
 import { decodeMessage } from './message-codec.js';
+import { LostWrites } from './lost-writes.js';
 import { returnPending } from './pending-return.js';
 import { type Delivery } from '../delivery.js';
 import { type Session } from '../mqtt-session.js';
@@ -46,6 +47,14 @@ function packetIdOf(streamSequence: number): number {
   return (streamSequence % 65535) + 1;
 }
 
+/**
+ * When the stream stored a message (the server's clock, ms): with its sequence, it names the message, as
+ * a nats-server that lost writes gives their sequences to new messages.
+ */
+function storedMsOf(msg: JsMsg): number {
+  return Math.floor(msg.info.timestampNanos / 1e6);
+}
+
 /** JetStream's "consumer not found" (10014). */
 function notFound(err: unknown): boolean {
   return (err as { code?: number }).code === 10014 || /consumer not found/i.test((err as Error).message);
@@ -67,6 +76,7 @@ export class FeedReader {
    * message that waited in the stream across the restart for a client that was away.
    */
   private repeatsUpTo = 0;
+  private readonly lostWrites: LostWrites;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -80,19 +90,37 @@ export class FeedReader {
     private readonly stream: string,
     private readonly prefix: string,
     private readonly ackWaitMs: number,
-  ) {}
+  ) {
+    this.lostWrites = new LostWrites(stream, log);
+  }
 
   /** NATS went away: until the stream's end is known again, a message read may be a repeat. */
   disconnected(): void {
     this.repeatsUpTo = Infinity;
+    this.lostWrites.lost();
   }
 
-  /** NATS is back: the stream's end, asked for again in a moment while JetStream does not answer. */
+  /** The stream took `sequence` from this node (its acknowledgement came). */
+  stored(sequence: number): void {
+    this.lostWrites.known(sequence);
+  }
+
+  /**
+   * NATS is back: the stream's end, and whether it lost writes (`LostWrites`), asked for again in a
+   * moment while JetStream does not answer.
+   */
   async reconnected(): Promise<void> {
+    const { jsm, js } = this;
+    if (jsm === null || js === null) return;
     try {
-      const info = await this.jsm?.streams.info(this.stream);
-      if (info !== undefined) this.repeatsUpTo = info.state.last_seq;
-    } catch {
+      const { state } = await jsm.streams.info(this.stream);
+      this.repeatsUpTo = state.last_seq;
+      await this.lostWrites.check(jsm, js, state, (held) => {
+        for (const feed of this.feeds.values())
+          for (const cursor of feed.cursors.values()) cursor.endsAt(held);
+      });
+    } catch (err) {
+      this.log.debug({ err: (err as Error).message }, 'mqtt: the stream not read after NATS came back');
       this.broker.clock.after(RETRY_MS, () => {
         if (!this.stopped) void this.reconnected();
       });
@@ -149,16 +177,18 @@ export class FeedReader {
           existed = await jsm.consumers.info(this.stream, durable).then(Boolean, (err) => !notFound(err));
         // Stored from now on, on every node once its watch has it (`everywhere` below waits for that).
         revision = await this.interest.add(durable, feed.filter);
-        const info = await jsm.consumers.add(this.stream, {
-          durable_name: durable,
-          filter_subject: subjects[i] as string,
-          ack_policy: AckPolicy.Explicit,
-          ack_wait: nanos(this.ackWaitMs),
-          max_ack_pending: this.broker.config.maxInflight,
-          deliver_policy: DeliverPolicy.New,
-          // A group's consumer outlives any one node's members: JetStream removes it once nobody reads it.
-          ...(feed.group !== null && expiryMs > 0 ? { inactive_threshold: nanos(expiryMs) } : {}),
-        });
+        const info = await jsm.consumers
+          .add(this.stream, {
+            durable_name: durable,
+            filter_subject: subjects[i] as string,
+            ack_policy: AckPolicy.Explicit,
+            ack_wait: nanos(this.ackWaitMs),
+            max_ack_pending: this.broker.config.maxInflight,
+            deliver_policy: DeliverPolicy.New,
+            // A group's consumer outlives any one node's members: JetStream removes it once nobody reads it.
+            ...(feed.group !== null && expiryMs > 0 ? { inactive_threshold: nanos(expiryMs) } : {}),
+          })
+          .catch((err: unknown) => this.woundBack(jsm, durable, err));
         const cursor = this.cursorOf(feed, durable);
         cursor.opened(info);
         if (feed.group === null) {
@@ -179,6 +209,13 @@ export class FeedReader {
     feed.ready = true;
     this.release(feed, !existed);
     await this.consume(feed);
+  }
+
+  /** A consumer `windBack` made again starts at a sequence, which `add` cannot match: it is taken as it is. */
+  private async woundBack(jsm: JetStreamManager, durable: string, err: unknown): Promise<ConsumerInfo> {
+    const info = await jsm.consumers.info(this.stream, durable).catch(() => null);
+    if (info?.config.deliver_policy !== DeliverPolicy.StartSequence) throw err;
+    return info;
   }
 
   /** What a consumer's last reader left unacknowledged comes again now, not after the ack wait. */
@@ -278,7 +315,9 @@ export class FeedReader {
     const catchingUp = this.membership.caughtUp();
     if (catchingUp !== null) return void catchingUp.then(() => this.deliver(feed, durable, msg));
     const cursor = this.cursorOf(feed, durable);
-    const reading = cursor.read(msg.info.streamSequence, msg.redelivered);
+    const storedMs = storedMsOf(msg);
+    const reading = cursor.read(msg.info.streamSequence, msg.redelivered, storedMs);
+    this.lostWrites.known(msg.info.streamSequence);
     // The server's repeat of a message this consumer acknowledged already: nothing to deliver.
     if (reading === 'done') return msg.ack();
     const member = this.feeds.get(feed.key) === feed ? target(feed) : null;
@@ -306,7 +345,7 @@ export class FeedReader {
     // Its client has it already (PUBREC came, here or on the node it left): not sent again, and done once
     // the session's record says so; until then the stream keeps it (sent again after its ack wait), for a
     // node the session may move to without that record.
-    if (base.qos === 2 && again && session.hasReceived(msg.info.streamSequence, packetId)) {
+    if (base.qos === 2 && again && session.hasReceived(msg.info.streamSequence, packetId, storedMs)) {
       void this.acknowledgeRecorded(session, msg, cursor);
       return;
     }
@@ -315,6 +354,7 @@ export class FeedReader {
       settle: (done) => (done ? this.acknowledge(msg, base.qos, cursor) : msg.nak()),
       packetId,
       streamSequence: msg.info.streamSequence,
+      streamStoredMs: storedMs,
       redelivered: again,
     };
     this.broker.deliver(session, delivery);
@@ -327,7 +367,7 @@ export class FeedReader {
    * client completes the message only once no node can get it again. QoS 1's is sent and forgotten.
    */
   private async acknowledge(msg: JsMsg, qos: number, cursor: ConsumerCursor): Promise<void> {
-    cursor.acknowledged(msg.info.streamSequence);
+    cursor.acknowledged(msg.info.streamSequence, storedMsOf(msg));
     if (qos < 2) return msg.ack();
     await msg.ackAck({ timeout: ACK_CONFIRM_MS }).catch((err: Error) => {
       this.log.warn({ err: err.message }, 'mqtt: the stream did not confirm a QoS 2 acknowledgement');

@@ -29,4 +29,11 @@ describe('session records: the stream knowledge a session hands over', () => {
     assert.equal('streamDelivered' in old, false);
     assert.equal('streamReceived' in old, false);
   });
+
+  it('keeps when each received message was stored beside its sequence, 0 where the record does not say', () => {
+    const state = parsed({ streamReceived: [555, 'x', 556, 557], streamReceivedAt: [1000, 5, -1] });
+    assert.deepEqual(state.streamReceived, [555, 556, 557]);
+    assert.deepEqual(state.streamReceivedAt, [1000, 0, 0]);
+    assert.deepEqual(parsed({ streamReceived: [9] }).streamReceivedAt, [0]);
+  });
 });

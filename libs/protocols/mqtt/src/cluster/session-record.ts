@@ -30,6 +30,7 @@ export interface SessionRecord {
   readonly lastPacketId: number;
   readonly streamDelivered?: Readonly<Record<string, number>>;
   readonly streamReceived?: readonly number[];
+  readonly streamReceivedAt?: readonly number[];
   readonly will: EncodedWill | null;
 }
 
@@ -120,10 +121,27 @@ function streamDeliveredOf(raw: unknown): Record<string, number> | undefined {
   return Object.fromEntries(entries);
 }
 
-/** Handed-over stream sequences, positive integers only. */
-function sequencesOf(raw: unknown): number[] | undefined {
-  if (!Array.isArray(raw)) return undefined;
-  return raw.slice(0, MAX_CARRIED).filter((n): n is number => Number.isSafeInteger(n) && (n as number) > 0);
+/**
+ * Handed-over received stream messages: each sequence a positive integer, with when it was stored (a
+ * non-negative integer, 0 where the record does not say); others dropped.
+ */
+function receivedOf(
+  sequences: unknown,
+  times: unknown,
+): Pick<SessionState, 'streamReceived' | 'streamReceivedAt'> {
+  if (!Array.isArray(sequences)) return {};
+  const at = Array.isArray(times) ? times : [];
+  const kept = sequences
+    .slice(0, MAX_CARRIED)
+    .map((sequence: unknown, i) => [sequence, Number.isSafeInteger(at[i]) && at[i] >= 0 ? at[i] : 0] as const)
+    .filter(
+      (entry): entry is readonly [number, number] =>
+        Number.isSafeInteger(entry[0]) && (entry[0] as number) > 0,
+    );
+  return {
+    streamReceived: kept.map(([sequence]) => sequence),
+    streamReceivedAt: kept.map(([, storedMs]) => storedMs),
+  };
 }
 
 export function parseRecord(value: Uint8Array): SessionRecord | null {
@@ -159,12 +177,12 @@ export function stateOf(record: SessionRecord): SessionState {
 export function carriedOf(raw: {
   readonly streamDelivered?: unknown;
   readonly streamReceived?: unknown;
-}): Pick<SessionState, 'streamDelivered' | 'streamReceived'> {
+  readonly streamReceivedAt?: unknown;
+}): Pick<SessionState, 'streamDelivered' | 'streamReceived' | 'streamReceivedAt'> {
   const streamDelivered = streamDeliveredOf(raw.streamDelivered);
-  const streamReceived = sequencesOf(raw.streamReceived);
   return {
     ...(streamDelivered === undefined ? {} : { streamDelivered }),
-    ...(streamReceived === undefined ? {} : { streamReceived }),
+    ...receivedOf(raw.streamReceived, raw.streamReceivedAt),
   };
 }
 

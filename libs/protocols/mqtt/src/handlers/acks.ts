@@ -35,7 +35,8 @@ export function handlePubrec(client: MqttClient, packet: IPubrecPacket): void {
     return client.broker.pump(session);
   }
   inflight.state = 'pubrel';
-  if (inflight.streamSequence !== undefined) session.received(inflight.streamSequence, id);
+  if (inflight.streamSequence !== undefined)
+    session.received(inflight.streamSequence, id, inflight.streamStoredMs);
   const settle = inflight.settle;
   const directory = client.broker.directory;
   if (settle !== undefined && directory !== null) {

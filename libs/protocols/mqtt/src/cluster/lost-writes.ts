@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import {
+  AckPolicy,
+  type ConsumerInfo,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StreamState,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/nats-core';
+import { type Logger } from 'pino';
+
+/** How long the server keeps this node's holding consumer if the node dies before deleting it. */
+const KEEPER_INACTIVE_MS = 60_000;
+
+/** How long the first message stored since NATS went away is waited for (one is there: it comes at once). */
+const FIRST_SINCE_MS = 5000;
+
+/**
+ * A nats-server killed before its stream writes reached the disk can come back without messages it had
+ * acknowledged while its consumers remember delivering them (nats-io/nats-server#5412, #3996, #6124;
+ * nats-server 2.9 after any restart): the next messages stored take those sequences again, and each such
+ * consumer passes them over as delivered. This node knows the highest sequence it saw stored (its own
+ * publishes' acknowledgements, its deliveries); when NATS comes back, a stream that held less than that
+ * when it came back lost writes, and every consumer whose deliveries went past its end is made again
+ * from its ack floor (or that end, if lower), as JetStream before 2.14 (ADR-60) cannot move a consumer
+ * back. Its readers find it gone and read it again.
+ *
+ * The stream keeps a message only while a consumer needs it (interest retention): while consumers are
+ * made again, one of this node's own reads the whole stream unread and unacknowledged, so that nothing
+ * is let go meanwhile. A message stored at a reused sequence and acknowledged by every other consumer
+ * before that is let go (and lost to the consumers past it): this narrows the loss, `sync_interval:
+ * always` prevents it.
+ */
+export class LostWrites {
+  /** The highest stream sequence this node saw stored. */
+  private knownUpTo = 0;
+  /** When this node lost NATS, until the stream was checked after it came back. */
+  private lostAt: Date | null = null;
+  /** `knownUpTo` when this node lost NATS. */
+  private knownAtLoss = 0;
+
+  constructor(
+    private readonly stream: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** The stream holds `sequence` (this node's publish was acknowledged with it, or it was delivered here). */
+  known(sequence: number): void {
+    if (sequence > this.knownUpTo) this.knownUpTo = sequence;
+  }
+
+  /** NATS went away. */
+  lost(): void {
+    if (this.lostAt !== null) return;
+    this.lostAt = new Date();
+    this.knownAtLoss = this.knownUpTo;
+  }
+
+  /**
+   * NATS is back and the stream is `state`: if it held less than this node saw stored, `forget` is told
+   * where it ended (nothing past it was delivered or received) and the consumers past it are made again.
+   */
+  async check(
+    jsm: JetStreamManager,
+    js: JetStreamClient,
+    state: StreamState,
+    forget: (held: number) => void,
+  ): Promise<void> {
+    const lostAt = this.lostAt;
+    if (lostAt === null) return;
+    const storedSince = Date.parse(state.last_ts) >= lostAt.getTime();
+    if (storedSince || this.knownAtLoss > state.last_seq) {
+      const keeper = await this.keepEverything(jsm);
+      try {
+        const held = storedSince ? await this.lastBefore(js, lostAt, state.last_seq) : state.last_seq;
+        if (this.knownAtLoss > held) {
+          this.log.error(
+            { streamEnd: held, known: this.knownAtLoss },
+            'mqtt: nats-server lost stream writes it had acknowledged (set jetstream sync_interval: always); ' +
+              'consumers past the stream end are made again',
+          );
+          forget(held);
+          await this.windBack(jsm, held);
+          this.knownUpTo = held;
+        }
+      } finally {
+        await jsm.consumers.delete(this.stream, keeper).catch(() => false);
+      }
+    }
+    this.lostAt = null;
+  }
+
+  /** A consumer of this node's that needs every message in the stream: none is let go while it is there. */
+  private async keepEverything(jsm: JetStreamManager): Promise<string> {
+    const name = `kept_${randomBytes(6).toString('hex')}`;
+    await jsm.consumers.add(this.stream, {
+      durable_name: name,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      inactive_threshold: nanos(KEEPER_INACTIVE_MS),
+    });
+    return name;
+  }
+
+  /**
+   * The last sequence the stream held when NATS came back: the one before the first message stored since
+   * this node lost NATS (by the server's clock against this node's), or `end` if none was.
+   */
+  private async lastBefore(js: JetStreamClient, lostAt: Date, end: number): Promise<number> {
+    const reader = await js.consumers.get(this.stream, {
+      deliver_policy: DeliverPolicy.StartTime,
+      opt_start_time: lostAt.toISOString(),
+      headers_only: true,
+    });
+    try {
+      const first = await reader.next({ expires: FIRST_SINCE_MS });
+      return first === null ? end : first.seq - 1;
+    } finally {
+      await reader.delete().catch(() => false);
+    }
+  }
+
+  /**
+   * Every consumer whose deliveries went past `held` made again from its ack floor, or `held` if lower.
+   * Every node that saw a lost sequence does this for every consumer, so that those nobody reads now are
+   * wound back too; one another node made again meanwhile (a later creation time) is left alone.
+   */
+  private async windBack(jsm: JetStreamManager, held: number): Promise<void> {
+    const listed: ConsumerInfo[] = [];
+    for await (const info of jsm.consumers.list(this.stream)) listed.push(info);
+    for (const info of listed) {
+      if (info.delivered.stream_seq <= held || info.name.startsWith('kept_')) continue;
+      const current = await jsm.consumers.info(this.stream, info.name).catch(() => null);
+      if (current?.created !== info.created) continue;
+      await jsm.consumers.delete(this.stream, info.name);
+      await jsm.consumers.add(this.stream, {
+        ...info.config,
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: Math.min(info.ack_floor.stream_seq, held) + 1,
+      });
+    }
+  }
+}
