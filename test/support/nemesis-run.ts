@@ -107,10 +107,13 @@ export interface NemesisReport {
     readonly after: Fault | null;
   }[];
   /**
-   * What had stopped being served by the end (the last fault's settle time over): the publisher, if its
-   * last acknowledgement is older than that, and each device whose last message is.
+   * What was not served again after the last fault: each workload (a publisher, a device, the shared
+   * group, the calls) that got nothing through from the last fault's settle time until `SERVED_AGAIN_MS`
+   * past it.
    */
   readonly stopped: readonly string[];
+  /** From the last fault until every workload had been served again (or the wait gave up). */
+  readonly servedAgainMs: number;
 }
 
 /**
@@ -118,6 +121,13 @@ export interface NemesisReport {
  * call in flight to a dead or silent node (`nodeTimeoutMs`, `requestTimeoutMs`, the OCPP call timeout).
  */
 const CALL_ANSWER_MS = 60_000;
+
+/**
+ * How long after the last fault has settled every workload must have got through again: the slowest
+ * recovery a fault may need (a NATS restart: the server's start, the clients' reconnect wait, a stream
+ * write that timed out while it was down) with room to spare.
+ */
+const SERVED_AGAIN_MS = 30_000;
 
 /** The workloads beside the devices, as the checker reads them. */
 interface Beside {
@@ -127,6 +137,8 @@ interface Beside {
   readonly members: readonly Device[];
   readonly wamp: CallStats;
   readonly ocpp: CallStats;
+  readonly stopped: readonly string[];
+  readonly servedAgainMs: number;
 }
 
 /**
@@ -232,6 +244,25 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
     await retained.probe(current(), retained.ackedBy(fault.at));
   }
 
+  // Served to the end: after the last fault has settled, every workload gets through again.
+  const lastFaultAt = faults.at(-1)?.at ?? 0;
+  const unserved = (): string[] =>
+    notServedSince(lastFaultAt + options.settleMs, {
+      publisher,
+      sharedPublisher,
+      devices,
+      members,
+      wamp: wamp.stats(),
+      ocpp: ocpp.stats(),
+    });
+  await until(
+    'every workload served after the last fault',
+    () => unserved().length === 0,
+    SERVED_AGAIN_MS,
+  ).catch(() => undefined);
+  const servedAgainMs = Math.round(performance.now() - lastFaultAt);
+  const stopped = unserved();
+
   await Promise.all([publisher.stop(), sharedPublisher.stop(), retained.publisher.stop()]);
   // The calls get their time to come back while the devices catch up.
   const callsEnded = Promise.all([wamp.stop(CALL_ANSWER_MS), ocpp.stop(CALL_ANSWER_MS)]);
@@ -244,7 +275,7 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   await retained.probe(current(), retained.publisher.acked.at(-1) ?? 0);
   const atEnd = retained.reads.slice(readsBefore);
   await callsEnded;
-  const report = checker(options.seed, faults, publisher, devices, twins, wills.at, options.settleMs, {
+  const report = checker(options.seed, faults, publisher, devices, twins, wills.at, {
     retained,
     wrongAtEnd: atEnd.filter(
       (read) => read.value === null || read.value < read.atLeast || read.value > retained.publisher.sent,
@@ -253,6 +284,8 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
     members,
     wamp: wamp.stats(),
     ocpp: ocpp.stats(),
+    stopped,
+    servedAgainMs,
   });
   for (const device of [...devices, ...twins, ...members]) await device.end();
   await wills.end();
@@ -354,7 +387,6 @@ function checker(
   devices: readonly Device[],
   twins: readonly Device[],
   willsAt: readonly number[],
-  settleMs: number,
   beside: Beside,
 ): NemesisReport {
   const before = (at: number): Fault | null => faults.filter((fault) => fault.at <= at).at(-1) ?? null;
@@ -397,18 +429,7 @@ function checker(
     });
   const overlapped = overlaps(twins);
   const whileConnected = willsAt.filter((at) => devices.some((device) => device.connectedAt(at)));
-  // Served until the end: something acknowledged and received after the last fault had settled.
-  const settled = (faults.at(-1)?.at ?? 0) + settleMs;
   const group = judgeGroup(beside.sharedPublisher.acked, beside.members);
-  const stopped = [
-    ...((publisher.ackedAt.at(-1) ?? 0) < settled ? ['the publisher'] : []),
-    ...devices
-      .filter((device) => (device.seen.at(-1)?.at ?? 0) < settled)
-      .map((device) => device.client.options.clientId ?? ''),
-    ...(group.lastAt < settled ? ['the shared subscription'] : []),
-    ...(beside.wamp.lastOkAt < settled ? ['the WAMP calls'] : []),
-    ...(beside.ocpp.lastOkAt < settled ? ['the OCPP calls'] : []),
-  ];
   return {
     seed,
     faults,
@@ -444,7 +465,8 @@ function checker(
     ocpp: beside.ocpp,
     failovers,
     repeated,
-    stopped,
+    stopped: beside.stopped,
+    servedAgainMs: beside.servedAgainMs,
     devices: devices.map((device) => {
       const verdict = judge(publisher.acked, device);
       const copies = (n: number) =>
@@ -531,7 +553,9 @@ export function reportTable(report: NemesisReport): string {
     callLine('WAMP calls', report.wamp),
     callLine('OCPP calls (admin API)', report.ocpp),
     `takeover race: ${report.twins.takeovers} connections of one client id from two devices; both connected at once ${report.twins.overlapMs} ms in all, ${report.twins.maxOverlapMs} ms at most; ${report.twins.superseded} messages to a connection already taken over`,
-    report.stopped.length === 0 ? 'served to the end' : `STOPPED SERVING: ${report.stopped.join(', ')}`,
+    report.stopped.length === 0
+      ? `served to the end: every workload again within ${report.servedAgainMs} ms of the last fault`
+      : `STOPPED SERVING: ${report.stopped.join(', ')} (nothing through in the ${report.servedAgainMs} ms after the last fault)`,
   );
   return rows.join('\n');
 }
@@ -551,4 +575,30 @@ function lostByFault(lost: NemesisReport['lost']): string[] {
     const shown = numbers.length > 12 ? `${numbers.slice(0, 12).join(' ')} ...` : numbers.join(' ');
     return `lost: ${all.length} to ${key} (${shown}); the first: ${all[0]?.trace ?? ''}`;
   });
+}
+
+/** The workloads that got nothing through since `since`: nothing acknowledged, received or answered. */
+function notServedSince(
+  since: number,
+  workloads: {
+    readonly publisher: Publisher;
+    readonly sharedPublisher: Publisher;
+    readonly devices: readonly Device[];
+    readonly members: readonly Device[];
+    readonly wamp: CallStats;
+    readonly ocpp: CallStats;
+  },
+): string[] {
+  const { publisher, sharedPublisher, devices, members, wamp, ocpp } = workloads;
+  const lastSeen = (device: Device): number => device.seen.at(-1)?.at ?? 0;
+  return [
+    ...((publisher.ackedAt.at(-1) ?? 0) < since ? ['the publisher'] : []),
+    ...((sharedPublisher.ackedAt.at(-1) ?? 0) < since ? ["the shared subscription's publisher"] : []),
+    ...devices
+      .filter((device) => lastSeen(device) < since)
+      .map((device) => device.client.options.clientId ?? ''),
+    ...(Math.max(0, ...members.map(lastSeen)) < since ? ['the shared subscription'] : []),
+    ...(wamp.lastOkAt < since ? ['the WAMP calls'] : []),
+    ...(ocpp.lastOkAt < since ? ['the OCPP calls'] : []),
+  ];
 }

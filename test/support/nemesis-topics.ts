@@ -70,8 +70,6 @@ export interface GroupVerdict {
   /** Messages the group got more than once, and of those, the ones whose later copy came without DUP. */
   readonly repeats: number;
   readonly repeatsWithoutDup: number[];
-  /** When the group last got a message. */
-  readonly lastAt: number;
   /** Each copy of message `n`: which member, its packet id and DUP, and when. */
   copies(n: number): string;
 }
@@ -86,7 +84,6 @@ export function judgeGroup(acked: readonly number[], members: readonly Device[])
     lost: acked.filter((n) => !copies.has(n)),
     repeats: all.length - copies.size,
     repeatsWithoutDup: [...copies].filter(([, c]) => c.slice(1).some((m) => !m.dup)).map(([n]) => n),
-    lastAt: all.at(-1)?.at ?? 0,
     copies: (n) =>
       (copies.get(n) ?? [])
         .map((m) => `${m.member} #${m.packetId}${m.dup ? ' DUP' : ''} at ${Math.round(m.at)}`)
