@@ -61,7 +61,17 @@ export async function startBrokerServer(
   name = 'broker',
 ): Promise<ServerProcess> {
   const script = fileURLToPath(new URL('../../../src/main.js', import.meta.url));
-  return startNodeServer(name, script, { CONFIG: configFile, LOG_LEVEL: 'info', ...env }, port);
+  // BENCH_CPU_PROF=<dir>: each broker writes a V8 CPU profile there when it exits (Node refuses
+  // --cpu-prof in NODE_OPTIONS, and would profile the load side too).
+  const profileDir = process.env['BENCH_CPU_PROF'];
+  const nodeArgs = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+  return spawnServer(
+    name,
+    process.execPath,
+    [...nodeArgs, script],
+    { CONFIG: configFile, LOG_LEVEL: 'info', ...env },
+    port,
+  );
 }
 
 /** A process of the load side, with an IPC channel, killed with the servers on exit. */
