@@ -4,6 +4,7 @@ import { Ocpp16Module } from '#broker/protocols/ocpp16';
 import { createRPCError } from 'ocpp-rpc';
 import request from 'supertest';
 import { BOOT, chargePoint, counter, OCPP_ENDPOINT } from './support/ocpp.js';
+import { badFields, problem } from './support/problems.js';
 import { startTestBroker, type TestBroker } from './support/test-broker.js';
 
 /** Each central-system command, a valid request and the answer the charge point gives. */
@@ -24,13 +25,7 @@ const COMMANDS: [string, Record<string, unknown>, Record<string, unknown>][] = [
   ['DataTransfer', { vendorId: 'com.acme', data: 'ping' }, { status: 'Accepted', data: 'pong' }],
 ];
 
-function problem(res: request.Response, status: number): Record<string, unknown> {
-  assert.equal(res.status, status, res.text);
-  assert.match(res.headers['content-type'] ?? '', /^application\/problem\+json/);
-  return JSON.parse(res.text) as Record<string, unknown>;
-}
-
-describe('ocpp1.6 admin API: central-system calls and id tags', () => {
+describe('ocpp1.6 admin API: charge points, central-system calls and id tags', () => {
   let broker: TestBroker;
   let api: ReturnType<typeof request>;
   let http: string;
@@ -208,9 +203,40 @@ describe('ocpp1.6 admin API: central-system calls and id tags', () => {
     );
   });
 
+  describe('charge points', () => {
+    it('creates, reads, updates and deletes charge points; the password is write-only', async () => {
+      const created = await api
+        .post('/admin/v1/charge-points')
+        .send({ identity: 'CP:0001', password: 'key-0123456789abcdef' })
+        .expect(201);
+      assert.deepEqual([created.body.allowed, created.body.hasPassword], [true, true]);
+      assert.ok(!JSON.stringify(created.body).includes('key-0123'));
+      problem(await api.post('/admin/v1/charge-points').send({ identity: 'CP:0001' }), 409);
+      const updated = await api
+        .patch('/admin/v1/charge-points/CP:0001')
+        .send({ allowed: false, password: null });
+      assert.deepEqual([updated.body.allowed, updated.body.hasPassword], [false, false]);
+      await api.get('/admin/v1/charge-points/CP:0001').expect(200);
+      await api.delete('/admin/v1/charge-points/CP:0001').expect(200);
+      problem(await api.get('/admin/v1/charge-points/CP:0001'), 404);
+      problem(await api.patch('/admin/v1/charge-points/CP:0001').send({ allowed: true }), 404);
+    });
+
+    it('refuses bad charge point bodies naming each field', async () => {
+      const fields = badFields(
+        await api
+          .post('/admin/v1/charge-points')
+          .send({ identity: 'a/b', password: 'short', allowed: 'yes' }),
+      );
+      assert.deepEqual(fields.sort(), ['allowed', 'identity', 'password']);
+    });
+  });
+
   it('the OpenAPI document lists the OCPP routes', async () => {
     const doc = await api.get('/admin/openapi.json');
     for (const path of [
+      '/admin/v1/charge-points',
+      '/admin/v1/charge-points/{identity}',
       '/admin/v1/id-tags',
       '/admin/v1/charge-points/{identity}/calls/{action}',
       '/admin/v1/transactions',

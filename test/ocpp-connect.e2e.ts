@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TOPIC_BUS, type TopicBus } from '#broker/bus';
-import { Ocpp16Module, OcppRepositories } from '#broker/protocols/ocpp16';
-import { BrokerStore } from '#broker/store';
+import { Ocpp16Module, OcppRepositories, type ChargePointsRepository } from '#broker/protocols/ocpp16';
 import request from 'supertest';
 import WebSocket from 'ws';
 import { selfSignedCertificate } from './support/self-signed.js';
@@ -20,7 +19,7 @@ function basic(user: string, password: string): Record<string, string> {
 
 describe('ocpp1.6 connection rules', () => {
   let broker: TestBroker;
-  let store: BrokerStore;
+  let chargePoints: ChargePointsRepository;
 
   before(async () => {
     broker = await startTestBroker(
@@ -30,10 +29,10 @@ describe('ocpp1.6 connection rules', () => {
       },
       [Ocpp16Module],
     );
-    store = broker.app.get(BrokerStore);
-    await store.chargePoints.create({ identity: 'CP:01', allowed: true, password: KEY }, 'test');
-    await store.chargePoints.create({ identity: 'CP-nokey', allowed: true, password: null }, 'test');
-    await store.chargePoints.create({ identity: 'CP-banned', allowed: false, password: null }, 'test');
+    ({ chargePoints } = broker.app.get(OcppRepositories));
+    await chargePoints.create({ identity: 'CP:01', allowed: true, password: KEY }, 'test');
+    await chargePoints.create({ identity: 'CP-nokey', allowed: true, password: null }, 'test');
+    await chargePoints.create({ identity: 'CP-banned', allowed: false, password: null }, 'test');
   });
   after(() => broker.close());
 
@@ -217,7 +216,7 @@ describe('ocpp1.6 security profile 2', () => {
       [Ocpp16Module],
     );
     await broker.app
-      .get(BrokerStore)
+      .get(OcppRepositories)
       .chargePoints.create({ identity: 'CP-tls', allowed: true, password: KEY }, 'test');
   });
   after(() => broker.close());
@@ -241,7 +240,7 @@ describe('ocpp1.6 security profile 2 without TLS', () => {
     );
     try {
       await broker.app
-        .get(BrokerStore)
+        .get(OcppRepositories)
         .chargePoints.create({ identity: 'CP-plain', allowed: true, password: KEY }, 'test');
       const refused = await refusal(`${broker.url}/ocpp/CP-plain`, basic('CP-plain', KEY));
       assert.equal(refused.status, 403);

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import { connect, type PeerCertificate } from 'node:tls';
-import { Ocpp16Module } from '#broker/protocols/ocpp16';
-import { BrokerStore } from '#broker/store';
+import { Ocpp16Module, OcppRepositories } from '#broker/protocols/ocpp16';
 import WebSocket from 'ws';
 import { TestCertificateAuthority, type IssuedCertificate } from './support/certificate-authority.js';
 import { http2WebSocket } from './support/http2-websocket.js';
@@ -51,14 +50,11 @@ describe('ocpp1.6 security profile 3 (TLS client certificates)', () => {
       },
       [Ocpp16Module],
     );
-    const store = broker.app.get(BrokerStore);
-    await store.chargePoints.create({ identity: 'CP-1', allowed: true, password: null }, 'test');
+    const { chargePoints } = broker.app.get(OcppRepositories);
+    await chargePoints.create({ identity: 'CP-1', allowed: true, password: null }, 'test');
     // A key stored from profile 2 days: profile 3 has no Basic auth, so it is not asked for.
-    await store.chargePoints.create(
-      { identity: 'CP-2', allowed: true, password: 'key-0123456789abcdef' },
-      'test',
-    );
-    await store.chargePoints.create({ identity: 'CP-banned', allowed: false, password: null }, 'test');
+    await chargePoints.create({ identity: 'CP-2', allowed: true, password: 'key-0123456789abcdef' }, 'test');
+    await chargePoints.create({ identity: 'CP-banned', allowed: false, password: null }, 'test');
   });
   after(() => broker.close());
 

@@ -285,23 +285,58 @@ for (const backend of storeBackends) {
       assert.equal((await ocpp.transactions.get(second.id))?.reservationId, 7);
     });
 
+    it('OCPP: authenticates charge points by identity and password bytes, with colons in the identity', async () => {
+      await ocpp.chargePoints.create(
+        { identity: 'CP:01', allowed: true, password: 'key-0123456789abcdef' },
+        'tester',
+      );
+      await ocpp.chargePoints.create({ identity: 'CP-open', allowed: true, password: null }, 'tester');
+      await assert.rejects(
+        ocpp.chargePoints.create({ identity: 'CP:01', allowed: true, password: null }, 'tester'),
+        ConflictError,
+      );
+      assert.equal(await ocpp.chargePoints.authenticate('CP:01', Buffer.from('key-0123456789abcdef')), 'ok');
+      assert.equal(
+        await ocpp.chargePoints.authenticate('CP:01', Buffer.from('key-0123456789abcdeF')),
+        'bad-password',
+      );
+      assert.equal(await ocpp.chargePoints.authenticate('CP:01', null), 'bad-password');
+      assert.equal(await ocpp.chargePoints.authenticate('CP-open', null), 'ok');
+      assert.equal(
+        await ocpp.chargePoints.authenticate('CP-open', null, { requirePassword: true }),
+        'no-password',
+      );
+      assert.equal(await ocpp.chargePoints.authenticate('CP-none', null), 'unknown');
+      const updated = await ocpp.chargePoints.update('CP:01', { allowed: false }, 'tester');
+      assert.deepEqual([updated.allowed, updated.hasPassword], [false, true]);
+      assert.equal(
+        await ocpp.chargePoints.authenticate('CP:01', Buffer.from('key-0123456789abcdef')),
+        'not-allowed',
+      );
+      await ocpp.chargePoints.remove('CP:01', 'tester');
+      await assert.rejects(ocpp.chargePoints.get('CP:01'), NotFoundError);
+    });
+
     it('OCPP: the module makes its own tables, and takes a database whose tables the broker made before', async () => {
       await ocpp.idTags.create(
         { idTag: 'TAG-kept', status: 'Accepted', parentIdTag: null, expiryDate: null },
         't',
       );
+      await ocpp.chargePoints.create({ identity: 'CP-kept', allowed: true, password: null }, 't');
       // A database from before the module had its own migrations: the same tables, no record of the
-      // module's migrations (the broker's own list recorded 0002_ocpp and 0004_id_tag_case instead).
+      // module's migrations (the broker's own list recorded 0002_ocpp and 0004_id_tag_case instead, and
+      // its 0001_init made charge_points).
       await sql`drop table ocpp16_migration`.execute(store.db);
       await sql`drop table ocpp16_migration_lock`.execute(store.db);
       const reopened = await OcppRepositories.open(store);
       assert.equal((await reopened.idTags.get('tag-KEPT')).status, 'Accepted', 'its rows are kept');
+      assert.equal((await reopened.chargePoints.get('CP-kept')).allowed, true, 'its charge points are kept');
       const recorded = await sql<{ name: string }>`select name from ocpp16_migration order by name`.execute(
         store.db,
       );
       assert.deepEqual(
         recorded.rows.map((r) => r.name),
-        ['0001_tables', '0002_id_tag_case'],
+        ['0001_tables', '0002_id_tag_case', '0003_charge_points'],
       );
     });
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { BrokerStore } from '#broker/store';
+import { OcppRepositories } from '#broker/protocols/ocpp16';
 import WebSocket from 'ws';
 import { DEFAULT_CONFIG } from '../src/default-config.js';
 import { request, transportClient } from './support/graphql-clients.js';
@@ -55,7 +55,7 @@ for (const [name, startProxy] of PROXIES) {
       broker = await startBroker();
       second = await startBroker();
       await broker.app
-        .get(BrokerStore)
+        .get(OcppRepositories)
         .chargePoints.create({ identity: 'CP-px', allowed: true, password: KEY }, 'test');
       proxy = await startProxy({ upstreams: [broker.port], idleTimeoutSec: 2 });
       spread = await startProxy({ upstreams: [broker.port, second.port] });

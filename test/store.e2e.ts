@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { pbkdf2Sync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { BrokerStore, ConflictError, NotFoundError } from '#broker/store';
 import { CredentialError } from '#broker/handshake';
 import { createTestSchema } from './support/postgres.js';
@@ -25,6 +26,12 @@ for (const backend of storeBackends) {
       const again = await BrokerStore.open(config);
       await again.close();
       assert.deepEqual(await store.origins.list(), []);
+    });
+
+    it('makes no table of any protocol: the OCPP module brings its own, charge points included', async () => {
+      for (const table of ['charge_points', 'ocpp_stations']) {
+        await assert.rejects(sql`select 1 from ${sql.table(table)}`.execute(store.db), table);
+      }
     });
 
     it('adds, lists and removes origin entries, global and per endpoint; a duplicate is a conflict', async () => {
@@ -152,38 +159,6 @@ for (const backend of storeBackends) {
       );
       const listed = await store.credentials.list();
       assert.ok(listed.every((c) => !('secret_hash' in c)));
-    });
-
-    it('authenticates charge points by identity and password bytes, with colons in the identity', async () => {
-      await store.chargePoints.create(
-        { identity: 'CP:01', allowed: true, password: 'key-0123456789abcdef' },
-        'tester',
-      );
-      await store.chargePoints.create({ identity: 'CP-open', allowed: true, password: null }, 'tester');
-      await assert.rejects(
-        store.chargePoints.create({ identity: 'CP:01', allowed: true, password: null }, 'tester'),
-        ConflictError,
-      );
-      assert.equal(await store.chargePoints.authenticate('CP:01', Buffer.from('key-0123456789abcdef')), 'ok');
-      assert.equal(
-        await store.chargePoints.authenticate('CP:01', Buffer.from('key-0123456789abcdeF')),
-        'bad-password',
-      );
-      assert.equal(await store.chargePoints.authenticate('CP:01', null), 'bad-password');
-      assert.equal(await store.chargePoints.authenticate('CP-open', null), 'ok');
-      assert.equal(
-        await store.chargePoints.authenticate('CP-open', null, { requirePassword: true }),
-        'no-password',
-      );
-      assert.equal(await store.chargePoints.authenticate('CP-none', null), 'unknown');
-      const updated = await store.chargePoints.update('CP:01', { allowed: false }, 'tester');
-      assert.deepEqual([updated.allowed, updated.hasPassword], [false, true]);
-      assert.equal(
-        await store.chargePoints.authenticate('CP:01', Buffer.from('key-0123456789abcdef')),
-        'not-allowed',
-      );
-      await store.chargePoints.remove('CP:01', 'tester');
-      await assert.rejects(store.chargePoints.get('CP:01'), NotFoundError);
     });
 
     it('audits every change with actor, action and before/after, newest first, paged', async () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Ocpp16Module } from '#broker/protocols/ocpp16';
-import { BrokerStore } from '#broker/store';
+import { Ocpp16Module, OcppRepositories } from '#broker/protocols/ocpp16';
 import request from 'supertest';
 import WebSocket from 'ws';
 import { OCPP_ENDPOINT } from './support/ocpp.js';
@@ -118,7 +117,7 @@ describe('OCPP security profile 2 behind a TLS-terminating trusted proxy', () =>
       [Ocpp16Module],
     );
     await broker.app
-      .get(BrokerStore)
+      .get(OcppRepositories)
       .chargePoints.create({ identity: 'CP-px', allowed: true, password: KEY }, 'test');
   });
   after(() => broker.close());

@@ -18,7 +18,10 @@ import { dispatch, MqttBroker, MqttClient, mqttConfig } from '#broker/protocols/
 import { parseFrame } from '#broker/protocols/ocpp16';
 import { ConfigError, loadConfig, parseConfig } from '#broker/config';
 // The sans-IO parsers themselves, by path: they are not part of any library's public face.
-import { CreateChargePointDto, UpdateChargePointDto } from '../../libs/admin/src/dto/charge-point.dto.js';
+import {
+  CreateChargePointDto,
+  UpdateChargePointDto,
+} from '../../libs/protocols/ocpp16/src/admin/charge-point.dto.js';
 import {
   CreatePasswordDto,
   CreateTokenDto,

@@ -11,7 +11,6 @@ import { BROKER_CONFIG, BROKER_LOGGER } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { AdminAuthGuard } from './admin-auth.guard.js';
 import { AuditController } from './audit.controller.js';
-import { ChargePointsController } from './charge-points.controller.js';
 import { ConnectionDirectory } from './connection-directory.js';
 import { ConnectionsController } from './connections.controller.js';
 import { CredentialsController } from './credentials.controller.js';
@@ -25,7 +24,6 @@ import { OriginsController } from './origins.controller.js';
     EndpointsController,
     OriginsController,
     CredentialsController,
-    ChargePointsController,
     ConnectionsController,
     AuditController,
   ],

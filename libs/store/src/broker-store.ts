@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely, type Migration } from 'kysely';
 import { type StoreConfig } from '#broker/config';
 import { AuditRepository } from './audit.repository.js';
-import { ChargePointsRepository } from './charge-points.repository.js';
 import { CredentialsRepository } from './credentials.repository.js';
 import { migrateModule, openDatabase, type Backend } from './database.js';
 import { OriginsRepository } from './origins.repository.js';
@@ -17,7 +16,6 @@ import { type Database } from './schema.js';
 export class BrokerStore {
   readonly origins: OriginsRepository;
   readonly credentials: CredentialsRepository;
-  readonly chargePoints: ChargePointsRepository;
   readonly audit: AuditRepository;
   private readonly pendingWrites: (() => Promise<void>)[] = [];
 
@@ -28,7 +26,6 @@ export class BrokerStore {
   ) {
     this.origins = new OriginsRepository(db);
     this.credentials = new CredentialsRepository(db, tokenKey);
-    this.chargePoints = new ChargePointsRepository(db);
     this.audit = new AuditRepository(db);
   }
 

@@ -1,13 +1,13 @@
 export { writeAudit } from './audit.repository.js';
 export * from './batch-insert.js';
 export * from './broker-store.js';
-export * from './charge-points.repository.js';
 export * from './credentials.repository.js';
 export { isUniqueViolation } from './database.js';
 export * from './errors.js';
 export { newId, timestamp } from './ids.js';
 export * from './group-commit.js';
 export * from './origin-cache.js';
+export { hashPassword, verifyPassword } from './secrets.js';
 export type { Database } from './schema.js';
 export * from './store.module.js';
 export * from './store.types.js';

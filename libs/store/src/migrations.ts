@@ -44,14 +44,8 @@ const migrations: Record<string, Migration> = {
         .unique()
         .where(sql<boolean>`kind = 'password' and revoked_at is null`)
         .execute();
-      await db.schema
-        .createTable('charge_points')
-        .addColumn('identity', 'text', (c) => c.primaryKey())
-        .addColumn('password_hash', 'text')
-        .addColumn('allowed', 'integer', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .execute();
+      // charge_points, made here before the OCPP module brought its own tables, is now that
+      // module's (its 0003_charge_points, which keeps a table this made).
       await db.schema
         .createTable('audit')
         .addColumn('id', 'text', (c) => c.primaryKey())

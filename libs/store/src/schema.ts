@@ -27,14 +27,6 @@ export interface CredentialsTable {
   revoked_at: string | null;
 }
 
-export interface ChargePointsTable {
-  identity: string;
-  password_hash: string | null;
-  allowed: number;
-  created_at: string;
-  updated_at: string;
-}
-
 export interface AuditTable {
   id: string;
   at: string;
@@ -53,7 +45,6 @@ export interface SettingsTable {
 export interface Database {
   origins: OriginsTable;
   credentials: CredentialsTable;
-  charge_points: ChargePointsTable;
   audit: AuditTable;
   settings: SettingsTable;
 }

@@ -19,14 +19,6 @@ export interface CredentialView {
   readonly status: 'active' | 'expired' | 'revoked';
 }
 
-export interface ChargePointView {
-  readonly identity: string;
-  readonly allowed: boolean;
-  readonly hasPassword: boolean;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
-
 export interface AuditRecord {
   readonly id: string;
   readonly at: string;

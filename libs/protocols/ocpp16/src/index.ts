@@ -9,6 +9,7 @@ export * from './ocpp16.subprotocol.js';
 export * from './rpc-frame.js';
 export * from './schemas.js';
 export * from './ocpp-session.js';
+export * from './store/charge-points.repository.js';
 export * from './store/ocpp.repositories.js';
 export * from './store/ocpp.types.js';
 export { ocppConfig, type OcppConfig } from './ocpp-config.js';

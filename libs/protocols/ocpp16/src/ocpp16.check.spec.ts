@@ -5,6 +5,8 @@ import { type ClientCertificate } from '#broker/handshake';
 import { BrokerStore } from '#broker/store';
 import { type OcppSettings } from './ocpp-settings.js';
 import { checkChargePoint, identityOf } from './ocpp16.check.js';
+import { type ChargePointsRepository } from './store/charge-points.repository.js';
+import { OcppRepositories } from './store/ocpp.repositories.js';
 
 const KEY = 'key-0123456789abcdef';
 
@@ -50,17 +52,19 @@ describe('identityOf', () => {
 
 describe('checkChargePoint', () => {
   let store: BrokerStore;
+  let chargePoints: ChargePointsRepository;
 
   before(async () => {
     store = await BrokerStore.open({ sqlitePath: ':memory:' });
-    await store.chargePoints.create({ identity: 'CP:keyed', allowed: true, password: KEY }, 'spec');
-    await store.chargePoints.create({ identity: 'CP-open', allowed: true, password: null }, 'spec');
-    await store.chargePoints.create({ identity: 'CP-off', allowed: false, password: null }, 'spec');
+    ({ chargePoints } = await OcppRepositories.open(store));
+    await chargePoints.create({ identity: 'CP:keyed', allowed: true, password: KEY }, 'spec');
+    await chargePoints.create({ identity: 'CP-open', allowed: true, password: null }, 'spec');
+    await chargePoints.create({ identity: 'CP-off', allowed: false, password: null }, 'spec');
   });
   after(() => store.close());
 
   const status = async (ctx: HandshakeCheckContext, s: OcppSettings) =>
-    (await checkChargePoint(ctx, s, store.chargePoints))?.status ?? 'ok';
+    (await checkChargePoint(ctx, s, chargePoints))?.status ?? 'ok';
 
   it('unknown charge points: 404, or through where allowed', async () => {
     assert.equal(await status(request('CP-new'), settings()), 404);
@@ -83,7 +87,7 @@ describe('checkChargePoint', () => {
     const refused = await checkChargePoint(
       request('CP-open', { password: 'anything-at-all-1' }),
       p1,
-      store.chargePoints,
+      chargePoints,
     );
     assert.equal(refused?.status, 401);
     assert.match(refused?.headers?.['WWW-Authenticate'] ?? '', /^Basic realm="\/ocpp\/:chargePointId"/);
@@ -114,7 +118,7 @@ describe('checkChargePoint', () => {
     const other = await checkChargePoint(
       request('CP:keyed', { secure: true, certificate: named('CP-open') }),
       p3,
-      store.chargePoints,
+      chargePoints,
     );
     assert.equal(other?.status, 403);
     assert.match(other?.detail ?? '', /names "CP-open", not CP:keyed/);
@@ -131,7 +135,7 @@ describe('checkChargePoint', () => {
         },
       }),
       p3,
-      store.chargePoints,
+      chargePoints,
     );
     assert.match(expired?.detail ?? '', /expired \(CERT_HAS_EXPIRED\)/);
     assert.equal(await status(request('CP-off', { secure: true, certificate: named('CP-off') }), p3), 403);
@@ -155,7 +159,7 @@ describe('checkChargePoint', () => {
     const other = await checkChargePoint(
       request('CP-open', { secure: true, certificate: certificate('Ev\u202eil\u200b') }),
       p3,
-      store.chargePoints,
+      chargePoints,
     );
     assert.equal(other?.status, 403);
     assert.equal(

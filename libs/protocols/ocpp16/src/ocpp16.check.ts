@@ -1,6 +1,6 @@
 import { type HandshakeCheckContext, type HandshakeCheckFailure } from '#broker/gateway';
 import { type ClientCertificate } from '#broker/handshake';
-import { type ChargePointsRepository } from '#broker/store';
+import { type ChargePointsRepository } from './store/charge-points.repository.js';
 import { basicPassword } from './basic-auth.js';
 import { type OcppSettings } from './ocpp-settings.js';
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { BrokerSection } from '#broker/config';
 import { BrokerStore } from '#broker/store';
+import { ChargePointsController } from './admin/charge-points.controller.js';
 import { IdTagsController } from './admin/id-tags.controller.js';
 import { OcppCallsController } from './admin/ocpp-calls.controller.js';
 import { OcppStateController } from './admin/ocpp-state.controller.js';
@@ -15,13 +16,13 @@ import { OcppSchemas } from './schemas.js';
 import { OcppRepositories } from './store/ocpp.repositories.js';
 
 /**
- * The OCPP-J 1.6 central system: the `ocpp1.6` subprotocol and its admin routes (id tags, state,
- * central-system calls). Needs GatewayModule, StoreModule, BusModule and AdminModule in the application.
+ * The OCPP-J 1.6 central system: the `ocpp1.6` subprotocol and its admin routes (charge points, id
+ * tags, state, central-system calls). Needs GatewayModule, StoreModule, BusModule and AdminModule in the application.
  * Its settings are the `ocpp` key of the broker config.
  */
 @BrokerSection(ocppConfig)
 @Module({
-  controllers: [IdTagsController, OcppCallsController, OcppStateController],
+  controllers: [ChargePointsController, IdTagsController, OcppCallsController, OcppStateController],
   providers: [
     { provide: OcppSchemas, useFactory: () => new OcppSchemas() },
     {

@@ -84,7 +84,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
   }
 
   checkHandshake(context: HandshakeCheckContext): Promise<HandshakeCheckFailure | null> {
-    return checkChargePoint(context, settingsFor(this.configured, context.endpoint), this.store.chargePoints);
+    return checkChargePoint(context, settingsFor(this.configured, context.endpoint), this.ocpp.chargePoints);
   }
 
   open(connection: Connection, context: ConnectionContext): void {
@@ -185,7 +185,7 @@ export class Ocpp16Subprotocol implements SubprotocolHandler, OnApplicationBoots
 
   private async isKnown(identity: string): Promise<boolean> {
     try {
-      await this.store.chargePoints.get(identity);
+      await this.ocpp.chargePoints.get(identity);
       return true;
     } catch (err) {
       if (err instanceof NotFoundError) return false;

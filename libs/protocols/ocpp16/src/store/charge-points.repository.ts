@@ -1,11 +1,16 @@
 import { type Kysely, type Selectable } from 'kysely';
-import { writeAudit } from './audit.repository.js';
-import { isUniqueViolation } from './database.js';
-import { ConflictError, NotFoundError } from './errors.js';
-import { timestamp } from './ids.js';
-import { type ChargePointsTable, type Database } from './schema.js';
-import { hashPassword, verifyPassword } from './secrets.js';
-import { type Actor, type ChargePointView } from './store.types.js';
+import {
+  ConflictError,
+  hashPassword,
+  isUniqueViolation,
+  NotFoundError,
+  timestamp,
+  verifyPassword,
+  writeAudit,
+  type Actor,
+} from '#broker/store';
+import { type ChargePointsTable, type OcppDatabase } from './ocpp.schema.js';
+import { type ChargePointView } from './ocpp.types.js';
 
 type Row = Selectable<ChargePointsTable>;
 
@@ -29,7 +34,7 @@ export type ChargePointAuth = 'unknown' | 'not-allowed' | 'no-password' | 'bad-p
 
 /** OCPP charge points the central system knows. The Basic-auth password is stored as scrypt. */
 export class ChargePointsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<OcppDatabase>) {}
 
   async list(): Promise<ChargePointView[]> {
     return (await this.db.selectFrom('charge_points').selectAll().orderBy('identity').execute()).map(view);
@@ -137,7 +142,7 @@ export class ChargePointsRepository {
     return 'ok';
   }
 
-  private find(identity: string, db: Kysely<Database> = this.db): Promise<Row | undefined> {
+  private find(identity: string, db: Kysely<OcppDatabase> = this.db): Promise<Row | undefined> {
     return db.selectFrom('charge_points').selectAll().where('identity', '=', identity).executeTakeFirst();
   }
 }

@@ -113,4 +113,19 @@ export const OCPP_MIGRATIONS: Readonly<Record<string, Migration>> = {
         .execute();
     },
   },
+  '0003_charge_points': {
+    async up(db: Kysely<unknown>): Promise<void> {
+      // The charge points the central system knows, with their Basic-auth passwords. The broker's own
+      // 0001_init made this table before the module owned it; such a database keeps the one it has.
+      await db.schema
+        .createTable('charge_points')
+        .ifNotExists()
+        .addColumn('identity', 'text', (c) => c.primaryKey())
+        .addColumn('password_hash', 'text')
+        .addColumn('allowed', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 };

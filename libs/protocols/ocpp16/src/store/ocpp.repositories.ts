@@ -1,4 +1,5 @@
 import { type BrokerStore } from '#broker/store';
+import { ChargePointsRepository } from './charge-points.repository.js';
 import { OcppConnectorsRepository } from './ocpp-connectors.repository.js';
 import { OcppIdTagsRepository } from './ocpp-id-tags.repository.js';
 import { OcppMeterValuesRepository } from './ocpp-meter-values.repository.js';
@@ -15,6 +16,7 @@ export class OcppRepositories {
     return new OcppRepositories(store);
   }
 
+  readonly chargePoints: ChargePointsRepository;
   readonly stations: OcppStationsRepository;
   readonly idTags: OcppIdTagsRepository;
   readonly connectors: OcppConnectorsRepository;
@@ -23,6 +25,7 @@ export class OcppRepositories {
 
   private constructor(store: BrokerStore) {
     const db = store.db.withTables<OcppTables>();
+    this.chargePoints = new ChargePointsRepository(db);
     this.stations = new OcppStationsRepository(db);
     this.idTags = new OcppIdTagsRepository(db);
     this.connectors = new OcppConnectorsRepository(db);

@@ -71,6 +71,15 @@ export interface OcppMeterValuesTable {
   format: string | null;
 }
 
+/** The charge points the central system knows; the Basic-auth password as scrypt (the store's secrets). */
+export interface ChargePointsTable {
+  identity: string;
+  password_hash: string | null;
+  allowed: number;
+  created_at: string;
+  updated_at: string;
+}
+
 /** Named counters (OCPP transaction ids), incremented atomically on both backends. */
 export interface OcppCountersTable {
   name: string;
@@ -89,6 +98,7 @@ export type OcppTables = {
   ocpp_transactions: OcppTransactionsTable;
   ocpp_meter_values: OcppMeterValuesTable;
   ocpp_counters: OcppCountersTable;
+  charge_points: ChargePointsTable;
 };
 
 /** What the OCPP repositories query: the store's tables (audit, for id tag changes) and OCPP's own. */

@@ -1,3 +1,12 @@
+/** A charge point the central system knows; its password is write-only (only whether it has one). */
+export interface ChargePointView {
+  readonly identity: string;
+  readonly allowed: boolean;
+  readonly hasPassword: boolean;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
 /** What the central system knows about a charge point from its BootNotification and Heartbeats. */
 export interface StationView {
   readonly identity: string;
