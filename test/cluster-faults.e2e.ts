@@ -307,7 +307,7 @@ describe('cluster faults: failover from a killed node', () => {
   // only after 120 s: a device served again sooner was taken back and redelivered to by the takeover.
   before(async () => {
     cluster = await TestCluster.start(3, {
-      config: { cluster: { nodeTimeoutMs: 30_000, mqttAckWaitMs: 120_000 } },
+      config: { cluster: { nodeTimeoutMs: 30_000 }, mqtt: { cluster: { ackWaitMs: 120_000 } } },
     });
   });
   after(() => cluster?.close());

@@ -25,7 +25,7 @@ describe('cluster: MQTT when JetStream is full', () => {
     // The stream may hold 1 MiB of the server's 4: a held backlog fills it, the buckets keep their room.
     cluster = await TestCluster.start(2, {
       maxFileStore: 4 * 1024 * 1024,
-      config: { cluster: { mqttStreamMaxBytes: 1024 * 1024 } },
+      config: { mqtt: { cluster: { streamMaxBytes: 1024 * 1024 } } },
     });
   });
   after(() => cluster?.close());

@@ -387,19 +387,23 @@ export class TestCluster {
     config: Record<string, unknown> = {},
   ): BrokerNode {
     const configFile = join(this.configDir, `${id}.json`);
+    const given = { ...this.options.config, ...config };
+    const mqtt = given['mqtt'] as Record<string, unknown> | undefined;
     writeFileSync(
       configFile,
       JSON.stringify({
         ...DEFAULT_CONFIG,
-        mqtt: { sysIntervalSec: 0 },
         shutdown: { drainTimeoutMs: 1000 },
-        ...this.options.config,
-        ...config,
+        ...given,
+        mqtt: {
+          sysIntervalSec: 0,
+          ...mqtt,
+          cluster: { ackWaitMs: 2000, ...(mqtt?.['cluster'] as Record<string, unknown> | undefined) },
+        },
         cluster: {
           heartbeatMs: TEST_HEARTBEAT_MS,
           nodeTimeoutMs: TEST_NODE_TIMEOUT_MS,
           requestTimeoutMs: 1500,
-          mqttAckWaitMs: 2000,
           ...(this.options.config?.['cluster'] as Record<string, unknown> | undefined),
           name: this.name,
         },

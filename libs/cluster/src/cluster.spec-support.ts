@@ -16,9 +16,7 @@ export function testClusterConfig(overrides: Partial<ClusterConfig> = {}): Clust
     heartbeatMs: 200,
     nodeTimeoutMs: 1000,
     requestTimeoutMs: 1000,
-    mqttAckWaitMs: 2000,
     replicas: 1,
-    mqttStreamMaxBytes: 0,
     ...overrides,
   };
 }

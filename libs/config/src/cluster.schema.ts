@@ -25,21 +25,10 @@ export const cluster = z
     /** How long a request to another node (an admin listing, a close) waits for its answer. */
     requestTimeoutMs: timerMs.default(2000),
     /**
-     * MQTT QoS 1/2 from the stream: how long a message in flight to a client may stay unacknowledged
-     * before the stream gives it to the next reader (after its node died, say), with DUP set.
-     */
-    mqttAckWaitMs: timerMs.default(30_000),
-    /**
      * Copies JetStream keeps of every bucket and stream the cluster makes: 3 on a NATS cluster of three
      * or more servers, so that an acknowledged message survives a NATS server's loss; 1 on a single server.
      */
     replicas: z.number().int().min(1).max(5).default(1),
-    /**
-     * Bytes the MQTT message stream may hold (JetStream reserves them); past it a QoS 1/2 publish is
-     * refused (PUBACK 0x97) rather than an acknowledged message dropped. 0: no limit, which lets the
-     * stream fill JetStream's storage and stop session writes too: set it below the server's storage.
-     */
-    mqttStreamMaxBytes: z.number().int().nonnegative().default(0),
   })
   .strict()
   .refine((c) => c.nodeTimeoutMs > 2 * c.heartbeatMs, {

@@ -29,6 +29,7 @@ const config: MqttConfig = {
   maxKeepAliveSec: 60,
   maxSessionExpirySec: 3600,
   sysIntervalSec: 0,
+  cluster: { ackWaitMs: 30_000, streamMaxBytes: 0 },
 };
 
 const OPEN = new TopicAuthorizer({ rules: [], noMatch: 'allow' });

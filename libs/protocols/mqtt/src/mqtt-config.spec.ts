@@ -29,4 +29,18 @@ describe('the mqtt key', () => {
     assert.match(problems({ endpoints, mqtt: { maxInflight: 0 } }), /^ {2}mqtt\.maxInflight: /m);
     assert.match(problems({ endpoints, mqtt: { acl: { rules: [] } } }), /mqtt\.acl: moved to authorization/);
   });
+
+  it("holds MQTT's cluster settings, which the cluster key no longer takes", () => {
+    const config = parseConfig({ endpoints, mqtt: { cluster: { ackWaitMs: 5000 } } }, [mqttConfig]);
+    assert.deepEqual(mqttConfig.of(config).cluster, { ackWaitMs: 5000, streamMaxBytes: 0 });
+    assert.deepEqual(mqttConfig.of(parseConfig({ endpoints }, [mqttConfig])).cluster, {
+      ackWaitMs: 30_000,
+      streamMaxBytes: 0,
+    });
+    assert.match(
+      problems({ endpoints, mqtt: { cluster: { streamMaxBytes: -1 } } }),
+      /mqtt\.cluster\.streamMaxBytes/,
+    );
+    assert.match(problems({ endpoints, cluster: { mqttAckWaitMs: 5000 } }), /cluster.*mqttAckWaitMs/);
+  });
 });

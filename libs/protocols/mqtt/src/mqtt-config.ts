@@ -62,6 +62,23 @@ const mqtt = z
       .default(7 * 24 * 3600),
     /** $SYS/broker/... statistics period; 0 is off. */
     sysIntervalSec: z.number().int().nonnegative().default(10),
+    /** Several nodes (the broker's `cluster` key): MQTT's QoS 1/2 stream. */
+    cluster: z
+      .object({
+        /**
+         * How long a message in flight to a client may stay unacknowledged before the stream gives it
+         * to the next reader (after its node died, say), with DUP set.
+         */
+        ackWaitMs: timerMs.default(30_000),
+        /**
+         * Bytes the message stream may hold (JetStream reserves them); past it a QoS 1/2 publish is
+         * refused (PUBACK 0x97) rather than an acknowledged message dropped. 0: no limit, which lets
+         * the stream fill JetStream's storage and stop session writes too: set it below the server's.
+         */
+        streamMaxBytes: z.number().int().nonnegative().default(0),
+      })
+      .strict()
+      .default({ ackWaitMs: 30_000, streamMaxBytes: 0 }),
     /** Topic rules apply to every protocol now: the section is `authorization`. */
     acl: z
       .never({

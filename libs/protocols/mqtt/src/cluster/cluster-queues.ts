@@ -31,11 +31,11 @@ const MAX_SUBJECT_BYTES = 3072;
  * client is connected to consumes it within the client's window and acknowledges each message on the
  * client's PUBACK (PUBREC for QoS 2); what was in flight when the client left goes back at once, and what
  * was in flight on a node that died goes back as the session's consumers open on its next node (after
- * `cluster.mqttAckWaitMs` if nobody takes the session over), in both cases with DUP set.
+ * `mqtt.cluster.ackWaitMs` if nobody takes the session over), in both cases with DUP set.
  *
  * A shared group on a filter has one durable consumer (two for '#') that every node with a member of it
  * reads while one of them is connected there, handing each message to one member; what a dead node had
- * in flight goes to the others after `cluster.mqttAckWaitMs`. Its consumer is never deleted by a node
+ * in flight goes to the others after `mqtt.cluster.ackWaitMs`. Its consumer is never deleted by a node
  * (another may still have members): JetStream deletes it once no node has read it for the longest
  * session expiry.
  *
@@ -54,7 +54,6 @@ export class ClusterQueues implements MessageQueues {
     private readonly node: ClusterNode,
     private readonly broker: MqttBroker,
     private readonly log: Logger,
-    private readonly ackWaitMs: number,
   ) {
     this.stream = `${node.name}-mqtt-msgs`;
     this.prefix = node.subject('mqtt', 'msgs', '');
@@ -68,7 +67,7 @@ export class ClusterQueues implements MessageQueues {
       this.feeds,
       this.stream,
       this.prefix,
-      ackWaitMs,
+      broker.config.cluster.ackWaitMs,
     );
   }
 
@@ -85,7 +84,8 @@ export class ClusterQueues implements MessageQueues {
       // Full: new messages are refused, acknowledged ones are never dropped for them.
       discard: DiscardPolicy.New,
       max_age: nanos(this.broker.config.maxSessionExpirySec * 1000),
-      max_bytes: this.node.config.mqttStreamMaxBytes > 0 ? this.node.config.mqttStreamMaxBytes : -1,
+      max_bytes:
+        this.broker.config.cluster.streamMaxBytes > 0 ? this.broker.config.cluster.streamMaxBytes : -1,
       num_replicas: this.node.config.replicas,
     };
     try {
