@@ -21,6 +21,8 @@ export interface OcppLoadResult {
   readonly p99Ms: number;
   readonly cpu: CpuShares;
   readonly errors: ReadonlyMap<string, number>;
+  /** Per charge point, the reading of each MeterValues answered (warm-up included): what must be stored. */
+  readonly answered: ReadonlyMap<string, readonly number[]>;
 }
 
 const CONNECT_PARALLEL = 50;
@@ -33,8 +35,11 @@ const CONNECT_PARALLEL = 50;
 class ChargePoint {
   private pending: { id: string; action: BenchAction; sentAt: number; resolve: () => void } | null = null;
   private counter = 0;
+  /** The reading of each MeterValues answered (the call's number). */
+  readonly answeredReadings: number[] = [];
 
   constructor(
+    readonly identity: string,
     private readonly ws: WebSocket,
     private readonly onError: (label: string) => void,
   ) {
@@ -42,11 +47,15 @@ class ChargePoint {
   }
 
   static async connect(
-    url: string,
+    baseUrl: string,
+    identity: string,
     timeoutMs: number,
     onError: (label: string) => void,
   ): Promise<ChargePoint> {
-    const ws = new WebSocket(url, 'ocpp1.6', { perMessageDeflate: false, handshakeTimeout: timeoutMs });
+    const ws = new WebSocket(`${baseUrl}/${identity}`, 'ocpp1.6', {
+      perMessageDeflate: false,
+      handshakeTimeout: timeoutMs,
+    });
     try {
       await withTimeout(
         new Promise<void>((resolve, reject) => {
@@ -66,7 +75,7 @@ class ChargePoint {
     }
     ws.on('close', (code) => onError(`connection closed (${code})`));
     ws.on('error', (err) => onError(`socket error: ${err.message}`));
-    return new ChargePoint(ws, onError);
+    return new ChargePoint(identity, ws, onError);
   }
 
   /**
@@ -74,7 +83,8 @@ class ChargePoint {
    * call outstanding, so the run's deadline reports it too.
    */
   call(action: BenchAction, timestamp: string, onAnswer: (latencyMs: number) => void): Promise<void> {
-    const id = String(++this.counter);
+    const reading = ++this.counter;
+    const id = String(reading);
     return new Promise((resolve) => {
       const sentAt = performance.now();
       this.pending = {
@@ -82,11 +92,12 @@ class ChargePoint {
         action,
         sentAt,
         resolve: () => {
+          if (action === 'MeterValues') this.answeredReadings.push(reading);
           onAnswer(performance.now() - sentAt);
           resolve();
         },
       };
-      this.ws.send(callFrame(id, action, timestamp, this.counter));
+      this.ws.send(callFrame(id, action, timestamp, reading));
     });
   }
 
@@ -132,7 +143,7 @@ export async function runOcppLoad(options: OcppLoadOptions, identityPrefix: stri
   try {
     await inBatches(options.chargePoints, CONNECT_PARALLEL, async (i) => {
       const identity = `${identityPrefix}-${String(i).padStart(5, '0')}`;
-      const cp = await ChargePoint.connect(`${options.baseUrl}/${identity}`, options.timeoutMs, onError);
+      const cp = await ChargePoint.connect(options.baseUrl, identity, options.timeoutMs, onError);
       chargePoints.push(cp);
       await withTimeout(
         cp.call('BootNotification', timestamp, () => undefined),
@@ -179,6 +190,7 @@ export async function runOcppLoad(options: OcppLoadOptions, identityPrefix: stri
       p99Ms: latency.p99,
       cpu: cpu.shares,
       errors,
+      answered: new Map(chargePoints.map((cp) => [cp.identity, cp.answeredReadings])),
     };
   } finally {
     await inBatches(chargePoints.length, 200, (i) =>
