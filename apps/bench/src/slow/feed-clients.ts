@@ -27,10 +27,13 @@ export async function session(
 }
 
 /** Publishes probes until `heard` counts one: until then a subscription may still be starting. */
+/** Probes are numbered from here, past any run's own events, so a late probe is told apart. */
+export const PROBE_SEQ = 1e12;
+
 export async function untilHeard(publisher: WebSocket, feed: Feed, heard: () => number): Promise<void> {
   for (let probe = 0; heard() === 0; probe++) {
     if (probe > 100) throw new Error(`${feed.name}: no subscriber heard a probe`);
-    publisher.send(feed.publish(1_000_000 + probe, 'probe'));
+    publisher.send(feed.publish(PROBE_SEQ + probe, 'probe'));
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

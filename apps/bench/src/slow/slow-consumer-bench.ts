@@ -72,7 +72,7 @@ async function flood(
   const sleeper = await subscriber(server.port, feed, 'sleeper');
   let readerGot = 0;
   reader.on('message', (data: Buffer) => {
-    readerGot += feed.events(data);
+    readerGot += feed.events(data).length;
     const answer = feed.answer?.(data);
     if (answer) reader.send(answer);
   });

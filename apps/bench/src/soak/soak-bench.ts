@@ -5,7 +5,7 @@ import { integer, parseFlags } from '../cli-options.js';
 import { openClient } from '../load/ws-client.js';
 import { callFrame } from '../ocpp/ocpp-frames.js';
 import { processRssKiB } from '../protocol-bench/process-memory.js';
-import { session, subscriber, untilHeard } from '../slow/feed-clients.js';
+import { PROBE_SEQ, session, subscriber, untilHeard } from '../slow/feed-clients.js';
 import { FEEDS, type Feed } from '../slow/feeds.js';
 
 export const SOAK_USAGE = `Usage: node dist/apps/bench/src/main.js soak [options]
@@ -14,7 +14,8 @@ Every protocol at once under steady load for --minutes (issue 27): one broker pr
 subscription feed (MQTT QoS 0 and 1, GraphQL, WAMP, chat) a publisher keeps --window events under
 way to a reading subscriber (a new one as each arrives), ten OCPP charge points send MeterValues, each
 one after the other, and a chat bystander times a round trip every 10 ms. Per feed: the delivered rate
-in the first and the last minute; the broker's RSS after the first minute and at the end; errors.
+in the first and the last minute (each event checked to be the next one published); the broker's RSS
+after the first minute and at the end; errors.
 
   --minutes <n>  length of the run (default 10)
   --window <n>   events under way per feed (default 50)
@@ -88,11 +89,21 @@ async function feedLoop(
   const publisher = await session(port, feed, feed.setup);
   publisher.on('message', () => undefined);
   let got = 0;
+  let measuring = false;
   let wake: (() => void) | null = null;
   reader.on('message', (data: Buffer) => {
-    const n = feed.events(data);
-    got += n;
-    if (n > 0) counts.perMinute[minute()] = (counts.perMinute[minute()] ?? 0) + n;
+    for (const seq of feed.events(data)) {
+      if (!measuring) got++;
+      else if (seq >= PROBE_SEQ) continue;
+      // Each event once and in order: the next expected, or one lost, repeated or out of order.
+      else if (seq !== got) {
+        counts.errors++;
+        got = Math.max(got, seq + 1);
+      } else {
+        got++;
+        counts.perMinute[minute()] = (counts.perMinute[minute()] ?? 0) + 1;
+      }
+    }
     const answer = feed.answer?.(data);
     if (answer) reader.send(answer);
     wake?.();
@@ -102,6 +113,7 @@ async function feedLoop(
   await new Promise((resolve) => setTimeout(resolve, 200));
   counts.perMinute.fill(0);
   got = 0;
+  measuring = true;
   let seq = 0;
   while (performance.now() < until && counts.errors === 0) {
     while (seq - got < window) publisher.send(feed.publish(seq++, PAYLOAD));
