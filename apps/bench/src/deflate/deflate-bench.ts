@@ -28,12 +28,20 @@ the bytes on the wire per delivered subscription event of --payload bytes.
   --help             this text`;
 
 const TIMEOUT_MS = 10_000;
+/**
+ * Distinct event payloads, published in turn: a repeat lies this many events back, far past the
+ * 32 KiB window a compressor can refer to, so context takeover finds no copy of a whole event (one
+ * payload for every event compressed each to a few dozen bytes and flattered the setting).
+ */
+const DISTINCT_PAYLOADS = 1024;
 
 interface Reading {
   readonly setting: string;
   readonly bytesPerIdleConnection: number;
   readonly cpuUsPerMessage: number;
   readonly wireBytesPerMessage: number;
+  /** Measured events a subscriber got out of order, twice, or with a payload not as published. */
+  readonly errors: number;
 }
 
 export async function runDeflateBench(argv: readonly string[]): Promise<void> {
@@ -96,6 +104,7 @@ export async function runDeflateBench(argv: readonly string[]): Promise<void> {
     }
   }
   console.log(report(readings, settings));
+  if (readings.some((r) => r.errors > 0)) process.exitCode = 1;
 }
 
 async function measure(
@@ -115,10 +124,26 @@ async function measure(
   if (offered && idle[0]?.extensions === '') throw new Error('permessage-deflate was not negotiated');
 
   let received = 0;
+  let measuring = false;
+  let errors = 0;
+  const payloads = Array.from({ length: Math.min(settings.events, DISTINCT_PAYLOADS) }, (_, i) =>
+    jsonText(settings.payload, i + 1),
+  );
+  const eventText = (i: number): string => `${i}:${payloads[i % payloads.length] ?? ''}`;
   const subscribers: WebSocket[] = [];
   for (let i = 0; i < settings.subscribers; i++) {
     const ws = await acknowledged(target);
-    ws.on('message', () => received++);
+    let next = 0;
+    // Counted only when it is the next event, whole: a codec that garbles, drops or repeats fails the run.
+    ws.on('message', (data: Buffer) => {
+      if (!measuring) return void received++;
+      const got = eventPayload(data);
+      if (got === 'probe') return;
+      if (got === eventText(next)) {
+        next++;
+        received++;
+      } else errors++;
+    });
     ws.send(subscribeMessage('s', FANOUT_SUBSCRIPTION));
     subscribers.push(ws);
   }
@@ -133,13 +158,13 @@ async function measure(
     return received - before >= settings.subscribers;
   });
   await new Promise((resolve) => setTimeout(resolve, 200));
-  const payload = jsonText(settings.payload);
   const wireBefore = subscribers.reduce((sum, ws) => sum + socketOf(ws).bytesRead, 0);
   const cpuBefore = processCpuMs(server.pid) ?? 0;
   received = 0;
+  measuring = true;
   for (let i = 0; i < settings.events; i++) {
     publisher.send(
-      subscribeMessage(`e${i}`, PUBLISH_MUTATION, { topic: FANOUT_TOPIC, payload: `${i}:${payload}` }),
+      subscribeMessage(`e${i}`, PUBLISH_MUTATION, { topic: FANOUT_TOPIC, payload: eventText(i) }),
     );
     // A few events under way at a time: the cost measured is the broker's, not a backlog's.
     if (i % 10 === 9) await waitUntil(() => received >= (i + 1) * settings.subscribers);
@@ -153,7 +178,20 @@ async function measure(
     bytesPerIdleConnection: Math.round(((rssAfter - rssBefore) * 1024) / settings.connections),
     cpuUsPerMessage: (cpuMs * 1000) / delivered,
     wireBytesPerMessage: wire / delivered,
+    errors,
   };
+}
+
+/** The payload of a graphql-transport-ws `next` for the fan-out subscription, if that is what `data` is. */
+function eventPayload(data: Buffer): string | undefined {
+  try {
+    const message = JSON.parse(data.toString('utf8')) as {
+      payload?: { data?: { topic?: { payload?: string } } };
+    };
+    return message.payload?.data?.topic?.payload;
+  } catch {
+    return undefined;
+  }
 }
 
 async function acknowledged(target: Parameters<typeof openClient>[0]): Promise<WebSocket> {
@@ -176,8 +214,7 @@ const WORDS = ['charger', 'status', 'available', 'meter', 'energy', 'session', '
  * About `size` characters of JSON records with varied numbers and words, as GraphQL results look:
  * a run of one character would compress a hundredfold and flatter the setting.
  */
-function jsonText(size: number): string {
-  let seed = 12345;
+function jsonText(size: number, seed: number): string {
   const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
   const records: string[] = [];
   let length = 2;
@@ -213,15 +250,17 @@ function report(
   const off = readings[0] as Reading;
   const rows = readings.map(
     (r) =>
-      `| ${r.setting} | ${r.bytesPerIdleConnection} | ${r.cpuUsPerMessage.toFixed(1)} (${(r.cpuUsPerMessage / off.cpuUsPerMessage).toFixed(2)}×) | ${Math.round(r.wireBytesPerMessage)} (${(r.wireBytesPerMessage / off.wireBytesPerMessage).toFixed(2)}×) |`,
+      `| ${r.setting} | ${r.bytesPerIdleConnection} | ${r.cpuUsPerMessage.toFixed(1)} (${(r.cpuUsPerMessage / off.cpuUsPerMessage).toFixed(2)}×) | ${Math.round(r.wireBytesPerMessage)} (${(r.wireBytesPerMessage / off.wireBytesPerMessage).toFixed(2)}×) | ${r.errors} |`,
   );
   return [
     '## permessage-deflate on a GraphQL endpoint',
     '',
     `${settings.connections} idle connections for memory; ${settings.subscribers} subscribers × ${settings.events} events of ${settings.payload} bytes for CPU and wire bytes; the clients offer permessage-deflate.`,
     '',
-    '| endpoint perMessageDeflate | RSS bytes per idle connection | broker CPU µs per delivered event | wire bytes per delivered event |',
-    '| :--- | ---: | ---: | ---: |',
+    '| endpoint perMessageDeflate | RSS bytes per idle connection | broker CPU µs per delivered event | wire bytes per delivered event | events wrong, repeated or out of order |',
+    '| :--- | ---: | ---: | ---: | ---: |',
     ...rows,
+    '',
+    'Each subscriber checks every event it gets is the next one published, its payload whole; an error makes the exit code 1.',
   ].join('\n');
 }
