@@ -90,6 +90,7 @@ function traffic(setup: Setup, shape: Shape, topic: string, options: ClusterBenc
     durationMs: options.durationMs,
     timeoutMs: TIMEOUT_MS,
     batchWrites: true,
+    persistent: shape.persistent,
   };
 }
 

@@ -6,7 +6,9 @@ export interface Shape {
   readonly subscribers: number;
   /** Messages each publisher keeps under way (each one is `subscribers` deliveries). */
   readonly window: number;
-  /** "P → S", as the tables name it. */
+  /** Subscribers with persistent sessions (`PxS/Wp`): the cluster stores every message for them. */
+  readonly persistent: boolean;
+  /** "P → S", as the tables name it (", persistent" added). */
   readonly label: string;
 }
 
@@ -71,16 +73,18 @@ export function parseClusterOptions(
   };
 }
 
-/** `PxS/W,...` as shapes (publishers, subscribers, messages under way per publisher). */
+/** `PxS/W[p],...` as shapes (publishers, subscribers, messages under way per publisher, persistent). */
 export function parseShapes(text: string): Shape[] {
   const shapes = text.split(',').map((item) => {
-    const match = /^(\d+)x(\d+)\/(\d+)$/.exec(item.trim());
-    if (match === null) throw new UsageError(`--shapes: expected PxS/W items, got "${item}"`);
+    const match = /^(\d+)x(\d+)\/(\d+)(p?)$/.exec(item.trim());
+    if (match === null) throw new UsageError(`--shapes: expected PxS/W or PxS/Wp items, got "${item}"`);
     const publishers = integer('--shapes publishers', match[1] ?? '', 1, 100);
     const subscribers = integer('--shapes subscribers', match[2] ?? '', 1, 10_000);
     // The closed loop keeps the broker's queues bounded; far below DeliveryTracker's ring.
     const window = integer('--shapes window', match[3] ?? '', 1, 1000);
-    return { publishers, subscribers, window, label: `${publishers} → ${subscribers}` };
+    const persistent = match[4] === 'p';
+    const label = `${publishers} → ${subscribers}${persistent ? ', persistent' : ''}`;
+    return { publishers, subscribers, window, persistent, label };
   });
   if (new Set(shapes.map((shape) => shape.label)).size !== shapes.length) {
     throw new UsageError(`--shapes: each PxS at most once, got "${text}"`);

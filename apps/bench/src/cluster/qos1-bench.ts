@@ -25,7 +25,9 @@ nats-servers (routed, JetStream file store, replicas 1) that the run starts. Nee
 run's schema is dropped at the end.
 
   --shapes <list>      comma-separated PxS/W: P publishers to S subscribers on one topic, W messages
-                       under way per publisher (default 10x1/50,1x100/5: fan-in, fan-out)
+                       under way per publisher; a trailing p gives the subscribers persistent
+                       sessions (default 10x1/50,1x100/5,10x1/50p: fan-in, fan-out, and fan-in to a
+                       persistent session, which the broker feeds from its JetStream stream)
   --rounds <n>         rounds per set-up and shape (default 3)
   --warmup <s>         unmeasured seconds before each measurement (default 1)
   --duration <s>       measured seconds per measurement (default 4)
@@ -76,7 +78,7 @@ interface Row {
 
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Qos1Options | null {
   const values = parseFlags(argv, {
-    shapes: '10x1/50,1x100/5',
+    shapes: '10x1/50,1x100/5,10x1/50p',
     rounds: '3',
     warmup: '1',
     duration: '4',
@@ -188,6 +190,7 @@ function trafficOf(setup: Setup, shape: Shape, topic: string, options: Qos1Optio
     durationMs: options.durationMs,
     timeoutMs: TIMEOUT_MS,
     batchWrites: true,
+    persistent: shape.persistent,
   };
 }
 
@@ -293,7 +296,7 @@ function report(options: Qos1Options, rows: readonly Row[]): string {
   return [
     '## Cluster: MQTT QoS 1 across two nodes, against nats-server MQTT',
     '',
-    `${machine()}. QoS 1, MQTT 3.1.1 over WebSocket, clean sessions, 64-byte payloads, one topic; closed loop: ` +
+    `${machine()}. QoS 1, MQTT 3.1.1 over WebSocket, clean sessions (persistent where a shape says so), 64-byte payloads, one topic; closed loop: ` +
       `${options.shapes.map((s) => `${s.label} with ${s.window} under way per publisher`).join(', ')}. ` +
       `${options.rounds} rounds per shape and set-up, alternating which goes first, ${options.warmupMs / 1000} s warm-up + ` +
       `${options.durationMs / 1000} s measured. Publishers on the first node, subscribers on the second; two ` +

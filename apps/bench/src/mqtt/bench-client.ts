@@ -50,6 +50,7 @@ export class BenchClient {
     handlers: ClientHandlers,
     timeoutMs: number,
     batchWrites = false,
+    clean = true,
   ): Promise<BenchClient> {
     const batcher = batchWrites ? new WriteBatcher('tick') : null;
     const ws = new WebSocket(url, 'mqtt', {
@@ -68,7 +69,7 @@ export class BenchClient {
         timeoutMs,
         'WebSocket open',
       );
-      const connack = await client.request(connectPacket(clientId), PACKET.CONNACK, timeoutMs);
+      const connack = await client.request(connectPacket(clientId, clean), PACKET.CONNACK, timeoutMs);
       if (connack[3] !== 0) throw new Error(`CONNACK return code ${connack[3]}`);
       return client;
     } catch (err) {

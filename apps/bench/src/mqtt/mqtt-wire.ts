@@ -16,13 +16,14 @@ const PUBLISHER_OFFSET = 0;
 const SEQ_OFFSET = 2;
 const SENT_AT_OFFSET = 6;
 
-export function connectPacket(clientId: string): Buffer {
+/** A 3.1.1 CONNECT; `clean` false asks for a persistent session (kept, with its messages, while away). */
+export function connectPacket(clientId: string, clean = true): Buffer {
   return mqttPacket.generate({
     cmd: 'connect',
     protocolId: 'MQTT',
     protocolVersion: 4,
     clientId,
-    clean: true,
+    clean,
     // Long enough for a whole round without PINGREQ traffic; every server enforces 1.5 times it.
     keepalive: 600,
   });

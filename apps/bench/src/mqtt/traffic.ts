@@ -29,6 +29,11 @@ export interface TrafficOptions {
   readonly timeoutMs: number;
   /** Each client's sends of one tick leave in one write (see WriteBatcher), or a write per message. */
   readonly batchWrites: boolean;
+  /**
+   * Subscribers with persistent sessions (3.1.1 clean session false, ids of this run alone), which
+   * a cluster feeds from its stream: the durable case. Their sessions are discarded after the run.
+   */
+  readonly persistent?: boolean;
   /** Called when the measured window opens and closes (to sample the CPU of other processes). */
   readonly onWindowStart?: () => void;
   readonly onWindowEnd?: () => void;
@@ -59,7 +64,13 @@ const PACE_TICK_MS = 5;
 const DRAIN_POLL_MS = 20;
 
 /** Connects the clients, runs warm-up + measured window, waits for every message, checks and closes. */
+/** Runs of this process so far: a persistent run's client ids are its own. */
+let runs = 0;
+
 export async function runTraffic(options: TrafficOptions): Promise<TrafficResult> {
+  const run = ++runs;
+  const subscriberId = (s: number): string =>
+    options.persistent === true ? `sub-${s}-${process.pid}-${run}` : `sub-${s}-${process.pid}`;
   const errors = new Map<string, number>();
   const onError = (label: string): void => addError(errors, label);
   const tracker = new DeliveryTracker(options.publishers, options.subscribers);
@@ -83,7 +94,7 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
     await inBatches(options.subscribers, CONNECT_PARALLEL, async (s) => {
       const client = await BenchClient.connect(
         options.url,
-        `sub-${s}-${process.pid}`,
+        subscriberId(s),
         {
           onPublish: (publish) => {
             const now = performance.now();
@@ -100,6 +111,7 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
         },
         options.timeoutMs,
         options.batchWrites,
+        options.persistent !== true,
       );
       clients.push(client);
       await client.subscribe(options.topic, options.qos, options.timeoutMs);
@@ -187,6 +199,18 @@ export async function runTraffic(options: TrafficOptions): Promise<TrafficResult
     };
   } finally {
     await closeAll();
+    // A clean-session CONNECT discards what a persistent session left on the server.
+    if (options.persistent === true) {
+      await inBatches(options.subscribers, CONNECT_PARALLEL, async (s) => {
+        const client = await BenchClient.connect(
+          options.url,
+          subscriberId(s),
+          { onError },
+          options.timeoutMs,
+        );
+        await client.close(options.timeoutMs);
+      }).catch((err: Error) => addError(errors, `persistent session not discarded: ${err.message}`));
+    }
   }
 }
 
