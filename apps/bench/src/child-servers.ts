@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 const READY_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
+const PROFILED_STOP_TIMEOUT_MS = 60_000;
 const STDERR_TAIL_CHARS = 4_000;
 
 export interface ServerProcess {
@@ -133,7 +134,10 @@ export async function spawnServer(
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      // A profiled process writes its profile as it exits: given time to, not killed first.
+      const graceMs =
+        process.env['BENCH_CPU_PROF'] === undefined ? STOP_TIMEOUT_MS : PROFILED_STOP_TIMEOUT_MS;
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
     },
