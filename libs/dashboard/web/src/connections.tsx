@@ -28,6 +28,9 @@ export function Connections(props: { readonly snapshot: Snapshot | undefined }) 
       setClosedIds((ids) => new Set([...ids, c.id]));
     });
   const shown = rows.filter((c) => !closedIds.has(c.id));
+  // In cluster mode the list holds every node's connections: each row says whose it is.
+  const clustered = (props.snapshot?.nodes ?? null) !== null;
+  const here = props.snapshot?.node ?? null;
   const field = (name: keyof typeof EMPTY) => ({
     id: `filter-${name}`,
     value: draft[name],
@@ -73,6 +76,7 @@ export function Connections(props: { readonly snapshot: Snapshot | undefined }) 
         <table>
           <thead>
             <tr>
+              {clustered && <th scope="col">Node</th>}
               <th scope="col">Endpoint</th>
               <th scope="col">Subprotocol</th>
               <th scope="col">Principal</th>
@@ -89,11 +93,17 @@ export function Connections(props: { readonly snapshot: Snapshot | undefined }) 
           <tbody>
             {shown.length === 0 && (
               <tr>
-                <td colSpan={7}>No open connection matches.</td>
+                <td colSpan={clustered ? 8 : 7}>No open connection matches.</td>
               </tr>
             )}
             {shown.map((c) => (
               <tr key={c.id} data-connection={c.id}>
+                {clustered && (
+                  <td data-node={c.node}>
+                    {c.node}
+                    {c.node === here && ' (this one)'}
+                  </td>
+                )}
                 <td>{c.endpoint}</td>
                 <td>{c.subprotocol}</td>
                 <td>{c.principal ?? 'anonymous'}</td>

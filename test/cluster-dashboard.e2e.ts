@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type Browser } from 'playwright-core';
+import WebSocket from 'ws';
+import { launchChromium } from './support/chromium.js';
+import { type BrokerNode, TestCluster } from './support/cluster.js';
+import { opened } from './support/ws-helpers.js';
+
+// The dashboard of one node of a real cluster, in a real Chromium: it lists every node's connections,
+// and says which node holds each.
+
+const ADMIN = 'cluster-dashboard-admin-0123456789';
+const WAIT_MS = 10_000;
+
+describe('cluster: the dashboard of one node', () => {
+  let cluster: TestCluster;
+  let browser: Browser;
+  const clients: WebSocket[] = [];
+
+  before(async () => {
+    cluster = await TestCluster.start(2, {
+      config: {
+        admin: { tokens: [ADMIN] },
+        endpoints: [{ path: '/chat', subprotocols: ['chat.v1'], defaultModule: 'chat.v1' }],
+      },
+    });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    for (const ws of clients) ws.terminate();
+    await browser?.close();
+    await cluster?.close();
+  });
+
+  it("lists a connection of another node with that node's id, and its own as this one", async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    for (const node of [n1, n2]) {
+      const ws = new WebSocket(`${node.url}/chat`, 'chat.v1');
+      ws.on('error', () => undefined);
+      await opened(ws);
+      clients.push(ws);
+    }
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${n1.http}/dashboard`);
+    await page.getByLabel('Admin token').fill(ADMIN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+    await page.getByRole('button', { name: 'Apply filters and refresh' }).click();
+    const rows = page.locator('#connections tr[data-connection]');
+    await page.locator(`#connections td[data-node="${n2.id}"]`).waitFor({ timeout: WAIT_MS });
+    await page.locator(`#connections td[data-node="${n1.id}"]`).waitFor({ timeout: WAIT_MS });
+    assert.equal(await rows.count(), 2);
+    assert.equal((await page.locator(`td[data-node="${n1.id}"]`).innerText()).trim(), `${n1.id} (this one)`);
+    assert.equal((await page.locator(`td[data-node="${n2.id}"]`).innerText()).trim(), n2.id);
+    assert.equal(await page.locator('#connections').getByRole('columnheader', { name: 'Node' }).count(), 1);
+    await page.close();
+  });
+});
