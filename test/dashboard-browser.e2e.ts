@@ -168,6 +168,14 @@ describe('dashboard in Chromium, against live traffic', () => {
       (await refusal.textContent()) ?? '',
       /403\/chatOrigin not allowed: The Origin of this request is not allowed here\./,
     );
+    // The same refusal again is counted on its row, not listed again.
+    for (let i = 0; i < 2; i++) {
+      const again = new WebSocket(`${ws}/chat`, 'chat.v1', { origin: FOREIGN });
+      assert.equal(await refusedStatus(again), 403);
+    }
+    await shows(page, '[data-figure="refused"]', '3');
+    await shows(page, 'tr.refusal [data-cell="count"]', '3');
+    assert.equal(await page.locator('tr.refusal').filter({ hasText: 'Origin not allowed' }).count(), 1);
 
     // Adding the origin through the page lets the same handshake in.
     await page.getByLabel('Origin', { exact: true }).fill(FOREIGN);

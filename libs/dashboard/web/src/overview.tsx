@@ -1,7 +1,25 @@
-import type { Snapshot } from '../../src/snapshot.types.js';
+import type { RefusalRow, Snapshot } from '../../src/snapshot.types.js';
 import { TimeChart } from './chart.js';
 import { formatCount, formatTime } from './format.js';
 import { connectionSeries, handshakeSeries, latest, messageSeries } from './history.js';
+
+/**
+ * The latest refusals with identical ones (same status, endpoint and reason) as one row and a count, at
+ * the time of the latest: a client retrying a refused handshake fills the list with one row, not many.
+ */
+function grouped(rows: readonly RefusalRow[]): { readonly row: RefusalRow; count: number }[] {
+  const groups = new Map<string, { row: RefusalRow; count: number }>();
+  for (const row of rows) {
+    const key = JSON.stringify([row.status, row.endpoint, row.title, row.detail]);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, { row, count: 1 });
+    else {
+      group.count++;
+      if (row.at > group.row.at) group.row = row;
+    }
+  }
+  return [...groups.values()].sort((a, b) => b.row.at - a.row.at);
+}
 
 function Tile(props: { readonly label: string; readonly value: string; readonly id: string }) {
   return (
@@ -96,7 +114,10 @@ export function Overview(props: { readonly history: readonly Snapshot[] }) {
           <table>
             <thead>
               <tr>
-                <th scope="col">Time</th>
+                <th scope="col">Latest</th>
+                <th scope="col" class="num">
+                  Count
+                </th>
                 <th scope="col" class="num">
                   Status
                 </th>
@@ -107,12 +128,15 @@ export function Overview(props: { readonly history: readonly Snapshot[] }) {
             <tbody>
               {now?.refusals.latest.length === 0 && (
                 <tr>
-                  <td colSpan={4}>None since the broker started.</td>
+                  <td colSpan={5}>None since the broker started.</td>
                 </tr>
               )}
-              {now?.refusals.latest.map((r, i) => (
+              {grouped(now?.refusals.latest ?? []).map(({ row: r, count }, i) => (
                 <tr key={`${r.at}-${i}`} class="refusal">
                   <td>{formatTime(r.at)}</td>
+                  <td class="num" data-cell="count">
+                    {formatCount(count)}
+                  </td>
                   <td class="num">{r.status}</td>
                   <td>{r.endpoint ?? '–'}</td>
                   <td>
