@@ -220,6 +220,30 @@ describe('dashboard in Chromium, against live traffic', () => {
     await page.close();
   });
 
+  it("fits a phone's width: no sideways scroll, and a connection's Close button on screen", async () => {
+    const chat = new WebSocket(`ws://127.0.0.1:${port}/chat`, 'chat.v1');
+    chat.on('error', () => undefined);
+    await opened(chat);
+    closers.push(() => chat.terminate());
+    const context = await (browser as Browser).newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+    });
+    const page = await context.newPage();
+    await signIn(page, base);
+    const close = page.getByRole('button', { name: /^Close connection .* \(chat\.v1 on \/chat\)$/ });
+    await close.waitFor({ timeout: WAIT_MS });
+    await page.waitForTimeout(1500);
+    const [scrollWidth, clientWidth] = (await page.evaluate(
+      '[document.documentElement.scrollWidth, document.documentElement.clientWidth]',
+    )) as [number, number];
+    assert.ok(scrollWidth <= clientWidth, `the page is ${scrollWidth} px wide in a ${clientWidth} px screen`);
+    await close.scrollIntoViewIfNeeded();
+    const box = await close.boundingBox();
+    assert.ok(box !== null && box.x >= 0 && box.x + box.width <= clientWidth, JSON.stringify(box));
+    await context.close();
+  });
+
   it('says when the feed drops, and recovers when the broker comes back', async () => {
     const page = await (browser as Browser).newPage();
     await signIn(page, base);

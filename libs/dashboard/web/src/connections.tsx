@@ -73,7 +73,7 @@ export function Connections(props: { readonly snapshot: Snapshot | undefined }) 
         </p>
       )}
       <div class="scroll" tabIndex={0} role="region" aria-labelledby="connections-title">
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               {clustered && <th scope="col">Node</th>}
@@ -99,20 +99,20 @@ export function Connections(props: { readonly snapshot: Snapshot | undefined }) 
             {shown.map((c) => (
               <tr key={c.id} data-connection={c.id}>
                 {clustered && (
-                  <td data-node={c.node}>
+                  <td data-node={c.node} data-label="Node">
                     {c.node}
                     {c.node === here && ' (this one)'}
                   </td>
                 )}
-                <td>{c.endpoint}</td>
-                <td>{c.subprotocol}</td>
-                <td>{c.principal ?? 'anonymous'}</td>
-                <td>{c.address}</td>
-                <td>{formatTime(c.openedAt)}</td>
-                <td class="num">
+                <td data-label="Endpoint">{c.endpoint}</td>
+                <td data-label="Subprotocol">{c.subprotocol}</td>
+                <td data-label="Principal">{c.principal ?? 'anonymous'}</td>
+                <td data-label="Address">{c.address}</td>
+                <td data-label="Opened">{formatTime(c.openedAt)}</td>
+                <td class="num" data-label="Bytes in / out">
                   {formatCount(c.bytesIn)} / {formatCount(c.bytesOut)}
                 </td>
-                <td>
+                <td data-label="">
                   <button
                     type="button"
                     class="danger"
