@@ -177,6 +177,17 @@ describe('dashboard in Chromium, against live traffic', () => {
     await shows(page, 'tr.refusal [data-cell="count"]', '3');
     assert.equal(await page.locator('tr.refusal').filter({ hasText: 'Origin not allowed' }).count(), 1);
 
+    // A ninth status in the handshake chart (a path nobody serves): no two of its lines look alike.
+    assert.equal(await refusedStatus(new WebSocket(`${ws}/nowhere`, 'chat.v1')), 404);
+    await page.locator('.u-legend .u-series', { hasText: '404' }).first().waitFor({ timeout: WAIT_MS });
+    const looks = (await page.evaluate(`[...document.querySelectorAll('.u-legend')].map((legend) =>
+      [...legend.querySelectorAll('.u-series .u-marker')].map((m) => {
+        const style = getComputedStyle(m);
+        return style.borderTopColor + ' ' + style.borderTopStyle;
+      }))`)) as string[][];
+    assert.ok(looks.some((markers) => markers.length > 8));
+    for (const markers of looks) assert.equal(new Set(markers).size, markers.length, markers.join(', '));
+
     // Adding the origin through the page lets the same handshake in.
     await page.getByLabel('Origin', { exact: true }).fill(FOREIGN);
     await page.locator('#origin-endpoint').selectOption('/chat');
