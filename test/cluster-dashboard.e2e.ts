@@ -55,4 +55,21 @@ describe('cluster: the dashboard of one node', () => {
     assert.equal(await page.locator('#connections').getByRole('columnheader', { name: 'Node' }).count(), 1);
     await page.close();
   });
+
+  it("shows each node's CPU, memory and event-loop delay", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${(cluster.nodes[0] as BrokerNode).http}/dashboard`);
+    await page.getByLabel('Admin token').fill(ADMIN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    for (const node of cluster.nodes) {
+      const row = page.locator('#nodes tr', {
+        has: page.locator(`th:text-is("${node.id}"), th:text-is("${node.id} (this one)")`),
+      });
+      // CPU is a share over two readings: there from the feed's second tick on.
+      await row.locator('[data-load="cpu"]', { hasText: /^\d+ %$/ }).waitFor({ timeout: WAIT_MS });
+      assert.match(await row.locator('[data-load="memory"]').innerText(), /^[1-9]\d* MiB$/);
+      assert.match(await row.locator('[data-load="loop"]').innerText(), /^\d+\.\d ms$/);
+    }
+    await page.close();
+  });
 });

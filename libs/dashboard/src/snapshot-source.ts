@@ -1,6 +1,7 @@
-import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { ClusterNode } from '#broker/cluster';
 import { EndpointRegistry, GatewayMetrics } from '#broker/gateway';
+import { NodeLoad } from './node-load.js';
 import { type NodeRow, type Snapshot } from './snapshot.types.js';
 
 /** What each node answers the feed's node in cluster mode. */
@@ -15,7 +16,9 @@ const NODE_TIMEOUT_MS = 500;
  * grow with the connections: none is visited.
  */
 @Injectable()
-export class SnapshotSource implements OnModuleInit {
+export class SnapshotSource implements OnModuleInit, OnModuleDestroy {
+  private readonly load = new NodeLoad();
+
   constructor(
     private readonly metrics: GatewayMetrics,
     private readonly endpoints: EndpointRegistry,
@@ -24,6 +27,10 @@ export class SnapshotSource implements OnModuleInit {
 
   onModuleInit(): void {
     this.cluster?.serve(NODE_FIGURES, () => this.nodeRow());
+  }
+
+  onModuleDestroy(): void {
+    this.load.close();
   }
 
   watch(): void {
@@ -74,6 +81,11 @@ export class SnapshotSource implements OnModuleInit {
   private nodeRow(): NodeRow {
     let connections = 0;
     for (const { connection } of this.metrics.entries()) connections += connection.open;
-    return { node: this.cluster?.nodeId ?? '', connections, modules: this.metrics.modules.read() };
+    return {
+      node: this.cluster?.nodeId ?? '',
+      connections,
+      load: this.load.read(),
+      modules: this.metrics.modules.read(),
+    };
   }
 }

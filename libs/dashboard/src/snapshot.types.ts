@@ -46,6 +46,17 @@ export interface RefusalRow {
 export interface NodeRow {
   readonly node: string;
   readonly connections: number;
+  /** Its process's CPU (a share of one core), resident memory and event-loop delay p99. */
+  readonly load: NodeLoadFigures;
   /** Each module's live counts, by module name. */
   readonly modules: Readonly<Record<string, Readonly<Record<string, number>>>>;
+}
+
+/** A node's own load, as the dashboard's nodes table shows it. */
+export interface NodeLoadFigures {
+  /** CPU since the node's last reading, as a share of one core (null at its first). */
+  readonly cpu: number | null;
+  readonly rssBytes: number;
+  /** The event loop's delay beyond its sampling period, p99 since the node's last reading, in ms. */
+  readonly loopDelayP99Ms: number | null;
 }

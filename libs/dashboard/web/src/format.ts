@@ -8,3 +8,18 @@ export function formatTime(at: number | string | null): string {
   if (at === null) return '–';
   return new Date(at).toLocaleTimeString('en-GB', { hour12: false });
 }
+
+/** A share of one core as a percentage ("12 %"), or a dash when unknown. */
+export function formatCpu(share: number | null | undefined): string {
+  return share === null || share === undefined ? '–' : `${Math.round(share * 100)} %`;
+}
+
+/** Bytes as mebibytes ("143 MiB"), or a dash when unknown. */
+export function formatMiB(bytes: number | null | undefined): string {
+  return bytes === null || bytes === undefined ? '–' : `${Math.round(bytes / (1024 * 1024))} MiB`;
+}
+
+/** Milliseconds with one decimal ("2.4 ms"), or a dash when unknown. */
+export function formatMs(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? '–' : `${ms.toFixed(1)} ms`;
+}

@@ -1,5 +1,5 @@
 import type { PanelCell, PanelColumn, PanelSnapshot, Snapshot } from '../../src/snapshot.types.js';
-import { formatCount, formatTime } from './format.js';
+import { formatCount, formatCpu, formatMiB, formatMs, formatTime } from './format.js';
 
 function Figures(props: {
   readonly id: string;
@@ -114,6 +114,15 @@ export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
                   <th scope="col" class="num">
                     Connections
                   </th>
+                  <th scope="col" class="num">
+                    CPU
+                  </th>
+                  <th scope="col" class="num">
+                    Memory
+                  </th>
+                  <th scope="col" class="num">
+                    Loop delay p99
+                  </th>
                   {headlines.map((h) => (
                     <th key={h.name} scope="col" class="num">
                       {h.label}
@@ -129,6 +138,15 @@ export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
                       {n.node === snapshot.node && ' (this one)'}
                     </th>
                     <td class="num">{formatCount(n.connections)}</td>
+                    <td class="num" data-load="cpu">
+                      {formatCpu(n.load.cpu)}
+                    </td>
+                    <td class="num" data-load="memory">
+                      {formatMiB(n.load.rssBytes)}
+                    </td>
+                    <td class="num" data-load="loop">
+                      {formatMs(n.load.loopDelayP99Ms)}
+                    </td>
                     {headlines.map((h) => (
                       <td key={h.name} class="num">
                         {formatCount(n.modules[h.name]?.[h.key])}
@@ -139,7 +157,7 @@ export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
                 {snapshot.nodes.missing.map((node) => (
                   <tr key={node}>
                     <th scope="row">{node}</th>
-                    <td colSpan={headlines.length + 1}>did not answer in time</td>
+                    <td colSpan={headlines.length + 4}>did not answer in time</td>
                   </tr>
                 ))}
               </tbody>
