@@ -3,7 +3,7 @@
  * drawn from every nemesis (or those of `--nemeses`) until the time is up, then the checker's table
  * (docs/cluster.md's guarantees table takes its figures). NEMESIS_SEED repeats a schedule. Exits 1 when an
  * acknowledged message was lost, a repeat went without DUP, a QoS 2 message arrived twice, a will went
- * out while its device was connected, a retained message was lost or served stale, a shared
+ * out while its device was connected, a message reached a connection already taken over, a retained message was lost or served stale, a shared
  * subscription's group lost a message, a WAMP or OCPP call went unanswered, was answered wrongly or ran
  * twice, or the cluster stopped serving.
  */
@@ -54,6 +54,7 @@ try {
     report.repeatsWithoutDup > 0 ||
     report.qos2Repeats > 0 ||
     report.willsWhileConnected > 0 ||
+    report.twins.superseded.length > 0 ||
     report.stopped.length > 0 ||
     report.retained.stale.length > 0 ||
     report.retained.wrongAtEnd.length > 0 ||

@@ -72,8 +72,11 @@ export interface NemesisReport {
     readonly takeovers: number;
     readonly overlapMs: number;
     readonly maxOverlapMs: number;
-    /** Messages a twin got after the other's newer connection was accepted: served by two nodes. */
-    readonly superseded: number;
+    /**
+     * Messages a twin got after the other's newer connection was accepted: served by two nodes. Each
+     * with its timing, to tell a message sent before the move and read late from one sent after it.
+     */
+    readonly superseded: readonly string[];
   };
   readonly wills: number;
   /** New subscribers' reads of the retained topic after each fault (stale: empty, or older than acknowledged before it). */
@@ -352,17 +355,23 @@ function twinsLost(acked: readonly number[], twins: readonly Device[]): number[]
 }
 
 /** Messages a device got on a connection after the other device's newer one was accepted. */
-function supersededDeliveries(twins: readonly Device[]): number {
-  let count = 0;
+function supersededDeliveries(twins: readonly Device[]): string[] {
+  const found: string[] = [];
   for (const [mine, other] of [twins, [...twins].reverse()] as Device[][]) {
     if (mine === undefined || other === undefined) continue;
     for (const m of mine.seen) {
       const holding = mine.connections.find((c) => c.from <= m.at && (c.to === null || c.to >= m.at));
       if (holding === undefined) continue;
-      if (other.connections.some((c) => c.from > holding.from && c.from < m.at)) count++;
+      const newer = other.connections.find((c) => c.from > holding.from && c.from < m.at);
+      if (newer === undefined) continue;
+      const at = (ms: number): number => Math.round(ms);
+      found.push(
+        `${m.n}${m.dup ? ' DUP' : ''} at ${at(m.at)} on ${holding.node} (connected ${at(holding.from)}), ` +
+          `${at(m.at - newer.from)} ms after the other's connection on ${newer.node} at ${at(newer.from)}`,
+      );
     }
   }
-  return count;
+  return found;
 }
 
 /** How long two devices under one client id were both connected, by their own views. */
@@ -552,7 +561,10 @@ export function reportTable(report: NemesisReport): string {
     ...report.shared.members,
     callLine('WAMP calls', report.wamp),
     callLine('OCPP calls (admin API)', report.ocpp),
-    `takeover race: ${report.twins.takeovers} connections of one client id from two devices; both connected at once ${report.twins.overlapMs} ms in all, ${report.twins.maxOverlapMs} ms at most; ${report.twins.superseded} messages to a connection already taken over`,
+    `takeover race: ${report.twins.takeovers} connections of one client id from two devices; both connected at once ${report.twins.overlapMs} ms in all, ${report.twins.maxOverlapMs} ms at most; ${report.twins.superseded.length} messages to a connection already taken over${report.twins.superseded
+      .slice(0, 5)
+      .map((s) => ` (${s})`)
+      .join('')}`,
     report.stopped.length === 0
       ? `served to the end: every workload again within ${report.servedAgainMs} ms of the last fault`
       : `STOPPED SERVING: ${report.stopped.join(', ')} (nothing through in the ${report.servedAgainMs} ms after the last fault)`,
