@@ -3,9 +3,9 @@
  * drawn from every nemesis (or those of `--nemeses`) until the time is up, then the checker's table
  * (docs/cluster.md's guarantees table takes its figures). NEMESIS_SEED repeats a schedule. Exits 1 when an
  * acknowledged message was lost, a repeat went without DUP, a QoS 2 message arrived twice, a will went
- * out while its device was connected, a message reached a connection already taken over, a retained message was lost or served stale, a shared
- * subscription's group lost a message, a WAMP or OCPP call went unanswered, was answered wrongly or ran
- * twice, or the cluster stopped serving.
+ * out while its device was connected, a message reached a connection already taken over, a retained
+ * message was lost or served stale, a shared subscription's group lost a message, a WAMP or OCPP call
+ * went unanswered, was answered wrongly or ran twice, or the cluster stopped serving.
  */
 import { parseArgs } from 'node:util';
 import { TestCluster } from '../support/cluster.js';
