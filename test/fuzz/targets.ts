@@ -181,6 +181,7 @@ async function mqttAfterConnect(bytes: Uint8Array, version: 4 | 5): Promise<numb
     { send: () => undefined, buffered: () => 0, close: (code) => (ended = code) },
     {
       transport: 'ws',
+      connectionId: null,
       remoteAddress: '127.0.0.1',
       holdLimits: { maxQueued: 16, maxBytes: 8192 },
       authenticate: async () => ({ ok: true, principal: null }),

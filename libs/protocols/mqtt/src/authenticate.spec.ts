@@ -44,6 +44,7 @@ describe('CONNECT credentials', () => {
         { send: (bytes) => parser.parse(bytes), buffered: () => 0, close: (code) => (ended = code) },
         {
           transport: 'ws',
+          connectionId: null,
           remoteAddress: '127.0.0.1',
           holdLimits: { maxQueued: 16, maxBytes: 8192 },
           authenticate: (credential) =>

@@ -12,6 +12,8 @@ export interface MqttTransport extends PeerPort<Buffer> {
 export interface ClientContext {
   readonly transport: 'ws' | 'tcp';
   readonly remoteAddress: string;
+  /** The gateway's id of its WebSocket connection (the admin API closes it by that); null over TCP. */
+  readonly connectionId: string | null;
   /** What may be held while CONNECT's credential is checked (packets pipelined behind it). */
   readonly holdLimits: HoldLimits;
   /**

@@ -5,3 +5,4 @@ export { MqttBroker } from './mqtt-broker.js';
 export { MqttClient } from './mqtt-client.js';
 export { dispatch } from './handlers/dispatch.js';
 export type { ClientContext, MqttTransport } from './client-context.js';
+export type { MqttSessionView } from './admin/session-view.js';

@@ -60,6 +60,7 @@ class Peer {
       },
       {
         transport: 'ws',
+        connectionId: null,
         remoteAddress: '127.0.0.1',
         holdLimits: { maxQueued: 16, maxBytes: 8192 },
         authenticate: (credential) =>

@@ -1,14 +1,19 @@
 import { Module } from '@nestjs/common';
 import { BrokerSection } from '#broker/config';
+import { SessionLookup } from './admin/session-lookup.js';
+import { MqttSessionsController } from './admin/sessions.controller.js';
 import { mqttConfig } from './mqtt-config.js';
 import { Mqtt31Subprotocol, MqttSubprotocol } from './mqtt.subprotocol.js';
 import { MqttServer } from './mqtt-server.js';
 import { MqttTcpListener } from './tcp-listener.js';
 
 /**
- * The MQTT broker: `mqtt` and `mqttv3.1` over WebSocket, and plain TCP when configured. Its settings
- * are the `mqtt` key of the broker config.
+ * The MQTT broker: `mqtt` and `mqttv3.1` over WebSocket, and plain TCP when configured, and its admin
+ * route (a session by client id). Its settings are the `mqtt` key of the broker config.
  */
 @BrokerSection(mqttConfig)
-@Module({ providers: [MqttServer, MqttSubprotocol, Mqtt31Subprotocol, MqttTcpListener] })
+@Module({
+  controllers: [MqttSessionsController],
+  providers: [MqttServer, MqttSubprotocol, Mqtt31Subprotocol, MqttTcpListener, SessionLookup],
+})
 export class MqttModule {}

@@ -22,12 +22,14 @@ const MAX_FRAME = 1024 * 1024;
 class WebSocketLink implements MqttTransport, ClientContext {
   readonly transport = 'ws';
   readonly remoteAddress: string;
+  readonly connectionId: string;
 
   constructor(
     private readonly connection: Connection,
     private readonly context: ConnectionContext,
   ) {
     this.remoteAddress = context.remoteAddress;
+    this.connectionId = connection.id;
   }
 
   get holdLimits(): HoldLimits {

@@ -106,6 +106,7 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
       {
         transport: 'tcp',
         remoteAddress: socket.remoteAddress ?? '',
+        connectionId: null,
         holdLimits: {
           maxQueued: DEFAULT_AUTH_POLICY.firstMessageMaxQueued,
           maxBytes: DEFAULT_AUTH_POLICY.firstMessageMaxBytes,

@@ -1,0 +1,28 @@
+import { Controller, Get, NotFoundException, Param, Res } from '@nestjs/common';
+import { AdminApi } from '#broker/admin';
+import { type Response } from 'express';
+import { SessionLookup } from './session-lookup.js';
+import { type MqttSessionView } from './session-view.js';
+
+/**
+ * An MQTT session by client id, on whichever node holds it: its connection (close it through
+ * /admin/v1/connections), subscriptions, queued and in-flight counts, will.
+ */
+@AdminApi('mqtt')
+@Controller('admin/v1/mqtt/sessions')
+export class MqttSessionsController {
+  constructor(private readonly sessions: SessionLookup) {}
+
+  @Get(':clientId')
+  async get(
+    @Param('clientId') clientId: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<MqttSessionView> {
+    const { view, missing } = await this.sessions.find(clientId);
+    // A partial answer never reads as a whole one (the connections listing's header).
+    if (missing.length > 0) res.setHeader('Broker-Missing-Nodes', missing.join(', '));
+    if (view !== null) return view;
+    const unasked = missing.length > 0 ? ` (nodes ${missing.join(', ')} did not answer)` : '';
+    throw new NotFoundException(`no MQTT session ${clientId}${unasked}`);
+  }
+}
