@@ -17,7 +17,7 @@ const MAY_IMPORT = {
   gateway: ['auth', 'config', 'handshake', 'kit'],
   store: ['auth', 'config', 'gateway', 'handshake'],
   cluster: ['bus', 'config', 'gateway', 'store'],
-  admin: ['auth', 'cluster', 'config', 'gateway', 'handshake', 'store'],
+  admin: ['auth', 'bus', 'cluster', 'config', 'gateway', 'handshake', 'store'],
   dashboard: ['admin', 'cluster', 'gateway'],
   'protocols/*': ['admin', 'auth', 'bus', 'cluster', 'config', 'gateway', 'handshake', 'kit', 'store'],
   terminus: ['gateway'],

@@ -17,6 +17,7 @@ import { CredentialsController } from './credentials.controller.js';
 import { EndpointsController } from './endpoints.controller.js';
 import { jsonBody } from './json-body.middleware.js';
 import { OriginsController } from './origins.controller.js';
+import { PublishController } from './publish.controller.js';
 
 /** The REST admin API under /admin/v1 (needs GatewayModule and StoreModule in the application). */
 @Module({
@@ -25,6 +26,7 @@ import { OriginsController } from './origins.controller.js';
     OriginsController,
     CredentialsController,
     ConnectionsController,
+    PublishController,
     AuditController,
   ],
   providers: [AdminAuthGuard, ConnectionDirectory],
