@@ -207,6 +207,27 @@ describe('dashboard in Chromium, against live traffic', () => {
     assert.deepEqual(await goodbye, { code: 1000, reason: 'closed from the dashboard' });
     await page.getByText('No open connection matches.').waitFor({ timeout: WAIT_MS });
 
+    // A test message published from the page reaches the MQTT subscriber.
+    const published = new Promise<string>((resolve) =>
+      mqtt.on('message', (topic, payload) => {
+        if (topic === 'dash/from-page') resolve(payload.toString());
+      }),
+    );
+    await page.getByLabel('Topic', { exact: true }).fill('dash/from-page');
+    await page.getByLabel('Payload', { exact: true }).fill('hello from the page');
+    await page.getByRole('button', { name: 'Publish' }).click();
+    assert.equal(await within('the published message', published, WAIT_MS), 'hello from the page');
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Published to dash\/from-page: reached \d+ subscriber\(s\) here\.$/ })
+      .waitFor({ timeout: WAIT_MS });
+    await page.getByLabel('Topic', { exact: true }).fill('$SYS/broker/x');
+    await page.getByRole('button', { name: 'Publish' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /may not publish to "\$SYS\/broker\/x"/ })
+      .waitFor({ timeout: WAIT_MS });
+
     // A token created through the page is shown once; revoked through the page, it stops working.
     const asToken = async (token: string): Promise<number> =>
       (await fetch(`${base}/admin/v1/endpoints`, { headers: { Authorization: `Bearer ${token}` } })).status;

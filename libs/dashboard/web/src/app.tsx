@@ -8,6 +8,7 @@ import { FeedStatus } from './feed-status.js';
 import { appendSnapshot } from './history.js';
 import { Modules } from './modules.js';
 import { Overview } from './overview.js';
+import { Publish } from './publish.js';
 import { SignIn } from './sign-in.js';
 
 const SECTIONS = [
@@ -16,6 +17,7 @@ const SECTIONS = [
   ['modules', 'Modules'],
   ['charge-points', 'Charge points'],
   ['connections', 'Connections'],
+  ['publish', 'Publish'],
   ['origins', 'Origins'],
   ['credentials', 'Credentials'],
 ] as const;
@@ -86,6 +88,7 @@ export function App() {
         <Overview history={history} />
         <Modules snapshot={snapshot} />
         <Connections snapshot={snapshot} />
+        <Publish />
         <Origins snapshot={snapshot} />
         <Credentials />
       </main>
