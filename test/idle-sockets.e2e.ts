@@ -146,6 +146,9 @@ describe('silent sockets: each address gets its share of them', () => {
     assert.equal(sockets.filter((s) => !s.destroyed).length, 20);
     const health = await fetch(`http://127.0.0.1:${broker.port}/health`);
     assert.equal(health.status, 200, 'another address is served');
+    // Each closed one is counted, though it never got an HTTP answer to count.
+    const metrics = await (await fetch(`http://127.0.0.1:${broker.port}/metrics`)).text();
+    assert.match(metrics, /^broker_connections_refused_at_accept_total 10$/m);
     for (const socket of sockets) socket.destroy();
     // Their room comes back once the broker has seen them go.
     await waitFor(async () => {

@@ -10,12 +10,14 @@ import { refuseAtAccept } from './node-internals.js';
  * application created (NestFactory.create makes a bare one). Node reads `maxHeaderSize` for each new
  * connection and the timeouts at each check, and starts the checks on 'listening', so setting them
  * after creation and before listen is as good as passing them to createServer. A connection from an
- * address that `refusesAtAccept` (one flooding handshakes far past its rate) is closed as it arrives.
+ * address that `refusesAtAccept` (one flooding handshakes far past its rate) is closed as it arrives;
+ * `refused` counts each connection closed so, and each closed at its address's share of silent sockets.
  */
 export function applyHttpLimits(
   server: Server,
   config: BrokerConfig,
   refusesAtAccept: (address: string) => boolean,
+  refused: () => void = () => undefined,
 ): void {
   const { http, tls } = config;
   if (tls !== undefined && !(server instanceof TlsServer)) {
@@ -44,15 +46,19 @@ export function applyHttpLimits(
   const untrusted = (address: string): boolean => trusted === null || !trusted(address, 0);
   // Before Node makes a Socket: an address flooding handshakes, or at its share of silent sockets,
   // costs an accept and a close per connect. The listeners below check the same where that hook is not.
-  refuseAtAccept(
-    server,
-    (address) =>
-      untrusted(address) && (refusesAtAccept(address) || (silent.byAddress.get(address) ?? 0) >= perAddress),
-  );
+  refuseAtAccept(server, (address) => {
+    const refuse =
+      untrusted(address) && (refusesAtAccept(address) || (silent.byAddress.get(address) ?? 0) >= perAddress);
+    if (refuse) refused();
+    return refuse;
+  });
   // Before TLS and before the HTTP parser reads a byte: a flood of handshakes costs an accept each.
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
-    if (refusesAtAccept(address) && untrusted(address)) socket.destroy();
+    if (refusesAtAccept(address) && untrusted(address)) {
+      refused();
+      socket.destroy();
+    }
   });
   server.on(accepted, (socket: Socket) => {
     if (socket.destroyed) return;
@@ -61,6 +67,7 @@ export function applyHttpLimits(
     const address = socket.remoteAddress ?? '';
     const count = (silent.byAddress.get(address) ?? 0) + 1;
     if (count > perAddress && untrusted(address)) {
+      refused();
       socket.destroy();
       return;
     }

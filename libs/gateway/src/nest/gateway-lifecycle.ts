@@ -13,6 +13,7 @@ import { type Logger } from 'pino';
 import { ConnectionRegistry } from '../connections/connection-registry.js';
 import { EndpointRegistry } from '../upgrade/endpoint-registry.js';
 import { applyHttpLimits, closeSilentSockets } from '../http-front/http-limits.js';
+import { GatewayMetrics } from '../observability/metrics.js';
 import { Http2Front } from '../http-front/http2-front.js';
 import { watchTlsFiles } from '../http-front/tls-options.js';
 import { acceptProxyProtocol } from '../http-front/proxy-protocol.js';
@@ -54,6 +55,7 @@ export class GatewayLifecycle
     private readonly gateway: UpgradeGateway,
     private readonly heartbeat: Heartbeat,
     private readonly connections: ConnectionRegistry,
+    private readonly metrics: GatewayMetrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -62,7 +64,12 @@ export class GatewayLifecycle
     this.endpoints.compile();
     await this.verifier.init();
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
-    applyHttpLimits(server, this.config, (address) => this.connections.refusesAtAccept(address));
+    applyHttpLimits(
+      server,
+      this.config,
+      (address) => this.connections.refusesAtAccept(address),
+      () => this.metrics.refusedAtAccept.inc(),
+    );
     const { http, tls } = this.config;
     if (tls !== undefined) this.unwatchTls = watchTlsFiles(server as unknown as TlsServer, tls, this.logger);
     if (http.http2) {

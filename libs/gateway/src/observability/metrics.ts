@@ -49,6 +49,13 @@ export class GatewayMetrics {
     collect: () => this.flushAccepted(),
   });
 
+  /** Counted as they are closed: a connection closed as it arrives gets no HTTP answer to count. */
+  readonly refusedAtAccept = new Counter({
+    name: 'broker_connections_refused_at_accept_total',
+    help: 'Connections closed as they arrived: from an address far past its handshake rate, or at its share of silent sockets',
+    registers: [this.registry],
+  });
+
   readonly plainRequests = new Counter({
     name: 'broker_upgrade_headers_missing_total',
     help: 'Plain GETs on a WebSocket endpoint (upgrade headers missing, often stripped by a proxy)',
