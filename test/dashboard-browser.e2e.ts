@@ -276,6 +276,40 @@ describe('dashboard in Chromium, against live traffic', () => {
     await context.close();
   });
 
+  it('raises an alarm on a surge of refused handshakes, as a banner, a metric and a log line, and clears it', async () => {
+    const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
+    await signIn(page, base);
+    // 300 refusals in a second or two: at least 100 fall in one 5 s check, 20 a second, however the
+    // address's handshake rate refuses them.
+    const refused = Array.from({ length: 300 }, () => {
+      // Not FOREIGN: the first test added that origin to the allowlist.
+      const foreign = new WebSocket(`ws://127.0.0.1:${port}/chat`, 'chat.v1', {
+        origin: 'https://other.example',
+      });
+      return refusedStatus(foreign).catch(() => 0);
+    });
+    // Refused with 403 (origin), 429 (rate), or closed as they arrived (far past the rate): all count.
+    assert.ok((await Promise.all(refused)).every((status) => [0, 403, 429].includes(status)));
+    const banner = page.locator('.alarm-banner [data-alarm="refusal-surge"]');
+    const metrics = async (): Promise<string> =>
+      (await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${ADMIN}` } })).text();
+    await banner.waitFor({ timeout: 15_000 }).catch(async (err: Error) => {
+      const lines = (await metrics()).split('\n').filter((l) => /refus|alarm|handshakes_total/.test(l));
+      throw new Error(`${err.message}\n${lines.join('\n')}`);
+    });
+    assert.match(await metrics(), /broker_alarm_active\{alarm="refusal-surge"\} 1/);
+    assert.ok(
+      (broker as TestBroker).logLines().some((l) => l['msg'] === 'alarm raised: Refused handshakes surging'),
+    );
+    // Quiet again: cleared at a later check, the banner gone and the row kept as cleared.
+    await banner.waitFor({ state: 'detached', timeout: 20_000 });
+    await page
+      .locator('[data-alarm-row="refusal-surge"][data-state="cleared"]')
+      .waitFor({ timeout: WAIT_MS });
+    assert.match(await metrics(), /broker_alarm_active\{alarm="refusal-surge"\} 0/);
+    await page.close();
+  });
+
   it('says when the feed drops, and recovers when the broker comes back', async () => {
     const page = await (browser as Browser).newPage();
     await signIn(page, base);

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Alarms } from './alarms.js';
 import { DASHBOARD_ASSETS, loadAssets } from './dashboard-assets.js';
 import { DashboardPageController } from './dashboard-page.controller.js';
 import { FeedController } from './feed.controller.js';
@@ -11,6 +12,11 @@ import { SnapshotSource } from './snapshot-source.js';
  */
 @Module({
   controllers: [DashboardPageController, FeedController],
-  providers: [{ provide: DASHBOARD_ASSETS, useFactory: () => loadAssets() }, SnapshotSource, LiveFeed],
+  providers: [
+    { provide: DASHBOARD_ASSETS, useFactory: () => loadAssets() },
+    Alarms,
+    SnapshotSource,
+    LiveFeed,
+  ],
 })
 export class DashboardModule {}

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { ClusterNode } from '#broker/cluster';
 import { EndpointRegistry, GatewayMetrics } from '#broker/gateway';
+import { Alarms } from './alarms.js';
 import { NodeLoad } from './node-load.js';
 import { type NodeRow, type Snapshot } from './snapshot.types.js';
 
@@ -22,6 +23,7 @@ export class SnapshotSource implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly metrics: GatewayMetrics,
     private readonly endpoints: EndpointRegistry,
+    private readonly alarms: Alarms,
     @Optional() @Inject(ClusterNode) private readonly cluster: ClusterNode | null = null,
   ) {}
 
@@ -68,6 +70,7 @@ export class SnapshotSource implements OnModuleInit, OnModuleDestroy {
       modules: this.metrics.modules.cards(),
       panels: await this.metrics.panels.read(),
       nodes: await this.nodes(),
+      alarms: this.alarms.view(),
     };
   }
 

@@ -25,6 +25,8 @@ export interface Snapshot {
   readonly panels: readonly PanelSnapshot[];
   /** Every live node in cluster mode (null on a single node), and those that did not answer in time. */
   readonly nodes: { readonly answered: readonly NodeRow[]; readonly missing: readonly string[] } | null;
+  /** The alarms holding now, and the last ones cleared (newest first). */
+  readonly alarms: { readonly active: readonly AlarmView[]; readonly cleared: readonly AlarmView[] };
 }
 
 export interface EndpointFigures {
@@ -59,4 +61,13 @@ export interface NodeLoadFigures {
   readonly rssBytes: number;
   /** The event loop's delay beyond its sampling period, p99 since the node's last reading, in ms. */
   readonly loopDelayP99Ms: number | null;
+}
+
+/** An alarm as the dashboard shows it: `until` null while it holds. */
+export interface AlarmView {
+  readonly name: string;
+  readonly title: string;
+  /** Epoch milliseconds it was raised, and cleared. */
+  readonly since: number;
+  readonly until: number | null;
 }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Snapshot } from '../../src/snapshot.types.js';
+import { AlarmBanner, Alarms } from './alarms.js';
 import { Credentials, Origins } from './allowlists.js';
 import { saveToken, savedToken } from './api.js';
 import { Connections } from './connections.js';
@@ -14,6 +15,7 @@ import { SignIn } from './sign-in.js';
 const SECTIONS = [
   ['overview', 'Overview'],
   ['refusals', 'Refusals'],
+  ['alarms', 'Alarms'],
   ['modules', 'Modules'],
   ['charge-points', 'Charge points'],
   ['connections', 'Connections'],
@@ -75,6 +77,7 @@ export function App() {
           </button>
         )}
       </header>
+      <AlarmBanner snapshot={snapshot} />
       <nav aria-label="Sections">
         <ul>
           {[...SECTIONS, ...(snapshot?.nodes ? ([['nodes', 'Nodes']] as const) : [])].map(([id, label]) => (
@@ -86,6 +89,7 @@ export function App() {
       </nav>
       <main id="main" tabIndex={-1}>
         <Overview history={history} />
+        <Alarms snapshot={snapshot} />
         <Modules snapshot={snapshot} />
         <Connections snapshot={snapshot} />
         <Publish />
