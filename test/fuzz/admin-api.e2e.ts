@@ -64,6 +64,7 @@ describe('fuzz: the admin API', { timeout: 120_000 }, () => {
     ['patch', '/admin/v1/charge-points/CP-1'],
     ['post', '/admin/v1/id-tags'],
     ['patch', '/admin/v1/id-tags/TAG-1'],
+    ['post', '/admin/v1/publish'],
   ] as const) {
     it(`${method.toUpperCase()} ${path} with any JSON body`, async () => {
       await fc.assert(

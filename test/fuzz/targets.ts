@@ -28,6 +28,7 @@ import {
   CreateWampcraDto,
 } from '../../libs/admin/src/dto/credential.dto.js';
 import { AddOriginDto } from '../../libs/admin/src/dto/origin.dto.js';
+import { PublishDto } from '../../libs/admin/src/dto/publish.dto.js';
 import { InvalidFieldsException } from '../../libs/admin/src/problem.filter.js';
 import { adminValidationPipe } from '../../libs/admin/src/validation.js';
 import { ForwardedHeaders } from '../../libs/gateway/src/http-front/forwarded.js';
@@ -254,6 +255,7 @@ const ADMIN_BODY_TYPES = [
   UpdateChargePointDto,
   CreateIdTagDto,
   UpdateIdTagDto,
+  PublishDto,
 ] as const;
 
 const ADMIN_FIELDS = [
@@ -272,6 +274,9 @@ const ADMIN_FIELDS = [
   'secret',
   'role',
   'parentIdTag',
+  'topic',
+  'payload',
+  'contentType',
   '__proto__',
   'constructor',
 ];
