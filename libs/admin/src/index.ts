@@ -1,5 +1,6 @@
 export * from './admin-api.decorator.js';
 export * from './admin.module.js';
+export { MISSING_NODES_HEADER } from './connections.controller.js';
 export * from './openapi.js';
 export * from './problem.filter.js';
 export * from './dto/page-limit.dto.js';

@@ -1,5 +1,5 @@
 import { Controller, Get, NotFoundException, Param, Res } from '@nestjs/common';
-import { AdminApi } from '#broker/admin';
+import { AdminApi, MISSING_NODES_HEADER } from '#broker/admin';
 import { type Response } from 'express';
 import { SessionLookup } from './session-lookup.js';
 import { type MqttSessionView } from './session-view.js';
@@ -19,8 +19,8 @@ export class MqttSessionsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<MqttSessionView> {
     const { view, missing } = await this.sessions.find(clientId);
-    // A partial answer never reads as a whole one (the connections listing's header).
-    if (missing.length > 0) res.setHeader('Broker-Missing-Nodes', missing.join(', '));
+    // A partial answer never reads as a whole one.
+    if (missing.length > 0) res.setHeader(MISSING_NODES_HEADER, missing.join(', '));
     if (view !== null) return view;
     const unasked = missing.length > 0 ? ` (nodes ${missing.join(', ')} did not answer)` : '';
     throw new NotFoundException(`no MQTT session ${clientId}${unasked}`);
