@@ -2,7 +2,7 @@
  * JetStream alone, no broker: is an acknowledged message kept across nats-server restarts? One interest
  * stream with one durable consumer read and acknowledged as it goes (as the broker's MQTT stream is),
  * four publishers awaiting each PubAck, and nats-server restarted `--restarts` times (SIGTERM, or
- * `--signal SIGKILL`). Prints what was acknowledged, what the consumer got, the acknowledged messages
+ * `--signal SIGKILL`; `--sync-always` for `sync_interval: always`). Prints what was acknowledged, what the consumer got, the acknowledged messages
  * it never got, and the stream sequences a PubAck named twice (a server that forgot a write reuses
  * its sequence). Run: `npm run build && node dist/test/nemesis/jetstream-restarts.js`.
  */
@@ -12,12 +12,17 @@ import { connect } from '@nats-io/transport-node';
 import { TestNats } from '../support/cluster.js';
 
 const { values } = parseArgs({
-  options: { restarts: { type: 'string', default: '10' }, signal: { type: 'string', default: 'SIGTERM' } },
+  options: {
+    restarts: { type: 'string', default: '10' },
+    signal: { type: 'string', default: 'SIGTERM' },
+    // Each write synced before its PubAck (nats-server 2.10+).
+    'sync-always': { type: 'boolean', default: false },
+  },
 });
 const signal = values.signal === 'SIGKILL' ? 'SIGKILL' : 'SIGTERM';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const nats = await TestNats.start();
+const nats = await TestNats.start({ syncAlways: values['sync-always'] });
 const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
 try {
   const jsm = await jetstreamManager(nc);

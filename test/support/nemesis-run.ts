@@ -117,6 +117,13 @@ export interface NemesisReport {
   readonly stopped: readonly string[];
   /** From the last fault until every workload had been served again (or the wait gave up). */
   readonly servedAgainMs: number;
+  /**
+   * What the nodes themselves logged of a stream message written to a connection after its session's
+   * record had moved to another node (the record's time stored against the write's): the session served
+   * by two nodes, each as `node: client id, ms after the move`. The twins' `superseded` is the test
+   * process's view of the same, which cannot tell a message read late from one sent late.
+   */
+  readonly sentAfterMove: readonly string[];
 }
 
 /**
@@ -131,6 +138,8 @@ const CALL_ANSWER_MS = 60_000;
  * write that timed out while it was down) with room to spare.
  */
 const SERVED_AGAIN_MS = 30_000;
+/** What a node logs (`SessionWrites.lost`) when it finds it sent a stream message after the record moved. */
+const SENT_AFTER_MOVE = 'mqtt: a stream message went to a connection after its session record moved';
 
 /** The workloads beside the devices, as the checker reads them. */
 interface Beside {
@@ -142,6 +151,7 @@ interface Beside {
   readonly ocpp: CallStats;
   readonly stopped: readonly string[];
   readonly servedAgainMs: number;
+  readonly sentAfterMove: readonly string[];
 }
 
 /**
@@ -289,6 +299,7 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
     ocpp: ocpp.stats(),
     stopped,
     servedAgainMs,
+    sentAfterMove: sentAfterMove(cluster),
   });
   for (const device of [...devices, ...twins, ...members]) await device.end();
   await wills.end();
@@ -352,6 +363,16 @@ function twinsTrace(n: number, ackedAt: number, twins: readonly Device[]): strin
 function twinsLost(acked: readonly number[], twins: readonly Device[]): number[] {
   const seen = new Set(twins.flatMap((twin) => twin.seen.map((m) => m.n)));
   return acked.filter((n) => !seen.has(n));
+}
+
+/** The nodes' own log of stream messages sent to a connection after its session's record moved on. */
+function sentAfterMove(cluster: TestCluster): string[] {
+  return cluster.nodes.flatMap((node) =>
+    node
+      .logLines()
+      .filter((line) => line['msg'] === SENT_AFTER_MOVE)
+      .map((line) => `${node.id}: ${String(line['clientId'])}, ${String(line['afterMs'])} ms after the move`),
+  );
 }
 
 /** Messages a device got on a connection after the other device's newer one was accepted. */
@@ -476,6 +497,7 @@ function checker(
     repeated,
     stopped: beside.stopped,
     servedAgainMs: beside.servedAgainMs,
+    sentAfterMove: beside.sentAfterMove,
     devices: devices.map((device) => {
       const verdict = judge(publisher.acked, device);
       const copies = (n: number) =>
@@ -562,6 +584,11 @@ export function reportTable(report: NemesisReport): string {
     callLine('WAMP calls', report.wamp),
     callLine('OCPP calls (admin API)', report.ocpp),
     `takeover race: ${report.twins.takeovers} connections of one client id from two devices; both connected at once ${report.twins.overlapMs} ms in all, ${report.twins.maxOverlapMs} ms at most; ${report.twins.superseded.length} messages to a connection already taken over${report.twins.superseded
+      .slice(0, 5)
+      .map((s) => ` (${s})`)
+      .join(
+        '',
+      )} as the test process read them; by the nodes' own clocks ${report.sentAfterMove.length} sent after the record moved${report.sentAfterMove
       .slice(0, 5)
       .map((s) => ` (${s})`)
       .join('')}`,

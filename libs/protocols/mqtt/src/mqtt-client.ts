@@ -273,6 +273,9 @@ export class MqttClient implements SessionOwner, PacketHandler {
     this.broker.stats.messagesSent++;
     this.broker.stats.bytesSent += bytes.byteLength;
     this.transport.send(bytes);
+    // Only stream deliveries are timed: each costs a JetStream message already, a clock read is nothing.
+    if (delivery.streamSequence !== undefined && this.session !== null)
+      this.session.streamSentAtMs = Date.now();
     return true;
   }
 

@@ -60,6 +60,11 @@ export class Session {
   private receivedTable: Map<number, number> | null = null;
   /** Cluster mode: per stream consumer, the highest sequence given to this session (`delivered`). */
   streamDelivered: Map<string, number> | null = null;
+  /**
+   * Cluster mode: when (Date.now()) a stream message was last written to this session's connection, so a
+   * node that finds the session's record moved can tell whether it sent one after the move.
+   */
+  streamSentAtMs = 0;
   owner: SessionOwner | null = null;
   /** Seconds the session lives after its connection ends; 0: it ends with the connection. */
   expirySec = 0;

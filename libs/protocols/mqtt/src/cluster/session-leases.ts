@@ -36,7 +36,12 @@ export class SessionLeases {
     this.watch = await watchBucket(
       kv,
       (entry) =>
-        this.saw(entry.key, entry.revision, entry.operation === 'PUT' ? parseRecord(entry.value) : null),
+        this.saw(
+          entry.key,
+          entry.revision,
+          entry.operation === 'PUT' ? parseRecord(entry.value) : null,
+          entry.created.getTime(),
+        ),
       {
         log: this.log,
         what: 'mqtt sessions',
@@ -79,7 +84,8 @@ export class SessionLeases {
         return;
       }
       const record = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
-      if (this.saw(key, entry?.revision ?? Number.MAX_SAFE_INTEGER, record)) lost++;
+      const movedAtMs = entry?.created.getTime() ?? null;
+      if (this.saw(key, entry?.revision ?? Number.MAX_SAFE_INTEGER, record, movedAtMs)) lost++;
     }
     if (held.length > 0) this.log.info({ held: held.length, lost }, 'mqtt: session leases checked');
   }
@@ -101,13 +107,18 @@ export class SessionLeases {
     if (fenced > 0) this.log.warn({ fenced }, 'mqtt: cut off from the cluster, sessions let go here');
   }
 
-  /** A record as it is now; true when this node held it and lets go. */
-  private saw(key: string, revision: number, record: SessionRecord | null): boolean {
+  /** A record as it is now (stored at `movedAtMs`, when known); true when this node held it and lets go. */
+  private saw(
+    key: string,
+    revision: number,
+    record: SessionRecord | null,
+    movedAtMs: number | null,
+  ): boolean {
     const clientId = Buffer.from(key, 'base64url').toString('utf8');
     if (this.claiming.has(clientId)) return false;
     const mine = this.bucket.revisions.get(clientId);
     if (mine !== undefined && revision > mine && !this.bucket.holds(clientId, record)) {
-      this.writes.lost(clientId);
+      this.writes.lost(clientId, movedAtMs);
       return true;
     }
     const ours =

@@ -102,7 +102,7 @@ export class SessionWrites {
       const now = await kv.get(key).catch(() => null);
       if (this.bucket.holds(clientId, now?.operation === 'PUT' ? parseRecord(now.value) : null)) return;
       // Another node took the id (its CONNECT won): the connection here lets go too.
-      this.lost(clientId);
+      this.lost(clientId, now?.created.getTime() ?? null);
     }
   }
 
@@ -110,9 +110,19 @@ export class SessionWrites {
    * The record of `clientId` is no longer this node's (another node took it, or adopted it while this one
    * was paused or cut off, or ended it): the session here lets go at once (its connection gets DISCONNECT
    * 0x8E), without a will and without touching the record or the stream's consumers, which the new holder
-   * uses.
+   * uses. `movedAtMs`, when the server stored the record that moved (null: not known), tells whether a
+   * stream message went to the connection here after the move: the session on two nodes at once, which
+   * the fencing exists to prevent, logged as an error (timed by the server's clock against this node's:
+   * they must agree, as membership already requires).
    */
-  lost(clientId: string): void {
+  lost(clientId: string, movedAtMs: number | null): void {
+    const sentAtMs = this.broker.sessions.get(clientId)?.streamSentAtMs ?? 0;
+    if (movedAtMs !== null && sentAtMs > movedAtMs) {
+      this.log.error(
+        { clientId, afterMs: sentAtMs - movedAtMs },
+        'mqtt: a stream message went to a connection after its session record moved',
+      );
+    }
     this.log.info({ clientId }, 'mqtt: session taken by another node, letting go here');
     this.letGo(clientId, (owner) => owner.takeOver());
   }
