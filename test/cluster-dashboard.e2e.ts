@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { launchChromium } from './support/chromium.js';
-import { type BrokerNode, TestCluster } from './support/cluster.js';
+import { type BrokerNode, TestCluster, until } from './support/cluster.js';
 import { opened } from './support/ws-helpers.js';
 
 // The dashboard of one node of a real cluster, in a real Chromium: it lists every node's connections,
@@ -70,6 +70,40 @@ describe('cluster: the dashboard of one node', () => {
       assert.match(await row.locator('[data-load="memory"]').innerText(), /^[1-9]\d* MiB$/);
       assert.match(await row.locator('[data-load="loop"]').innerText(), /^\d+\.\d ms$/);
     }
+    await page.close();
+  });
+
+  // Last: it kills a node.
+  it('raises node-gone when a node stops beating, naming it, and clears it when the node is back', async () => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${n1.http}/dashboard`);
+    await page.getByLabel('Admin token').fill(ADMIN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('.alarm-banner [data-alarm="node-gone"]').count(), 0);
+    const metrics = async () => (await fetch(`${n1.http}/metrics`)).text();
+    assert.match(await metrics(), /broker_alarm_active\{alarm="node-gone"\} 0/);
+
+    await n2.kill();
+    // Its heartbeats time out (TEST_NODE_TIMEOUT_MS), then the next check (every 5 s) raises it.
+    const banner = page.locator('.alarm-banner [data-alarm="node-gone"]');
+    await banner.waitFor({ timeout: 3 * WAIT_MS });
+    assert.match(await banner.innerText(), new RegExp(`\\(${n2.id}\\)`));
+    assert.match(await metrics(), /broker_alarm_active\{alarm="node-gone"\} 1/);
+    // The log line reaches the test through a pipe: it may come after the page shows the alarm.
+    const raisedLine = () => n1.logLines().find((line) => line['alarm'] === 'node-gone');
+    await until('the alarm logged', () => raisedLine() !== undefined, WAIT_MS);
+    const raised = raisedLine();
+    assert.equal(raised?.['detail'], n2.id);
+    assert.equal(raised?.['level'], 40);
+
+    await cluster.startNode({}, n2.id);
+    await page
+      .locator('[data-alarm-row="node-gone"][data-state="cleared"]')
+      .waitFor({ timeout: 3 * WAIT_MS });
+    assert.equal(await banner.count(), 0);
+    assert.match(await metrics(), /broker_alarm_active\{alarm="node-gone"\} 0/);
     await page.close();
   });
 });

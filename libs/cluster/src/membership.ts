@@ -15,9 +15,14 @@ export interface MembershipOptions {
   readonly reachesAny: (nodes: readonly string[]) => Promise<boolean>;
 }
 
+/** Why a node left the live set: a clean stop deleted its entry, its beats stopped, or it restarted. */
+export type Departure = 'left the cluster' | 'heartbeat timed out' | 'restarted';
+
 export interface MembershipChange {
   readonly node: string;
   readonly up: boolean;
+  /** When it went down: why. */
+  readonly why?: Departure;
 }
 
 /** What a heartbeat entry holds. */
@@ -336,10 +341,10 @@ export class Membership {
     this.emit({ node, up: true });
   }
 
-  private leave(node: string, why: string): void {
+  private leave(node: string, why: Departure): void {
     if (!this.seen.delete(node)) return;
     this.options.logger.warn({ peer: node, why }, 'cluster node gone');
-    this.emit({ node, up: false });
+    this.emit({ node, up: false, why });
   }
 
   /** Calls the resume listeners; after a stall, `caughtUp` waits for what they return. */

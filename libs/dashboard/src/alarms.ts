@@ -20,11 +20,15 @@ const DROP_COUNTERS = ['broker_messages_dropped_total', 'broker_mqtt_messages_dr
  */
 @Injectable()
 export class Alarms implements OnModuleInit, OnModuleDestroy {
-  private readonly active = new Map<AlarmName, number>();
+  /** The alarms that hold: since when (epoch ms), and what they concern. */
+  private readonly active = new Map<AlarmName, { since: number; detail: string | null }>();
   private readonly cleared: AlarmView[] = [];
   private last: AlarmReading | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly gauge: Gauge<'alarm'>;
+  /** Nodes whose heartbeats timed out, until they are back (or leave cleanly). */
+  private readonly gone = new Set<string>();
+  private offMembership: (() => void) | null = null;
 
   constructor(
     private readonly metrics: GatewayMetrics,
@@ -33,7 +37,7 @@ export class Alarms implements OnModuleInit, OnModuleDestroy {
   ) {
     this.gauge = new Gauge({
       name: 'broker_alarm_active',
-      help: 'Whether an alarm holds (1) or not (0): nats-unreachable, refusal-surge, shedding',
+      help: `Whether an alarm holds (1) or not (0): ${Object.keys(ALARMS).join(', ')}`,
       labelNames: ['alarm'] as const,
       registers: [metrics.registry],
     });
@@ -41,6 +45,11 @@ export class Alarms implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleInit(): void {
+    this.offMembership =
+      this.cluster?.membership.onChange((change) => {
+        if (!change.up && change.why === 'heartbeat timed out') this.gone.add(change.node);
+        else this.gone.delete(change.node);
+      }) ?? null;
     // The first reading at once: the first check's window starts at boot.
     void this.check();
     this.timer = setInterval(() => void this.check(), CHECK_MS);
@@ -48,15 +57,17 @@ export class Alarms implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.offMembership?.();
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
   }
 
   /** The alarms that hold now, oldest first, and the last ones cleared, newest first. */
   view(): { readonly active: AlarmView[]; readonly cleared: readonly AlarmView[] } {
-    const active = [...this.active].map(([name, since]) => ({
+    const active = [...this.active].map(([name, { since, detail }]) => ({
       name,
       title: ALARMS[name],
+      detail,
       since,
       until: null,
     }));
@@ -69,22 +80,29 @@ export class Alarms implements OnModuleInit, OnModuleDestroy {
       refusals:
         this.metrics.refusals.total + (await this.counted('broker_connections_refused_at_accept_total')),
       dropped: await this.dropped(),
+      nodesGone: [...this.gone].sort(),
       at: performance.now(),
     };
     const now = activeAlarms(this.last, reading);
     this.last = reading;
     const wall = Date.now();
     for (const name of now) {
-      if (this.active.has(name)) continue;
-      this.active.set(name, wall);
+      const detail = name === 'node-gone' ? reading.nodesGone.join(', ') : null;
+      const held = this.active.get(name);
+      if (held !== undefined) {
+        if (held.detail !== detail) this.logger.warn({ alarm: name, detail }, `alarm holds: ${ALARMS[name]}`);
+        held.detail = detail;
+        continue;
+      }
+      this.active.set(name, { since: wall, detail });
       this.gauge.set({ alarm: name }, 1);
-      this.logger.warn({ alarm: name }, `alarm raised: ${ALARMS[name]}`);
+      this.logger.warn({ alarm: name, detail }, `alarm raised: ${ALARMS[name]}`);
     }
-    for (const [name, since] of this.active) {
+    for (const [name, { since, detail }] of this.active) {
       if (now.has(name)) continue;
       this.active.delete(name);
       this.gauge.set({ alarm: name }, 0);
-      this.cleared.unshift({ name, title: ALARMS[name], since, until: wall });
+      this.cleared.unshift({ name, title: ALARMS[name], detail, since, until: wall });
       this.cleared.length = Math.min(this.cleared.length, CLEARED_KEPT);
       this.logger.info({ alarm: name, ms: wall - since }, `alarm cleared: ${ALARMS[name]}`);
     }

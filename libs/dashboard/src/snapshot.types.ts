@@ -67,6 +67,8 @@ export interface NodeLoadFigures {
 export interface AlarmView {
   readonly name: string;
   readonly title: string;
+  /** What it concerns, when that is not in the title (the nodes gone); null otherwise. */
+  readonly detail: string | null;
   /** Epoch milliseconds it was raised, and cleared. */
   readonly since: number;
   readonly until: number | null;

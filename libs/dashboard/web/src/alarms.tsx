@@ -9,7 +9,8 @@ export function AlarmBanner(props: { readonly snapshot: Snapshot | undefined }) 
     <div role="alert" class="alarm-banner">
       {active.map((a) => (
         <p key={a.name} data-alarm={a.name}>
-          <strong>{a.title}</strong> since {formatTime(a.since)}
+          <strong>{a.title}</strong>
+          {a.detail === null ? '' : ` (${a.detail})`} since {formatTime(a.since)}
         </p>
       ))}
     </div>
@@ -44,7 +45,10 @@ export function Alarms(props: { readonly snapshot: Snapshot | undefined }) {
                 data-alarm-row={a.name}
                 data-state={a.until === null ? 'active' : 'cleared'}
               >
-                <td>{a.title}</td>
+                <td>
+                  {a.title}
+                  {a.detail === null ? '' : ` (${a.detail})`}
+                </td>
                 <td>{formatTime(a.since)}</td>
                 <td>{a.until === null ? 'holds' : formatTime(a.until)}</td>
               </tr>
