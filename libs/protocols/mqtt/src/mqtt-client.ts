@@ -164,6 +164,10 @@ export class MqttClient implements SessionOwner, PacketHandler {
     this.disconnect(RC.useAnotherServer, 'this node lost touch with the cluster');
   }
 
+  discarded(): void {
+    this.disconnect(RC.administrativeAction, 'session discarded by an administrator');
+  }
+
   /**
    * Shutdown: v5 clients get DISCONNECT 0x8B. `endTransport` false leaves the close to the caller
    * (the WebSocket gateway closes with 1001 right after).

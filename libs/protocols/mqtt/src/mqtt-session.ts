@@ -43,6 +43,8 @@ export interface SessionOwner {
   takeOver(): void;
   /** This node can no longer prove it holds the session (v5 DISCONNECT 0x9C: use another server). */
   useAnotherServer(): void;
+  /** An administrator discarded the session (v5 DISCONNECT 0x98: administrative action). */
+  discarded(): void;
 }
 
 /**

@@ -15,6 +15,7 @@ export const RC = {
   badAuthenticationMethod: 0x8c,
   keepAliveTimeout: 0x8d,
   sessionTakenOver: 0x8e,
+  administrativeAction: 0x98,
   useAnotherServer: 0x9c,
   topicFilterInvalid: 0x8f,
   topicNameInvalid: 0x90,

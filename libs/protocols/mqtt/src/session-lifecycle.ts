@@ -64,6 +64,7 @@ const AWAY: SessionOwner = {
   sendWindow: 0,
   takeOver: () => undefined,
   useAnotherServer: () => undefined,
+  discarded: () => undefined,
 };
 
 export type Attached = { readonly session: Session; readonly present: boolean } | null;
@@ -170,6 +171,20 @@ export class SessionLifecycle {
   end(session: Session): void {
     session.pendingWill?.();
     this.host.endSession(session);
+  }
+
+  /**
+   * An administrator discards the session of `clientId`: its connection, if it has one, gets DISCONNECT
+   * 0x98 and closes; the session ends (subscriptions, queue and, in cluster mode, its record and stream
+   * consumers gone; a will goes out, as when any session ends). False when there is none here.
+   */
+  discard(clientId: string): boolean {
+    const session = this.host.sessions.get(clientId);
+    if (session === undefined) return false;
+    session.owner?.discarded();
+    // A session that ended with its connection (no expiry) is gone already.
+    if (this.host.sessions.get(clientId) === session) this.end(session);
+    return true;
   }
 
   /**
