@@ -576,6 +576,39 @@ describe('cluster faults: a node cut off from NATS', () => {
       15_000,
     ).catch((err: Error) => assert.fail(`${err.message}; the nodes served ${JSON.stringify(held)}`));
   });
+
+  it('nats-server restarted while the holder is cut off: a claim right after the restart finds nobody listening for a node that still beats, and waits for its death instead of taking the record', async (t) => {
+    const [n1, , n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const holder = await mqtt.connectAsync(`${n3.url}/mqtt`, persistentSession('nats-back'));
+    holder.on('error', () => undefined);
+    t.after(() => holder.end(true));
+    await holder.subscribeAsync('nats-back/x', { qos: 1 });
+    const holderClosed = new Promise<void>((resolve) => holder.once('close', () => resolve()));
+
+    n3.cut();
+    t.after(() => n3.heal());
+    await cluster.nats.stop();
+    await cluster.nats.restart();
+    await until('n1 is back on NATS', async () => (await fetch(`${n1.http}/health/ready`)).ok, 15_000);
+    // Within nodeTimeoutMs of n1's reconnect n3 counts as live (its absence is timed from there), and
+    // nobody listens for it on the restarted server: its silence is not yet its death.
+    const first = await new Promise<number>((resolve) => {
+      const attempt = mqtt.connect(`${n1.url}/mqtt`, persistentSession('nats-back'));
+      attempt.once('connect', () => {
+        resolve(0);
+        attempt.end(true);
+      });
+      attempt.once('error', (err) => {
+        resolve((err as Error & { code?: number }).code ?? -1);
+        attempt.end(true);
+      });
+    });
+    assert.equal(first, 0x88, 'the claim took the record of a node that still beats');
+    // Once n3's absence has lasted nodeTimeoutMs, its record decides.
+    const second = await connectWhenAccepted(n1, 'nats-back');
+    t.after(() => second.end(true));
+    await holderClosed;
+  });
 });
 
 describe('cluster faults: a holder cut off from NATS, under a request limit longer than the cut', () => {

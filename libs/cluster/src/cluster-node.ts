@@ -280,9 +280,13 @@ export class ClusterNode {
   }
 
   private watchStatus(): void {
-    this.status.watch(this.nc, () => {
-      this.recreateBuckets();
-      this.membership.reconnected();
-    });
+    this.status.watch(
+      this.nc,
+      () => this.membership.disconnected(),
+      () => {
+        this.recreateBuckets();
+        this.membership.reconnected();
+      },
+    );
   }
 }

@@ -21,13 +21,17 @@ export class ConnectionStatus {
     return () => this.listeners.delete(listener);
   }
 
-  /** Follows `nc`'s status; `restored` runs on a reconnect, before the listeners hear of it. */
-  watch(nc: NatsConnection, restored: () => void): void {
+  /**
+   * Follows `nc`'s status; `lost` runs when the connection goes and `restored` when it is back, each
+   * before the listeners hear of it.
+   */
+  watch(nc: NatsConnection, lost: () => void, restored: () => void): void {
     void (async () => {
       for await (const status of nc.status()) {
         if (status.type === 'disconnect' && this.up) {
           this.up = false;
           this.logger.error('NATS connection lost: new connections get 503 until it is back');
+          lost();
           this.emit(false);
         } else if (status.type === 'reconnect' && !this.up) {
           this.up = true;

@@ -81,6 +81,10 @@ export class Membership {
   private leaseLost = false;
   /** performance.now() when another node's heartbeat was last seen written. */
   private lastPeerBeat = 0;
+  /** performance.now() when this node's NATS connection last came back. */
+  private reconnectedAt = Number.NEGATIVE_INFINITY;
+  /** While NATS is away: releases what waits in `caughtUp` once the check after its return is done. */
+  private awaitingReturn: (() => void) | null = null;
   private probing = false;
 
   constructor(
@@ -199,15 +203,40 @@ export class Membership {
   }
 
   /**
+   * NATS went away. Meanwhile the others may take what this node holds (a holder they cannot ask, or
+   * whose subscriptions are not back yet, counts as gone), and when NATS is back, what this node reads
+   * first was sent before the records' changes that say so: until the resume listeners have checked what
+   * it holds after the return, `caughtUp` is a promise (nothing reaches a client from NATS meanwhile).
+   */
+  disconnected(): void {
+    if (this.awaitingReturn !== null) return;
+    this.catchingUp = new Promise<void>((resolve) => (this.awaitingReturn = resolve));
+  }
+
+  /**
    * NATS came back: the heartbeats missed meanwhile are nobody's fault, and the watch may wait for a
-   * consumer the server lost; a new one reads the bucket now. (The ticks catch an outage too, but not
-   * one shorter than a heartbeat.)
+   * consumer the server lost; a new one reads the bucket now. What this node holds is checked before it
+   * acts on it again (see `disconnected`). (The ticks catch an outage too, but not one shorter than a
+   * heartbeat.)
    */
   reconnected(): void {
     const now = performance.now();
+    this.reconnectedAt = now;
     for (const entry of this.seen.values()) entry.at = now;
     this.watch?.restart();
-    this.resumed();
+    const release = this.awaitingReturn;
+    this.awaitingReturn = null;
+    this.resumed(true);
+    if (release !== null) void (this.catchingUp ?? Promise.resolve()).then(release);
+  }
+
+  /**
+   * Whether this node's NATS connection came back within `nodeTimeoutMs`: after a NATS restart every
+   * node reconnects, and until a node's subscriptions are back, a request to it finds nobody listening
+   * though it lives.
+   */
+  reconnectedRecently(): boolean {
+    return performance.now() - this.reconnectedAt < this.options.nodeTimeoutMs;
   }
 
   /** Stops renewing and deletes this node's entry, so the others see it leave without waiting. */

@@ -264,6 +264,17 @@ export class ClusterSessions implements SessionDirectory {
       return { state: state ?? (clean ? null : stateOf(held)), will: null };
     } catch (err) {
       if (err instanceof NoHolderError) {
+        // Just after this node's own NATS outage (a NATS restart: every node reconnects), a live holder's
+        // subscriptions may not be back yet: its silence is not its death, and taking the record now
+        // would leave its connection served until its check after the return. Refused for now (0x88: the
+        // client tries again); once the holder's beats stop for `nodeTimeoutMs`, the record decides.
+        if (membership.isLive(held.node) && membership.reconnectedRecently()) {
+          this.log.warn(
+            { clientId, node: held.node },
+            'mqtt: the holding node does not listen yet after a NATS outage, the claim waits',
+          );
+          return 'unavailable';
+        }
         // Nobody listens for it (a process gone with its sockets): the record decides at once. A holder
         // still running finds the record moved when it is back, and lets go.
         this.log.warn(

@@ -5,6 +5,9 @@ import { type SessionBucket } from './session-bucket.js';
 import { keyOf, parseRecord, type SessionRecord } from './session-record.js';
 import { type SessionWrites } from './session-writes.js';
 
+/** Records read at once when the leases are checked. */
+const CHECK_READS = 64;
+
 /**
  * The leases this node holds on session records, kept honest: a record's revision as this node wrote it
  * is its lease. Every node watches the records, and the moment another node takes one this node holds
@@ -60,34 +63,49 @@ export class SessionLeases {
     this.watch?.stop();
   }
 
-  /** Reads every record this node holds (its sessions and its orphans) and lets go of those that moved on. */
+  /**
+   * Reads every record this node holds (its sessions and its orphans) and lets go of those that moved on.
+   * A read that fails (JetStream not back yet after a restart) starts the check again a moment later,
+   * within `nodeTimeoutMs`: the deliveries waiting for it (`Membership.caughtUp`) must not go on unchecked.
+   */
   check(): Promise<void> {
     // One check at a time; a resume during one is covered by the reads it has yet to make.
-    this.checking ??= this.checkAll().finally(() => (this.checking = null));
+    this.checking ??= this.checkUntilDone().finally(() => (this.checking = null));
     return this.checking;
   }
 
-  private async checkAll(): Promise<void> {
+  private async checkUntilDone(): Promise<void> {
+    const { heartbeatMs, nodeTimeoutMs } = this.node.config;
+    const until = performance.now() + nodeTimeoutMs;
+    while (!(await this.checkAll()) && performance.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, heartbeatMs / 4));
+    }
+  }
+
+  /** One pass over the records held, `CHECK_READS` at a time; false when a read failed. */
+  private async checkAll(): Promise<boolean> {
     const kv = this.bucket.sessions;
-    if (kv === null) return;
+    if (kv === null) return true;
     const held = [...this.bucket.revisions.keys(), ...this.orphans.held()];
     let lost = 0;
-    for (const clientId of held) {
-      const key = keyOf(clientId);
-      if (key === null) continue;
-      let entry;
-      try {
-        entry = await kv.get(key);
-      } catch (err) {
-        // NATS away again: its return brings another check.
-        this.log.warn({ err: (err as Error).message }, 'mqtt: session leases not checked');
-        return;
+    try {
+      for (let i = 0; i < held.length; i += CHECK_READS) {
+        const reads = held.slice(i, i + CHECK_READS).map(async (clientId) => {
+          const key = keyOf(clientId);
+          if (key === null) return;
+          const entry = await kv.get(key);
+          const record = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
+          const movedAtMs = entry?.created.getTime() ?? null;
+          if (this.saw(key, entry?.revision ?? Number.MAX_SAFE_INTEGER, record, movedAtMs)) lost++;
+        });
+        await Promise.all(reads);
       }
-      const record = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
-      const movedAtMs = entry?.created.getTime() ?? null;
-      if (this.saw(key, entry?.revision ?? Number.MAX_SAFE_INTEGER, record, movedAtMs)) lost++;
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'mqtt: session leases not checked yet');
+      return false;
     }
     if (held.length > 0) this.log.info({ held: held.length, lost }, 'mqtt: session leases checked');
+    return true;
   }
 
   /**
