@@ -17,10 +17,13 @@ import { type MqttMessage } from '../message.js';
 import { type MessageQueues } from '../message-queues.js';
 import { type Session } from '../mqtt-session.js';
 import { StreamInterest } from './stream-interest.js';
+import { StreamPublisher } from './stream-publisher.js';
 import { type Subscription } from '../subscription.js';
 
 /** NATS refuses control lines past 4 KiB: a longer subject cannot be stored. */
 const MAX_SUBJECT_BYTES = 3072;
+/** Writes to the stream awaiting their acknowledgement at once; past it a QoS 1/2 publish is refused. */
+const MAX_WRITES_IN_FLIGHT = 10_000;
 
 /**
  * QoS 1/2 messages for persistent sessions across the nodes, on JetStream as nats-server's own MQTT
@@ -49,6 +52,7 @@ export class ClusterQueues implements MessageQueues {
   private readonly feeds = new Map<string, Feed>();
   private readonly interest: StreamInterest;
   private readonly reader: FeedReader;
+  private readonly publisher: StreamPublisher;
 
   constructor(
     private readonly node: ClusterNode,
@@ -69,6 +73,7 @@ export class ClusterQueues implements MessageQueues {
       this.prefix,
       broker.config.cluster.ackWaitMs,
     );
+    this.publisher = new StreamPublisher(node.nc, MAX_WRITES_IN_FLIGHT);
   }
 
   async start(): Promise<void> {
@@ -76,6 +81,7 @@ export class ClusterQueues implements MessageQueues {
     const jsm = await jetstreamManager(this.node.nc);
     this.reader.jsm = jsm;
     this.reader.js = jetstream(this.node.nc);
+    this.publisher.start();
     const config = {
       name: this.stream,
       subjects: [`${this.prefix}>`],
@@ -113,6 +119,7 @@ export class ClusterQueues implements MessageQueues {
   }
 
   stop(): void {
+    this.publisher.stop();
     this.reader.stop();
     this.interest.stop();
     for (const feed of this.feeds.values()) this.reader.stopFeed(feed);
@@ -133,12 +140,11 @@ export class ClusterQueues implements MessageQueues {
   }
 
   async store(message: MqttMessage): Promise<void> {
-    const js = this.reader.js;
-    if (js === null) throw new Error('the message stream is not open');
+    if (this.reader.js === null) throw new Error('the message stream is not open');
     const subject = this.prefix + topicToSubject(message.topic);
     if (Buffer.byteLength(subject) > MAX_SUBJECT_BYTES)
       throw new Error('topic too long for the message stream');
-    this.reader.stored((await js.publish(subject, encodeMessage(message))).seq);
+    this.reader.stored(await this.publisher.publish(subject, encodeMessage(message)));
   }
 
   subscribed(session: Session, subscription: Subscription): void {
