@@ -63,6 +63,20 @@ describe('cluster: MQTT when JetStream is full', () => {
     assert.ok(refusal !== null, `every one of ${acked} publishes was acknowledged: the store never filled`);
     assert.equal((refusal as { reasonCode?: number }).reasonCode, 0x97);
     assert.ok(acked > 0, 'the first messages fitted');
+    // The publisher's node raises its alarm at its next check (every 5 s): a gauge and a warning.
+    const alarmed = () =>
+      n2
+        .logLines()
+        .find((line) => line['alarm'] === 'mqtt-stream-full' && line['msg'] !== 'alarm not judged');
+    await until('the stream-full alarm raised', () => alarmed() !== undefined, 10_000);
+    assert.match(
+      String(alarmed()?.['detail']),
+      /^[1-9]\d* writes refused since the last check, \d+ of its 1048576 bytes held$/,
+    );
+    assert.match(
+      await (await fetch(`${n2.http}/metrics`)).text(),
+      /broker_alarm_active\{alarm="mqtt-stream-full"\} 1/,
+    );
     // The heartbeats live in memory: they go on, and once every node has judged the others past the node
     // timeout, nobody was declared dead; the nodes still serve.
     await cluster.untilPastNodeTimeout();
@@ -73,6 +87,12 @@ describe('cluster: MQTT when JetStream is full', () => {
     back.on('message', () => void got++);
     await until('every acknowledged message arrived', () => got >= acked, 10_000);
     await back.endAsync();
+    // Read, the stream lets go of them: the alarm clears at a check that sees no refusal since the last.
+    await until(
+      'the stream-full alarm cleared',
+      () => n2.logLines().some((line) => line['alarm'] === 'mqtt-stream-full' && line['level'] === 30),
+      15_000,
+    );
     await publisher.endAsync();
   });
 });

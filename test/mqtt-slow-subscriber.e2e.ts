@@ -50,6 +50,12 @@ describe('mqtt: a subscriber that cannot keep up', { timeout: 60_000 }, () => {
     // A QoS 1 PUBLISH after the flood: its PUBACK means the broker has routed everything before it.
     await publisher.publishAsync('other/done', 'done', { qos: 1 });
     assert.ok((await drops()) > 0, 'QoS 0 messages to the slow subscriber were dropped and counted');
+    // The shedding alarm counts every module's drop counter: raised at its next check (every 5 s).
+    const alarmed = async () =>
+      /broker_alarm_active\{alarm="shedding"\} 1/.test(
+        await (await fetch(`http://127.0.0.1:${broker.port}/metrics`)).text(),
+      );
+    await waitFor(alarmed, 12_000);
     assert.equal(slow.readyState, WebSocket.OPEN, 'not closed: only its QoS 0 messages were shed');
     assert.equal(bystander.connected, true);
     assert.ok(bystanderGot > 0);

@@ -1,17 +1,22 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { ClusterNode } from '#broker/cluster';
-import { BROKER_LOGGER, GatewayMetrics } from '#broker/gateway';
+import { BROKER_LOGGER, GatewayMetrics, withinTime } from '#broker/gateway';
 import { type Logger } from 'pino';
 import { Gauge } from 'prom-client';
-import { ALARMS, activeAlarms, type AlarmName, type AlarmReading } from './alarm-check.js';
+import { ALARMS, activeAlarms, type AlarmReading } from './alarm-check.js';
 import { type AlarmView } from './snapshot.types.js';
 
 /** How often the alarms are judged. */
 const CHECK_MS = 5000;
+/** What a module's alarm check that outlasts the interval yields. */
+const LATE: unique symbol = Symbol('late');
 /** Cleared alarms kept for the dashboard. */
 const CLEARED_KEPT = 20;
-/** Every protocol's counters of messages shed for slow consumers. */
-const DROP_COUNTERS = ['broker_messages_dropped_total', 'broker_mqtt_messages_dropped_total'];
+/**
+ * The counters of messages shed, the gateway's and any module's own (named `broker_<module>_messages_
+ * dropped_total` by convention): the alarm names no protocol.
+ */
+const DROP_COUNTER = /^broker_(?:[a-z0-9_]+_)?messages_dropped_total$/;
 
 /**
  * The broker's alarms, judged every few seconds whether anyone watches: each raised and cleared once,
@@ -20,8 +25,10 @@ const DROP_COUNTERS = ['broker_messages_dropped_total', 'broker_mqtt_messages_dr
  */
 @Injectable()
 export class Alarms implements OnModuleInit, OnModuleDestroy {
-  /** The alarms that hold: since when (epoch ms), and what they concern. */
-  private readonly active = new Map<AlarmName, { since: number; detail: string | null }>();
+  /** The alarms that hold, the broker's and the modules': since when (epoch ms), and what they concern. */
+  private readonly active = new Map<string, { since: number; detail: string | null }>();
+  /** Every alarm's title, by name: the broker's, and the modules' as they are first judged. */
+  private readonly titles = new Map<string, string>(Object.entries(ALARMS));
   private readonly cleared: AlarmView[] = [];
   private last: AlarmReading | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -37,7 +44,7 @@ export class Alarms implements OnModuleInit, OnModuleDestroy {
   ) {
     this.gauge = new Gauge({
       name: 'broker_alarm_active',
-      help: `Whether an alarm holds (1) or not (0): ${Object.keys(ALARMS).join(', ')}`,
+      help: `Whether an alarm holds (1) or not (0): ${Object.keys(ALARMS).join(', ')} and those the modules add`,
       labelNames: ['alarm'] as const,
       registers: [metrics.registry],
     });
@@ -66,7 +73,7 @@ export class Alarms implements OnModuleInit, OnModuleDestroy {
   view(): { readonly active: AlarmView[]; readonly cleared: readonly AlarmView[] } {
     const active = [...this.active].map(([name, { since, detail }]) => ({
       name,
-      title: ALARMS[name],
+      title: this.titleOf(name),
       detail,
       since,
       until: null,
@@ -83,34 +90,67 @@ export class Alarms implements OnModuleInit, OnModuleDestroy {
       nodesGone: [...this.gone].sort(),
       at: performance.now(),
     };
-    const now = activeAlarms(this.last, reading);
+    const now = new Map<string, string | null>();
+    for (const name of activeAlarms(this.last, reading)) {
+      now.set(name, name === 'node-gone' ? reading.nodesGone.join(', ') : null);
+    }
     this.last = reading;
+    for (const [name, detail] of await this.modulesAlarms()) now.set(name, detail);
     const wall = Date.now();
-    for (const name of now) {
-      const detail = name === 'node-gone' ? reading.nodesGone.join(', ') : null;
+    for (const [name, detail] of now) {
       const held = this.active.get(name);
       if (held !== undefined) {
-        if (held.detail !== detail) this.logger.warn({ alarm: name, detail }, `alarm holds: ${ALARMS[name]}`);
+        if (held.detail !== detail) {
+          this.logger.warn({ alarm: name, detail }, `alarm holds: ${this.titleOf(name)}`);
+        }
         held.detail = detail;
         continue;
       }
       this.active.set(name, { since: wall, detail });
       this.gauge.set({ alarm: name }, 1);
-      this.logger.warn({ alarm: name, detail }, `alarm raised: ${ALARMS[name]}`);
+      this.logger.warn({ alarm: name, detail }, `alarm raised: ${this.titleOf(name)}`);
     }
     for (const [name, { since, detail }] of this.active) {
       if (now.has(name)) continue;
       this.active.delete(name);
       this.gauge.set({ alarm: name }, 0);
-      this.cleared.unshift({ name, title: ALARMS[name], detail, since, until: wall });
+      this.cleared.unshift({ name, title: this.titleOf(name), detail, since, until: wall });
       this.cleared.length = Math.min(this.cleared.length, CLEARED_KEPT);
-      this.logger.info({ alarm: name, ms: wall - since }, `alarm cleared: ${ALARMS[name]}`);
+      this.logger.info({ alarm: name, ms: wall - since }, `alarm cleared: ${this.titleOf(name)}`);
     }
+  }
+
+  /**
+   * The modules' alarms that hold, with their details; one whose check fails or outlasts the interval is
+   * logged and counts as not holding.
+   */
+  private async modulesAlarms(): Promise<Map<string, string | null>> {
+    const holding = new Map<string, string | null>();
+    for (const alarm of this.metrics.alarms.all()) {
+      if (!this.titles.has(alarm.name)) {
+        this.titles.set(alarm.name, alarm.title);
+        this.gauge.set({ alarm: alarm.name }, 0);
+      }
+      try {
+        const detail = await withinTime(Promise.resolve(alarm.check()), CHECK_MS, LATE);
+        if (detail === LATE) throw new Error('no answer within the check interval');
+        if (detail !== null) holding.set(alarm.name, detail === '' ? null : detail);
+      } catch (err) {
+        this.logger.warn({ alarm: alarm.name, err: (err as Error).message }, 'alarm not judged');
+      }
+    }
+    return holding;
+  }
+
+  private titleOf(name: string): string {
+    return this.titles.get(name) ?? name;
   }
 
   private async dropped(): Promise<number> {
     let total = 0;
-    for (const name of DROP_COUNTERS) total += await this.counted(name);
+    for (const metric of this.metrics.registry.getMetricsAsArray()) {
+      if (DROP_COUNTER.test(metric.name)) total += await this.counted(metric.name);
+    }
     return total;
   }
 

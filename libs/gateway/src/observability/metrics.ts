@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DashboardPanels } from './dashboard-panels.js';
+import { ModuleAlarms } from './module-alarms.js';
 import { ModuleFigures } from './module-figures.js';
 import { RecentRefusals } from './recent-refusals.js';
 
@@ -125,6 +126,8 @@ export class GatewayMetrics {
 
   /** The modules' own tables on the dashboard. */
   readonly panels = new DashboardPanels();
+  /** The modules' own alarms, judged with the dashboard's. */
+  readonly alarms = new ModuleAlarms();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

@@ -1,13 +1,10 @@
-import { type ModuleRefusal } from '#broker/handshake';
-
-/** A handshake check (a module's, the application's guards) within `timeoutMs`, else the `timedOut` refusal. */
-export function withinTime<T>(
-  check: Promise<T>,
-  timeoutMs: number,
-  timedOut: ModuleRefusal,
-): Promise<T | ModuleRefusal> {
+/**
+ * `check`, or `timedOut` once `timeoutMs` passed first (a handshake check's refusal, an alarm's
+ * verdict): a slow check must not hold up what waits on it.
+ */
+export function withinTime<T, U>(check: Promise<T>, timeoutMs: number, timedOut: U): Promise<T | U> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<ModuleRefusal>((resolve) => {
+  const timeout = new Promise<U>((resolve) => {
     timer = setTimeout(() => resolve(timedOut), timeoutMs);
   });
   return Promise.race([check, timeout]).finally(() => clearTimeout(timer));

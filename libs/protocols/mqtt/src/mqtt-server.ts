@@ -81,6 +81,7 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     this.retained = cluster === null ? null : new ClusterRetained(cluster, this.broker, this.logger);
     this.sessions = cluster === null ? null : new ClusterSessions(cluster, this.broker, this.logger);
     this.queues = cluster === null ? null : new ClusterQueues(cluster, this.broker, this.logger);
+    if (this.queues !== null) metrics?.alarms.add(this.queues.alarm);
     this.shares = cluster === null ? null : new ClusterShares(this.broker, bus);
   }
 

@@ -17,7 +17,8 @@ import { type MqttMessage } from '../message.js';
 import { type MessageQueues } from '../message-queues.js';
 import { type Session } from '../mqtt-session.js';
 import { StreamInterest } from './stream-interest.js';
-import { StreamPublisher } from './stream-publisher.js';
+import { StreamAlarm } from './stream-alarm.js';
+import { StreamPublisher, StreamRefusal } from './stream-publisher.js';
 import { type Subscription } from '../subscription.js';
 
 /** NATS refuses control lines past 4 KiB: a longer subject cannot be stored. */
@@ -53,6 +54,8 @@ export class ClusterQueues implements MessageQueues {
   private readonly interest: StreamInterest;
   private readonly reader: FeedReader;
   private readonly publisher: StreamPublisher;
+  /** Raised while the stream refuses writes or is nearly full (the dashboard's alarms judge it). */
+  readonly alarm: StreamAlarm;
 
   constructor(
     private readonly node: ClusterNode,
@@ -74,6 +77,11 @@ export class ClusterQueues implements MessageQueues {
       broker.config.cluster.ackWaitMs,
     );
     this.publisher = new StreamPublisher(node.nc, MAX_WRITES_IN_FLIGHT);
+    this.alarm = new StreamAlarm(
+      this.stream,
+      () => this.reader.jsm,
+      () => node.isConnected,
+    );
   }
 
   async start(): Promise<void> {
@@ -144,7 +152,12 @@ export class ClusterQueues implements MessageQueues {
     const subject = this.prefix + topicToSubject(message.topic);
     if (Buffer.byteLength(subject) > MAX_SUBJECT_BYTES)
       throw new Error('topic too long for the message stream');
-    this.reader.stored(await this.publisher.publish(subject, encodeMessage(message)));
+    try {
+      this.reader.stored(await this.publisher.publish(subject, encodeMessage(message)));
+    } catch (err) {
+      if (err instanceof StreamRefusal) this.alarm.refused();
+      throw err;
+    }
   }
 
   subscribed(session: Session, subscription: Subscription): void {
