@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { TestCluster } from '../support/cluster.js';
-import { NEMESES, reportTable, runNemesis } from '../support/nemesis-run.js';
+import { NEMESES, reportTable, runNemesis, sentAfterMoveContext } from '../support/nemesis-run.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,6 +48,9 @@ try {
       const what = `${node.id}: ${String(line['msg'])}`;
       if (Number(line['level']) >= 40) warned.set(what, (warned.get(what) ?? 0) + 1);
     }
+  }
+  if (report.sentAfterMove.length > 0) {
+    console.log(`\nsent after a move, with what the nodes logged before:\n${sentAfterMoveContext(cluster)}`);
   }
   console.log(
     `\nwarnings and errors, by node:\n${[...warned].map(([what, n]) => `${n} × ${what}`).join('\n')}`,

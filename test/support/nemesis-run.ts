@@ -375,6 +375,32 @@ function sentAfterMove(cluster: TestCluster): string[] {
   );
 }
 
+/** A log line's fields that every line has. */
+const LOG_FRAME = new Set(['msg', 'time', 'level', 'pid', 'hostname', 'module']);
+
+/** What every node logged in the 3 s before each send after a move, and just after: its path, for a reader. */
+export function sentAfterMoveContext(cluster: TestCluster): string {
+  const all = cluster.nodes.flatMap((node) => node.logLines().map((line) => ({ node: node.id, line })));
+  const related = (line: Record<string, unknown>, clientId: unknown): boolean =>
+    line['clientId'] === clientId ||
+    /^(cluster node|NATS connection|cluster heartbeat|mqtt: session leases)/.test(String(line['msg']));
+  return all
+    .filter(({ line }) => line['msg'] === SENT_AFTER_MOVE)
+    .map(({ node, line: hit }) => {
+      const at = Number(hit['time']);
+      const around = all
+        .filter(({ line }) => Number(line['time']) >= at - 3000 && Number(line['time']) <= at + 100)
+        .filter(({ line }) => related(line, hit['clientId']))
+        .sort((a, b) => Number(a.line['time']) - Number(b.line['time']))
+        .map(({ node: from, line }) => {
+          const rest = Object.fromEntries(Object.entries(line).filter(([key]) => !LOG_FRAME.has(key)));
+          return `  ${Number(line['time']) - at} ms ${from}: ${String(line['msg'])} ${JSON.stringify(rest)}`;
+        });
+      return `${node} sent to ${String(hit['clientId'])} ${String(hit['afterMs'])} ms after the move:\n${around.join('\n')}`;
+    })
+    .join('\n');
+}
+
 /** Messages a device got on a connection after the other device's newer one was accepted. */
 function supersededDeliveries(twins: readonly Device[]): string[] {
   const found: string[] = [];
