@@ -376,41 +376,14 @@ export class Membership {
     this.emit({ node, up: false, why });
   }
 
-  /**
-   * After a stall or an outage, before the resume listeners read what this node holds: a heartbeat
-   * written, then `fenceGraceMs`. A node that judged this one gone did so from an older beat and sends
-   * its write within half that (see `fenceGraceMs`), so the reads that follow see it.
-   */
-  private async beatFirst(): Promise<void> {
-    // NATS not back yet: the listeners' reads fail too, and they read again.
-    await this.beat().catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, this.fenceGraceMs));
-  }
-
-  /**
-   * The bound that fences a node back from a stall against a node that judged it gone meanwhile: a
-   * node back waits this long after its first heartbeat before it reads its leases, and a node that
-   * judged another gone checks again if half of it passed before it sends the write that acts on that
-   * judgement. A write longer than half of it in flight could still land after the read (the usual
-   * bounded-delay assumption of leases).
-   */
-  get fenceGraceMs(): number {
-    return this.options.heartbeatMs / 4;
-  }
-
   /** Calls the resume listeners; after a stall, `caughtUp` waits for what they return. */
   private resumed(stalled = false): void {
     this.resumedAt = performance.now();
-    if (!stalled) {
-      this.notify(this.resumeListeners, 'membership resume listener failed');
-      return;
-    }
+    const checks = this.notify(this.resumeListeners, 'membership resume listener failed');
+    if (!stalled) return;
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.nodeTimeoutMs)));
-    const checks = this.beatFirst().then(() =>
-      Promise.allSettled(this.notify(this.resumeListeners, 'membership resume listener failed')),
-    );
-    const done: Promise<void> = Promise.race([checks, limit]).then(() => {
+    const done: Promise<void> = Promise.race([Promise.allSettled(checks), limit]).then(() => {
       clearTimeout(timer);
       if (this.catchingUp === done) this.catchingUp = null;
     });

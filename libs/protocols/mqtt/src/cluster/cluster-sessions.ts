@@ -38,8 +38,6 @@ interface TakeoverRequest {
 interface Released {
   readonly state: SessionState | null;
   readonly will: WillRecord | null;
-  /** performance.now() when the holder was judged gone (its record decides), if it was. */
-  readonly goneAt?: number;
 }
 
 /**
@@ -146,8 +144,6 @@ export class ClusterSessions implements SessionDirectory {
       try {
         // Indexed before the record is taken: a crash between the two still leaves the record findable.
         await this.bucket.index?.put(`${this.node.nodeId}.${key}`, '');
-        // A holder judged gone may be back: judged too long ago, it is asked about again (see fenceGraceMs).
-        if (!(await this.stillGone(released, held))) return 'unavailable';
         const revision =
           entry !== null && entry.operation === 'PUT'
             ? await kv.update(key, record, entry.revision)
@@ -172,18 +168,6 @@ export class ClusterSessions implements SessionDirectory {
         if (!sameClaim || attempt >= CLAIM_ATTEMPTS) return 'lost';
       }
     }
-  }
-
-  /**
-   * Whether a holder judged gone may still be taken from: judged within half of `fenceGraceMs`, or gone
-   * when asked again. A holder back from a stall writes a heartbeat and waits `fenceGraceMs` before it
-   * reads its records, so a write sent within that half lands before its read.
-   */
-  private async stillGone(released: Released | null, held: SessionRecord | null): Promise<boolean> {
-    const { membership } = this.node;
-    if (released?.goneAt === undefined || held === null) return true;
-    if (performance.now() - released.goneAt <= membership.fenceGraceMs / 2) return true;
-    return !membership.isLive(held.node) && membership.confirmDead(held.node, held.incarnation);
   }
 
   /** The CONNECT that claimed `clientId` went away before it took the id: its record goes. */
@@ -225,20 +209,14 @@ export class ClusterSessions implements SessionDirectory {
       return { state: clean ? null : stateOf(held), will: null };
     if (mine && held.incarnation === this.node.incarnation)
       return { state: clean ? null : stateOf(held), will: null };
-    let goneAt: number | undefined;
     if (!mine) {
       const asked = await this.askToLetGo(clientId, clean, held);
       if (asked !== 'record') return asked;
-      goneAt = performance.now();
     }
     // The client is back (this claim is its CONNECT): as with an adopted orphan, its will goes out only
     // when its clean start ends the session, not at once for a will without delay.
     const will = decodeWill(held.will);
-    return {
-      state: clean ? null : stateOf(held),
-      will: clean ? will : null,
-      ...(goneAt === undefined ? {} : { goneAt }),
-    };
+    return { state: clean ? null : stateOf(held), will: clean ? will : null };
   }
 
   /**

@@ -79,7 +79,6 @@ export class OrphanSessions {
     const { membership } = this.node;
     const live = node === this.node.nodeId || membership.isLive(node);
     if (!live && !(await membership.confirmDead(node))) return;
-    let judgedAt = performance.now();
     const current = node === this.node.nodeId ? this.node.incarnation : membership.incarnationOf(node);
     const keys: string[] = [];
     try {
@@ -104,11 +103,6 @@ export class OrphanSessions {
         };
         // Indexed first: a crash right after the record's write still leaves the record findable.
         await index.put(`${this.node.nodeId}.${key}`, '');
-        // A node judged gone may be back by now: judged long ago, it is judged again (see fenceGraceMs).
-        if (!live && performance.now() - judgedAt > membership.fenceGraceMs / 2) {
-          if (membership.isLive(node) || !(await membership.confirmDead(node))) return;
-          judgedAt = performance.now();
-        }
         let revision: number;
         try {
           revision = await kv.update(key, JSON.stringify(adopted), entry.revision);
