@@ -20,7 +20,7 @@ export class SessionLookup implements OnModuleInit {
 
   onModuleInit(): void {
     this.cluster?.serve(GET, (clientId) => this.here(String(clientId)));
-    this.cluster?.serve(DISCARD, (clientId) => this.server.broker.lifecycle.discard(String(clientId)));
+    this.cluster?.serve(DISCARD, (clientId) => this.discardHere(String(clientId)));
   }
 
   async find(clientId: string): Promise<{ view: MqttSessionView | null; missing: string[] }> {
@@ -32,11 +32,20 @@ export class SessionLookup implements OnModuleInit {
     return { view, missing };
   }
 
-  /** Ends the session wherever it is (every node asked, as a copy may linger); whether one was found. */
-  async discard(clientId: string): Promise<{ found: boolean; missing: string[] }> {
-    if (this.cluster === null) return { found: this.server.broker.lifecycle.discard(clientId), missing: [] };
-    const { answers, missing } = await this.cluster.scatter<boolean>(DISCARD, clientId);
-    return { found: [...answers.values()].some((found) => found), missing };
+  /**
+   * Ends the session wherever it is (every node asked, as a copy may linger): the session as it was
+   * (the connected one preferred), null when none was found.
+   */
+  async discard(clientId: string): Promise<{ view: MqttSessionView | null; missing: string[] }> {
+    if (this.cluster === null) return { view: this.discardHere(clientId), missing: [] };
+    const { answers, missing } = await this.cluster.scatter<MqttSessionView | null>(DISCARD, clientId);
+    const found = [...answers.values()].filter((v): v is MqttSessionView => v !== null);
+    return { view: found.find((v) => v.connection !== null) ?? found[0] ?? null, missing };
+  }
+
+  private discardHere(clientId: string): MqttSessionView | null {
+    const view = this.here(clientId);
+    return view !== null && this.server.broker.lifecycle.discard(clientId) ? view : null;
   }
 
   private here(clientId: string): MqttSessionView | null {

@@ -44,10 +44,9 @@ export class MqttSessionsController {
     @Actor() actor: string,
     @Res({ passthrough: true }) res: Response,
   ): Promise<void> {
-    const { view: before } = await this.sessions.find(clientId);
-    const { found, missing } = await this.sessions.discard(clientId);
+    const { view: before, missing } = await this.sessions.discard(clientId);
     if (missing.length > 0) res.setHeader(MISSING_NODES_HEADER, missing.join(', '));
-    if (!found) throw notFound(clientId, missing);
+    if (before === null) throw notFound(clientId, missing);
     this.logger.info({ clientId, actor }, 'mqtt session discarded through the admin API');
     await this.store.audit.record({
       actor,
