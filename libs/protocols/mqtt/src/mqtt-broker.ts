@@ -49,6 +49,8 @@ export class MqttBroker {
   hooks: BrokerHooks = {};
   /** Cluster mode: one owner per client id across the nodes. */
   directory: SessionDirectory | null = null;
+  /** Sessions whose queue waits for the directory to verify this node's sessions (`heldBack`). */
+  private held: Set<Session> | null = null;
   /** Cluster mode: QoS 1/2 messages for persistent sessions through a stream. */
   queues: MessageQueues | null = null;
 
@@ -201,16 +203,39 @@ export class MqttBroker {
     this.pump(session);
   }
 
-  /** Moves queued deliveries into flight while the client has room. */
+  /**
+   * Moves queued deliveries into flight while the client has room; while the directory checks what this
+   * node holds (after a stall or a NATS outage), once that check is done.
+   */
   pump(session: Session): void {
     const owner = session.owner;
-    if (owner === null) return;
+    if (owner === null || session.queuedCount === 0 || this.heldBack(session)) return;
     const now = this.clock.now();
     while (session.queuedCount > 0 && session.inflightCount < owner.sendWindow) {
       const delivery = session.queue.shift() as Delivery;
       if (!isExpired(delivery.message, now)) this.launch(session, owner, delivery);
       else delivery.settle?.(true);
     }
+  }
+
+  /**
+   * True while the directory has not verified this node's sessions: a client's PUBACK read meanwhile
+   * must not send it what was queued for a session that may have moved. Pumps it once verified.
+   */
+  private heldBack(session: Session): boolean {
+    if (this.held !== null) {
+      this.held.add(session);
+      return true;
+    }
+    const verified = this.directory?.verified() ?? null;
+    if (verified === null) return false;
+    const held = new Set([session]);
+    this.held = held;
+    void verified.then(() => {
+      this.held = null;
+      for (const waiting of held) this.pump(waiting);
+    });
+    return true;
   }
 
   private launch(session: Session, owner: SessionOwner, delivery: Delivery): void {

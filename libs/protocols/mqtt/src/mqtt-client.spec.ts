@@ -422,6 +422,43 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     assert.deepEqual(settled, [true]);
   });
 
+  it('while the directory verifies what this node holds, a PUBACK does not send what waits in the queue', async () => {
+    const broker = new MqttBroker(config, OPEN);
+    const sub = new Peer(broker);
+    await sub.connect('held', { properties: { receiveMaximum: 1 } });
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q', qos: 1 }] });
+    let verify = (): void => undefined;
+    let verifying: Promise<void> | null = null;
+    broker.directory = {
+      claim: () => Promise.resolve({ state: null }),
+      abandon: () => undefined,
+      changed: () => undefined,
+      persisted: () => Promise.resolve('written'),
+      ended: () => undefined,
+      verified: () => verifying,
+    };
+    const pub = new Peer(broker);
+    await pub.connect('pub');
+    pub.send(publish('q', 'm1', 1, 1));
+    pub.send(publish('q', 'm2', 1, 2));
+    const first = sub.publishes();
+    assert.deepEqual(
+      first.map((p) => String(p.payload)),
+      ['m1'],
+    );
+    // A stall or a NATS outage: until the directory has read its records back, m2 may be another node's.
+    verifying = new Promise<void>((resolve) => (verify = resolve));
+    sub.send({ cmd: 'puback', messageId: first[0]?.messageId as number });
+    assert.deepEqual(sub.publishes(), []);
+    verifying = null;
+    verify();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      sub.publishes().map((p) => String(p.payload)),
+      ['m2'],
+    );
+  });
+
   it('a wildcard subscription that a topic rule cuts through gets only what its client may read', async () => {
     const authorizer = new TopicAuthorizer({
       rules: [

@@ -42,4 +42,10 @@ export interface SessionDirectory {
   persisted(session: Session): Promise<Persisted>;
   /** The session ended here (expired, clean start, or handed to another node). */
   ended(session: Session): void;
+  /**
+   * Null while this node's hold on its sessions is known; after a stall or a NATS outage, resolves once
+   * it has read its records back (a session that moved meanwhile is let go first). Until then nothing
+   * queued here for a client goes out: it may be a session another node serves now.
+   */
+  verified(): Promise<void> | null;
 }

@@ -194,6 +194,10 @@ export class ClusterSessions implements SessionDirectory {
     this.writes.ended(session);
   }
 
+  verified(): Promise<void> | null {
+    return this.node.membership.caughtUp();
+  }
+
   /**
    * The node holding the record lets go: asked when it is live; when it is gone (dead, confirmed by the
    * bucket, or an earlier process of ours), its record decides, and its will is due only when this
