@@ -252,6 +252,17 @@ export class MqttBroker {
       holding.streamStoredMs === delivery.streamStoredMs
     )
       return;
+    // Or it waited in the queue behind its first copy, which the client has received meanwhile (PUBREC):
+    // done, not sent again under a new id.
+    if (
+      sequence !== undefined &&
+      delivery.qos === 2 &&
+      wanted !== undefined &&
+      session.hasReceived(sequence, wanted, delivery.streamStoredMs ?? 0)
+    ) {
+      delivery.settle?.(true);
+      return;
+    }
     const packetId = wanted !== undefined && holding === undefined ? wanted : session.nextPacketId();
     // Built field by field, not spread: a spread of this object was a fifth of a QoS 1 fan-in's time.
     const inflight: InFlight = {

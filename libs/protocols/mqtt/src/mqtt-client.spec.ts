@@ -422,6 +422,47 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     assert.deepEqual(settled, [true]);
   });
 
+  it('a stream message queued behind its first copy, which the client received meanwhile, is not sent again', async () => {
+    const broker = new MqttBroker(config, OPEN);
+    const sub = new Peer(broker);
+    await sub.connect('queued-twice', { properties: { receiveMaximum: 1 } });
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q', qos: 2 }] });
+    const session = broker.sessions.get('queued-twice');
+    assert.ok(session);
+    const message = {
+      topic: 'q',
+      payload: Buffer.from('m'),
+      qos: 2 as const,
+      retain: false,
+      publisherId: null,
+      expiresAt: null,
+      properties: {},
+    };
+    const settled: boolean[] = [];
+    for (const redelivered of [false, true]) {
+      broker.deliver(session, {
+        message,
+        qos: 2,
+        retain: false,
+        subscriptionIds: [],
+        settle: (done) => void settled.push(done),
+        packetId: 180,
+        streamSequence: 179,
+        streamStoredMs: 5_000,
+        redelivered,
+      });
+    }
+    assert.deepEqual(
+      sub.publishes().map((p) => p.messageId),
+      [180],
+    );
+    sub.send({ cmd: 'pubrec', messageId: 180 });
+    assert.equal(sub.take('pubrel').messageId, 180);
+    sub.send({ cmd: 'pubcomp', messageId: 180 });
+    assert.deepEqual(sub.publishes(), []);
+    assert.deepEqual(settled, [true, true]);
+  });
+
   it('while the directory verifies what this node holds, a PUBACK does not send what waits in the queue', async () => {
     const broker = new MqttBroker(config, OPEN);
     const sub = new Peer(broker);
