@@ -11,7 +11,13 @@
  */
 import { parseArgs } from 'node:util';
 import { TestCluster } from '../support/cluster.js';
-import { NEMESES, reportTable, runNemesis, sentAfterMoveContext } from '../support/nemesis-run.js';
+import {
+  lostContext,
+  NEMESES,
+  reportTable,
+  runNemesis,
+  sentAfterMoveContext,
+} from '../support/nemesis-run.js';
 
 const { values } = parseArgs({
   options: {
@@ -51,6 +57,11 @@ try {
   }
   if (report.sentAfterMove.length > 0) {
     console.log(`\nsent after a move, with what the nodes logged before:\n${sentAfterMoveContext(cluster)}`);
+  }
+  if (report.lost.length > 0) {
+    console.log(
+      `\nlost, with what the nodes logged around its acknowledgement:\n${lostContext(cluster, report)}`,
+    );
   }
   console.log(
     `\nwarnings and errors, by node:\n${[...warned].map(([what, n]) => `${n} × ${what}`).join('\n')}`,

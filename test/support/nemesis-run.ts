@@ -52,6 +52,9 @@ export interface NemesisReport {
   /** Acknowledged messages a device never got, each with the fault before its acknowledgement. */
   readonly lost: readonly {
     readonly device: string;
+    /** The client id it was published for, and when (epoch ms) its publisher had it acknowledged. */
+    readonly clientId: string;
+    readonly ackedAtMs: number;
     readonly n: number;
     readonly after: Fault | null;
     /** How it travelled to the device (`Device.traceOf`). */
@@ -380,23 +383,50 @@ const LOG_FRAME = new Set(['msg', 'time', 'level', 'pid', 'hostname', 'module'])
 
 /** What every node logged in the 3 s before each send after a move, and just after: its path, for a reader. */
 export function sentAfterMoveContext(cluster: TestCluster): string {
-  const all = cluster.nodes.flatMap((node) => node.logLines().map((line) => ({ node: node.id, line })));
-  const related = (line: Record<string, unknown>, clientId: unknown): boolean =>
-    line['clientId'] === clientId ||
-    /^(cluster node|NATS connection|cluster heartbeat|mqtt: session leases)/.test(String(line['msg']));
-  return all
+  return nodeLines(cluster)
     .filter(({ line }) => line['msg'] === SENT_AFTER_MOVE)
     .map(({ node, line: hit }) => {
-      const at = Number(hit['time']);
-      const around = all
-        .filter(({ line }) => Number(line['time']) >= at - 3000 && Number(line['time']) <= at + 100)
-        .filter(({ line }) => related(line, hit['clientId']))
-        .sort((a, b) => Number(a.line['time']) - Number(b.line['time']))
-        .map(({ node: from, line }) => {
-          const rest = Object.fromEntries(Object.entries(line).filter(([key]) => !LOG_FRAME.has(key)));
-          return `  ${Number(line['time']) - at} ms ${from}: ${String(line['msg'])} ${JSON.stringify(rest)}`;
-        });
-      return `${node} sent to ${String(hit['clientId'])} ${String(hit['afterMs'])} ms after the move:\n${around.join('\n')}`;
+      const around = nodeLogAround(cluster, String(hit['clientId']), Number(hit['time']), 3000, 100);
+      return `${node} sent to ${String(hit['clientId'])} ${String(hit['afterMs'])} ms after the move:\n${around}`;
+    })
+    .join('\n');
+}
+
+/** What the nodes logged around the acknowledgement of each lost message (the first 10), for tracing it. */
+export function lostContext(cluster: TestCluster, report: NemesisReport): string {
+  return report.lost
+    .slice(0, 10)
+    .map(
+      (l) =>
+        `#${l.n} for ${l.device}, acknowledged at ${new Date(l.ackedAtMs).toISOString()}:\n` +
+        nodeLogAround(cluster, l.clientId, l.ackedAtMs, 3000, 5000),
+    )
+    .join('\n');
+}
+
+function nodeLines(cluster: TestCluster): { node: string; line: Record<string, unknown> }[] {
+  return cluster.nodes.flatMap((node) => node.logLines().map((line) => ({ node: node.id, line })));
+}
+
+/** The nodes' warnings and lines about `clientId` or the cluster itself from `beforeMs` before `at` (epoch ms) to `afterMs` after. */
+function nodeLogAround(
+  cluster: TestCluster,
+  clientId: string,
+  at: number,
+  beforeMs: number,
+  afterMs: number,
+): string {
+  const related = (line: Record<string, unknown>): boolean =>
+    line['clientId'] === clientId ||
+    Number(line['level']) >= 40 ||
+    /^(cluster node|NATS connection|cluster heartbeat|mqtt: session leases)/.test(String(line['msg']));
+  return nodeLines(cluster)
+    .filter(({ line }) => Number(line['time']) >= at - beforeMs && Number(line['time']) <= at + afterMs)
+    .filter(({ line }) => related(line))
+    .sort((a, b) => Number(a.line['time']) - Number(b.line['time']))
+    .map(({ node, line }) => {
+      const rest = Object.fromEntries(Object.entries(line).filter(([key]) => !LOG_FRAME.has(key)));
+      return `  ${Number(line['time']) - at} ms ${node}: ${String(line['msg'])} ${JSON.stringify(rest)}`;
     })
     .join('\n');
 }
@@ -447,7 +477,8 @@ function checker(
 ): NemesisReport {
   const before = (at: number): Fault | null => faults.filter((fault) => fault.at <= at).at(-1) ?? null;
   const ackedAt = new Map(publisher.acked.map((n, i) => [n, publisher.ackedAt[i] as number]));
-  const lost: { device: string; n: number; after: Fault | null; trace: string }[] = [];
+  const lost: NemesisReport['lost'][number][] = [];
+  const epochOf = (n: number): number => Math.round(performance.timeOrigin + (ackedAt.get(n) ?? 0));
   let repeats = 0;
   let qos2Repeats = 0;
   let repeatsWithoutDup = 0;
@@ -462,6 +493,8 @@ function checker(
     for (const n of verdict.lost)
       lost.push({
         device: device.client.options.clientId ?? '',
+        clientId: device.client.options.clientId ?? '',
+        ackedAtMs: epochOf(n),
         n,
         after: before(ackedAt.get(n) ?? 0),
         trace: device.traceOf(n),
@@ -479,6 +512,8 @@ function checker(
   for (const n of twinsLost(publisher.acked, twins))
     lost.push({
       device: 'twins',
+      clientId: twins[0]?.client.options.clientId ?? '',
+      ackedAtMs: epochOf(n),
       n,
       after: before(ackedAt.get(n) ?? 0),
       trace: twinsTrace(n, ackedAt.get(n) ?? 0, twins),
