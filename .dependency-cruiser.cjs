@@ -39,6 +39,14 @@ module.exports = {
   forbidden: [
     ...layers,
     {
+      name: 'another-lib-only-through-its-index',
+      severity: 'error',
+      comment:
+        "A lib's files other than its index are its own: another lib imports it through `#broker/<lib>` (its src/index.ts), never a path into it. The dashboard's page, a browser build, takes the admin API's response types from their files with no imports, not through an index that loads Nest.",
+      from: { path: '^libs/(protocols/[^/]+|[^/]+)/', pathNot: '^libs/dashboard/web/' },
+      to: { path: '^libs/', pathNot: ['^libs/$1/', '^libs/(?:protocols/[^/]+|[^/]+)/src/index\\.ts$'] },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       comment: 'A cycle means two modules are one idea in two files, or a handler imports its dispatcher.',
