@@ -6,7 +6,6 @@ import type { TopicBus } from './index.js';
 describe('public API', () => {
   it('exports exactly the intended runtime values', () => {
     assert.deepEqual(Object.keys(bus).sort(), [
-      'BusModule',
       'InMemoryTopicBus',
       'InvalidTopicError',
       'MAX_TOPIC_BYTES',

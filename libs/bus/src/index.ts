@@ -1,4 +1,3 @@
-export { BusModule } from './bus.module.js';
 export { TOPIC_BUS } from './bus.js';
 export type { BusHandler, BusMessage, BusReach, BusSubscription, SubscribeOptions, TopicBus } from './bus.js';
 export { InMemoryTopicBus } from './in-memory-topic-bus.js';

@@ -13,7 +13,6 @@ export * from './upgrade/endpoint-registry.js';
 export * from './connections/subprotocol-registry.js';
 export * from './upgrade/token-verifier.js';
 export * from './observability/metrics.js';
-export * from './connections/flat-uuid.js';
 export * from './upgrade/first-message-policy.js';
 export * from './observability/health-checks.js';
 export * from './nest/ops-routes.js';

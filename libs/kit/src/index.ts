@@ -6,3 +6,4 @@ export * from './peer-port.js';
 export * from './held-input.js';
 export * from './input-budget.js';
 export * from './json-depth.js';
+export * from './flat-uuid.js';

@@ -17,7 +17,8 @@ import { OcppRepositories } from './store/ocpp.repositories.js';
 
 /**
  * The OCPP-J 1.6 central system: the `ocpp1.6` subprotocol and its admin routes (charge points, id
- * tags, state, central-system calls). Needs GatewayModule, StoreModule, BusModule and AdminModule in the application.
+ * tags, state, central-system calls). Needs GatewayModule, StoreModule, the topic bus (ClusterModule
+ * provides it) and AdminModule in the application.
  * Its settings are the `ocpp` key of the broker config.
  */
 @BrokerSection(ocppConfig)

@@ -1,5 +1,6 @@
 import { type StoredCraKey } from '#broker/auth';
-import { flatUuid, type FirstMessageCredential, type FirstMessageOutcome } from '#broker/gateway';
+import { type FirstMessageCredential, type FirstMessageOutcome } from '#broker/gateway';
+import { flatUuid } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
 import { E, ProtocolViolation } from './errors.js';
 import { type Dict } from './messages.js';

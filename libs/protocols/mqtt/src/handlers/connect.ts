@@ -1,5 +1,5 @@
 import { type TopicGrant } from '#broker/auth';
-import { flatUuid } from '#broker/gateway';
+import { flatUuid } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
 import { type IConnackPacket, type IConnectPacket } from 'mqtt-packet';
 import { credentialOf, REFUSAL_CODES } from '../authenticate.js';
