@@ -8,8 +8,9 @@ import { type Principal } from '#broker/handshake';
  *   `endpoint:<path>`               may open that endpoint path (none of these: any endpoint)
  *   `bus:publish:<filter>`          may publish to bus topics the filter matches, in any protocol
  *   `bus:subscribe:<filter>`        may subscribe to bus topics within that filter, in any protocol
- *   `mqtt:publish:` `mqtt:subscribe:`  the older names of the two above (TopicAuthorizer reads both)
- *   `wamp:role:<role>`              the WAMP role a stored credential's session gets (its `authrole`)
+ *   `<alias>:publish:` `<alias>:subscribe:`  older names of the two above that a module adds
+ *                                   (TopicAuthorizer.addScopeAlias)
+ *   `<module>:...`                  a module's own scopes (the role a stored credential's session gets)
  * A principal without any scope of a family is not restricted by that family.
  */
 export function scopesOf(principal: Principal | null): readonly string[] {
@@ -21,13 +22,13 @@ export function scopesOf(principal: Principal | null): readonly string[] {
   return found;
 }
 
-/** The values of every `<family>:<value>` scope (for example family `mqtt:publish` gives the filters). */
+/** The values of every `<family>:<value>` scope (for example family `bus:publish` gives the filters). */
 export function scopeValues(scopes: readonly string[], family: string): readonly string[] {
   const prefix = `${family}:`;
   return scopes.filter((s) => s.startsWith(prefix)).map((s) => s.slice(prefix.length));
 }
 
-/** `endpoint:<path>` scopes restrict a credential to those endpoint paths (as configured, e.g. '/ocpp/:id'). */
+/** `endpoint:<path>` scopes restrict a credential to those endpoint paths (as configured, e.g. '/devices/:id'). */
 export function opensEndpoint(principal: Principal, path: string): boolean {
   const allowed = scopeValues(scopesOf(principal), 'endpoint');
   return allowed.length === 0 || allowed.includes(path);

@@ -37,17 +37,28 @@ describe('TopicAuthorizer: scopes', () => {
     }
   });
 
-  it('bus: and mqtt: scopes grant exactly what they name, from scope or scopes', () => {
-    for (const family of ['bus', 'mqtt']) {
-      const g = open(
-        principal({ scope: `${family}:publish:devices/d1/#`, scopes: [`${family}:subscribe:devices/+/cmd`] }),
-      );
+  it('bus: scopes and an alias a module added grant exactly what they name, from scope or scopes', () => {
+    const authorizer = new TopicAuthorizer({ rules: [], noMatch: 'allow' });
+    authorizer.addScopeAlias('older');
+    for (const family of ['bus', 'older']) {
+      const g = authorizer.grantFor({
+        principal: principal({
+          scope: `${family}:publish:devices/d1/#`,
+          scopes: [`${family}:subscribe:devices/+/cmd`],
+        }),
+        clientId: null,
+      });
       assert.equal(g.mayPublish('devices/d1/temp'), true);
       assert.equal(g.mayPublish('devices/d2/temp'), false);
       assert.equal(g.maySubscribe('devices/d1/cmd'), true);
       assert.equal(g.maySubscribe('devices/+/cmd'), true);
       assert.equal(g.maySubscribe('devices/#'), false);
     }
+  });
+
+  it('a family nobody added is not a topic scope: it restricts nothing', () => {
+    const g = open(principal({ scope: 'older:publish:devices/d1/#' }));
+    assert.equal(g.mayPublish('devices/d2/temp'), true);
   });
 
   it('a subscribe-only principal may not publish at all; an empty scope value grants nothing', () => {

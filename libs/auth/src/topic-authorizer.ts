@@ -12,17 +12,15 @@ export interface TopicClient {
 /** A placeholder value that would change a filter's shape (a level, a wildcard): never substituted. */
 const UNSAFE = /[/+#]/;
 
-/** Scope families that restrict topics; `mqtt:` is the older name of `bus:`, read the same way. */
-const SCOPE_FAMILIES = ['bus:', 'mqtt:'];
-
 /**
  * The one authorization of the bus: every protocol module asks it before a principal publishes or
  * subscribes, and before a message reaches a subscriber whose filter a rule cuts through. In order:
  *
  * 1. Topics under `$SYS/` belong to the broker: nobody publishes there.
- * 2. Scopes: a principal with any `bus:` (or `mqtt:`) scope may publish only to topics its
- *    `bus:publish:<filter>` scopes match, and subscribe only with filters within its
- *    `bus:subscribe:<filter>` scopes. Without such scopes (or anonymous) it is not restricted by them.
+ * 2. Scopes: a principal with any `bus:` scope (or one of a name a module added for them,
+ *    `addScopeAlias`) may publish only to topics its `bus:publish:<filter>` scopes match, and subscribe
+ *    only with filters within its `bus:subscribe:<filter>` scopes. Without such scopes (or anonymous)
+ *    it is not restricted by them.
  * 3. The config's rules (`authorization.rules`): the first rule that applies decides; none: `noMatch`.
  *
  * Scopes and rules must both allow. A subscription whose filter a rule decides whole (the filter lies
@@ -33,6 +31,8 @@ const SCOPE_FAMILIES = ['bus:', 'mqtt:'];
 export class TopicAuthorizer {
   private readonly rules: readonly TopicRuleConfig[];
   private readonly allowOnNoMatch: boolean;
+  /** Scope families that restrict topics: `bus:` and the older names modules added. */
+  private readonly families = ['bus:'];
 
   constructor(config: AuthorizationConfig) {
     config.rules.forEach((rule, i) =>
@@ -48,12 +48,22 @@ export class TopicAuthorizer {
     this.allowOnNoMatch = config.noMatch === 'allow';
   }
 
+  /**
+   * Reads `<name>:publish:<filter>` and `<name>:subscribe:<filter>` scopes as the `bus:` ones, in every
+   * protocol: a module's older name for them, so that credentials issued with it stay restricted.
+   * Called by the module at its construction, before any client connects.
+   */
+  addScopeAlias(name: string): void {
+    const family = `${name}:`;
+    if (!this.families.includes(family)) this.families.push(family);
+  }
+
   /** What one client may do; compiled once per connection (or session), asked per request. */
   grantFor(client: TopicClient): TopicGrant {
     const scopes = scopesOf(client.principal);
-    const scoped = scopes.some((scope) => SCOPE_FAMILIES.some((family) => scope.startsWith(family)));
-    const publish = scoped ? familyValues(scopes, 'publish') : null;
-    const subscribe = scoped ? familyValues(scopes, 'subscribe') : null;
+    const scoped = scopes.some((scope) => this.families.some((family) => scope.startsWith(family)));
+    const publish = scoped ? this.familyValues(scopes, 'publish') : null;
+    const subscribe = scoped ? this.familyValues(scopes, 'subscribe') : null;
     if (this.rules.length === 0) return new TopicGrant(publish, subscribe, [], this.allowOnNoMatch);
     const user = client.principal?.subject;
     const applying: CompiledRule[] = [];
@@ -67,10 +77,10 @@ export class TopicAuthorizer {
     }
     return new TopicGrant(publish, subscribe, applying, this.allowOnNoMatch);
   }
-}
 
-function familyValues(scopes: readonly string[], action: 'publish' | 'subscribe'): readonly string[] {
-  return SCOPE_FAMILIES.flatMap((family) => scopeValues(scopes, `${family}${action}`));
+  private familyValues(scopes: readonly string[], action: 'publish' | 'subscribe'): readonly string[] {
+    return this.families.flatMap((family) => scopeValues(scopes, `${family}${action}`));
+  }
 }
 
 interface CompiledRule {

@@ -52,6 +52,8 @@ export class MqttServer implements OnModuleInit, OnApplicationBootstrap, OnAppli
     @Optional() @Inject(GatewayMetrics) metrics: GatewayMetrics | null = null,
   ) {
     this.logger = logger.child({ module: 'mqtt' });
+    // `mqtt:publish:` and `mqtt:subscribe:`, the older names of the `bus:` scopes, restrict every protocol.
+    authorizer.addScopeAlias('mqtt');
     this.broker = new MqttBroker(mqttConfig.of(config), authorizer);
     // The reasons are a few fixed strings of the broker's: a bounded label.
     const dropped =
