@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { BrokerStore, ConflictError, NotFoundError } from '#broker/store';
 import { CredentialError } from '#broker/handshake';
+import { CraCredentials } from '../libs/protocols/wamp/src/store/cra-credentials.js';
 import { createTestSchema } from './support/postgres.js';
 import { later, storeBackends } from './support/store-backends.js';
 
@@ -96,35 +97,46 @@ for (const backend of storeBackends) {
       await assert.rejects(store.credentials.revoke('nope', 'tester'), NotFoundError);
     });
 
-    it('keeps a wampcra credential as its PBKDF2-derived key, with its role, until revoked', async () => {
+    it("keeps a module's credential kind (WAMP-CRA) as its PBKDF2-derived key, until revoked", async () => {
+      const cra = await CraCredentials.open(store);
       const secret = 'wampcra-secret-value';
-      const created = await store.credentials.createWampcra(
+      const created = await cra.create(
         { name: 'sensor', authid: 'sensor-1', secret, scopes: ['wamp:role:device'], expiresAt: null },
         'tester',
       );
-      const found = await store.credentials.craKey('sensor-1');
+      assert.equal(created.kind, 'wampcra');
+      const found = await cra.craKey('sensor-1');
       assert.ok(found !== null);
       const derived = pbkdf2Sync(secret, found.salt, found.iterations, found.keylen, 'sha256').toString(
         'base64',
       );
       assert.equal(found.key, derived);
-      assert.equal(found.principal.claims['authrole'], 'device');
+      assert.deepEqual(found.principal.claims['scopes'], ['wamp:role:device']);
       const stored = await store.db
         .selectFrom('credentials')
         .select('secret_hash')
         .where('id', '=', created.id)
         .executeTakeFirstOrThrow();
       assert.ok(!stored.secret_hash.includes(secret));
+      // The module's own migration keeps one active credential per authid.
       await assert.rejects(
-        store.credentials.createWampcra(
-          { name: 'x', authid: 'sensor-1', secret: 's', scopes: [], expiresAt: null },
-          'tester',
-        ),
+        cra.create({ name: 'x', authid: 'sensor-1', secret: 's', scopes: [], expiresAt: null }, 'tester'),
         ConflictError,
       );
-      assert.equal(await store.credentials.craKey('nobody'), null);
+      assert.equal(await cra.craKey('nobody'), null);
       await store.credentials.revoke(created.id, 'tester');
-      assert.equal(await store.credentials.craKey('sensor-1'), null);
+      assert.equal(await cra.craKey('sensor-1'), null);
+      // A module cannot make the broker's own kinds, whose secrets the store checks itself.
+      await assert.rejects(
+        store.credentials.createOfKind(
+          'password',
+          { name: 'p', scopes: [], expiresAt: null },
+          'u',
+          'x',
+          'tester',
+        ),
+        /own method/,
+      );
     });
 
     it('checks passwords with scrypt; a second active user of one name is a conflict', async () => {

@@ -22,11 +22,8 @@ import {
   CreateChargePointDto,
   UpdateChargePointDto,
 } from '../../libs/protocols/ocpp16/src/admin/charge-point.dto.js';
-import {
-  CreatePasswordDto,
-  CreateTokenDto,
-  CreateWampcraDto,
-} from '../../libs/admin/src/dto/credential.dto.js';
+import { CreatePasswordDto, CreateTokenDto } from '../../libs/admin/src/dto/credential.dto.js';
+import { CreateWampcraDto } from '../../libs/protocols/wamp/src/admin/cra-credentials.controller.js';
 import { AddOriginDto } from '../../libs/admin/src/dto/origin.dto.js';
 import { PublishDto } from '../../libs/admin/src/dto/publish.dto.js';
 import { InvalidFieldsException } from '../../libs/admin/src/problem.filter.js';

@@ -1,9 +1,12 @@
 import { Body, Controller, Delete, Get, Inject, Param, Post } from '@nestjs/common';
 import { BrokerStore, type CredentialView } from '#broker/store';
 import { Actor, AdminApi } from './admin-api.decorator.js';
-import { CreatePasswordDto, CreateTokenDto, CreateWampcraDto } from './dto/credential.dto.js';
+import { CreatePasswordDto, CreateTokenDto, storedExpiry } from './dto/credential.dto.js';
 
-/** API tokens and username/password credentials. Secrets are shown once, at creation, and never again. */
+/**
+ * API tokens and username/password credentials (modules add routes for kinds of their own). Secrets are
+ * shown once, at creation, and never again.
+ */
 @AdminApi('credentials')
 @Controller('admin/v1/credentials')
 export class CredentialsController {
@@ -25,7 +28,7 @@ export class CredentialsController {
     @Actor() actor: string,
   ): Promise<CredentialView & { token: string }> {
     const { credential, token } = await this.store.credentials.createToken(
-      { name: body.name, scopes: body.scopes ?? [], expiresAt: normalize(body.expiresAt) },
+      { name: body.name, scopes: body.scopes ?? [], expiresAt: storedExpiry(body.expiresAt) },
       actor,
     );
     return { ...credential, token };
@@ -39,22 +42,7 @@ export class CredentialsController {
         username: body.username,
         password: body.password,
         scopes: body.scopes ?? [],
-        expiresAt: normalize(body.expiresAt),
-      },
-      actor,
-    );
-  }
-
-  /** Salted WAMP-CRA: the client derives the key from its secret with the salt its CHALLENGE carries. */
-  @Post('wampcra')
-  createWampcra(@Body() body: CreateWampcraDto, @Actor() actor: string): Promise<CredentialView> {
-    return this.store.credentials.createWampcra(
-      {
-        name: body.name,
-        authid: body.authid,
-        secret: body.secret,
-        scopes: body.scopes ?? [],
-        expiresAt: normalize(body.expiresAt),
+        expiresAt: storedExpiry(body.expiresAt),
       },
       actor,
     );
@@ -65,9 +53,4 @@ export class CredentialsController {
   revoke(@Param('id') id: string, @Actor() actor: string): Promise<CredentialView> {
     return this.store.credentials.revoke(id, actor);
   }
-}
-
-/** Stored as UTC ISO-8601 so text comparison is time comparison in both backends. */
-function normalize(expiresAt: string | undefined): string | null {
-  return expiresAt === undefined ? null : new Date(expiresAt).toISOString();
 }

@@ -1,4 +1,3 @@
-export * from './cra-keys.js';
 export * from './jwt-verifier.js';
 export * from './origin-entries.js';
 export * from './password-check.js';

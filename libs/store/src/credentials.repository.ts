@@ -1,31 +1,18 @@
 import { type Kysely, type Selectable } from 'kysely';
-import { scopeValues, type StoredCraKey, type VerifiedToken } from '#broker/auth';
+import { type VerifiedToken } from '#broker/auth';
 import { CredentialError, type Principal } from '#broker/handshake';
 import { writeAudit } from './audit.repository.js';
 import { isUniqueViolation } from './database.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { newId, timestamp } from './ids.js';
 import { type CredentialsTable, type Database } from './schema.js';
-import {
-  hashCraSecret,
-  hashPassword,
-  hashToken,
-  newToken,
-  parseCraRecord,
-  TOKEN_PREFIX,
-  verifyPassword,
-} from './secrets.js';
+import { hashPassword, hashToken, newToken, TOKEN_PREFIX, verifyPassword } from './secrets.js';
 import { type Actor, type CredentialView } from './store.types.js';
 
 export interface NewToken {
   readonly name: string;
   readonly scopes: readonly string[];
   readonly expiresAt: string | null;
-}
-
-export interface NewWampcra extends NewToken {
-  readonly authid: string;
-  readonly secret: string;
 }
 
 export interface NewPassword extends NewToken {
@@ -58,7 +45,13 @@ function view(row: Row, now = timestamp()): CredentialView {
 // A fixed record to hash against when the username is unknown, so timing does not tell which users exist.
 const DUMMY_RECORD = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
-/** API tokens and username/password credentials. Secrets are hashed here and never read back. */
+/** The kinds this repository checks itself; a module's own kind must be named otherwise. */
+const OWN_KINDS: ReadonlySet<string> = new Set(['token', 'password']);
+
+/**
+ * API tokens, username/password credentials, and the kinds modules add (`createOfKind`). Secrets are
+ * hashed and never read back.
+ */
 export class CredentialsRepository {
   constructor(
     private readonly db: Kysely<Database>,
@@ -92,9 +85,20 @@ export class CredentialsRepository {
     return view(row);
   }
 
-  /** A salted WAMP-CRA credential: only the PBKDF2-derived key is kept (see secrets.ts). */
-  async createWampcra(input: NewWampcra, actor: Actor): Promise<CredentialView> {
-    const row = this.row('wampcra', input, input.authid, await hashCraSecret(input.secret));
+  /**
+   * A credential of a module's own kind for `username` (unique among the kind's active ones, if the
+   * module's migration says so), whose secret the module hashed its own way (it alone checks it):
+   * listed, audited and revoked with the others.
+   */
+  async createOfKind(
+    kind: string,
+    input: NewToken,
+    username: string,
+    secretHash: string,
+    actor: Actor,
+  ): Promise<CredentialView> {
+    if (OWN_KINDS.has(kind)) throw new Error(`credentials of kind ${kind} are made by their own method`);
+    const row = this.row(kind, input, username, secretHash);
     await this.insert(row, actor);
     return view(row);
   }
@@ -152,19 +156,20 @@ export class CredentialsRepository {
     return { ...this.principalOf(row), carrier: 'first-message' };
   }
 
-  async craKey(authid: string): Promise<StoredCraKey | null> {
+  /** The active (not revoked, not expired) credential of a module's kind for `username`, or null. */
+  async activeOfKind(
+    kind: string,
+    username: string,
+  ): Promise<{ readonly secretHash: string; readonly principal: Principal } | null> {
     const row = await this.db
       .selectFrom('credentials')
       .selectAll()
-      .where('kind', '=', 'wampcra')
-      .where('username', '=', authid)
+      .where('kind', '=', kind)
+      .where('username', '=', username)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (row === undefined || statusOf(row, timestamp()) !== 'active') return null;
-    const record = parseCraRecord(row.secret_hash);
-    return record === null
-      ? null
-      : { ...record, principal: { ...this.principalOf(row), carrier: 'first-message' } };
+    return { secretHash: row.secret_hash, principal: { ...this.principalOf(row), carrier: 'first-message' } };
   }
 
   private usable(row: Row): VerifiedToken {
@@ -174,16 +179,13 @@ export class CredentialsRepository {
     return this.principalOf(row);
   }
 
-  /** A `wamp:role:<role>` scope becomes the `authrole` claim WAMP reads, as a JWT would carry it. */
   private principalOf(row: Row): VerifiedToken {
     const scopes = JSON.parse(row.scopes) as string[];
-    const [authrole] = scopeValues(scopes, 'wamp:role');
     return {
       subject: row.username ?? row.name,
       claims: {
         credential: row.id,
         scopes,
-        ...(authrole === undefined ? {} : { authrole }),
         // As a JWT would say it, so the gateway closes connections whose credential expires.
         ...(row.expires_at === null ? {} : { exp: Math.floor(Date.parse(row.expires_at) / 1000) }),
       },

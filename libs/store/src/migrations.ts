@@ -63,19 +63,9 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // These made what the modules' own migrations make now (a database that ran them has it).
   '0002_ocpp': { up: () => Promise.resolve() },
-  '0003_wampcra': {
-    async up(db: Kysely<unknown>): Promise<void> {
-      // Stored WAMP-CRA credentials share the credentials table; one active credential per authid.
-      await db.schema
-        .createIndex('credentials_active_wampcra_authid')
-        .on('credentials')
-        .column('username')
-        .unique()
-        .where(sql<boolean>`kind = 'wampcra' and revoked_at is null`)
-        .execute();
-    },
-  },
+  '0003_wampcra': { up: () => Promise.resolve() },
   '0004_id_tag_case': { up: () => Promise.resolve() },
 };
 

@@ -14,11 +14,15 @@ export interface OriginsTable {
 
 export interface CredentialsTable {
   id: string;
-  kind: 'token' | 'password' | 'wampcra';
+  /** 'token', 'password', or a kind a module adds (CredentialsRepository.createOfKind). */
+  kind: string;
   name: string;
-  /** Password credentials: the username; wampcra: the authid. Unique per kind among those not revoked. */
+  /**
+   * Password credentials: the username; a module's kind: its own name for the client. Unique per kind
+   * among those not revoked.
+   */
   username: string | null;
-  /** Tokens: HMAC-SHA256 hex of the token; passwords: scrypt record; wampcra: PBKDF2 record (secrets.ts). */
+  /** Tokens: HMAC-SHA256 hex of the token; passwords: scrypt record (secrets.ts); a module's kind: its own. */
   secret_hash: string;
   /** JSON array of scope strings. */
   scopes: string;

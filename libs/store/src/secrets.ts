@@ -1,4 +1,4 @@
-import { createHmac, pbkdf2, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 /** Stored API tokens start with this, so the verifier knows not to parse them as JWTs. */
 export const TOKEN_PREFIX = 'wsb_';
@@ -41,34 +41,4 @@ export async function verifyPassword(password: Uint8Array, record: string): Prom
   const expected = Buffer.from(hash, 'base64url');
   const key = await scryptAsync(password, Buffer.from(salt, 'base64url'), Number(n), Number(r), Number(p));
   return key.byteLength === expected.byteLength && timingSafeEqual(key, expected);
-}
-
-const CRA = { iterations: 10_000, keylen: 32 } as const;
-
-export interface CraRecord {
-  readonly key: string;
-  readonly salt: string;
-  readonly iterations: number;
-  readonly keylen: number;
-}
-
-/**
- * Salted WAMP-CRA: `pbkdf2-sha256$iterations$keylen$salt$key`. The key is what Autobahn's `derive_key`
- * and wampy's `deriveKey` compute from the secret; the secret itself is not kept.
- */
-export function hashCraSecret(secret: string): Promise<string> {
-  const salt = randomBytes(16).toString('base64url');
-  return new Promise((resolve, reject) => {
-    pbkdf2(secret, salt, CRA.iterations, CRA.keylen, 'sha256', (err, key) =>
-      err
-        ? reject(err)
-        : resolve(['pbkdf2-sha256', CRA.iterations, CRA.keylen, salt, key.toString('base64')].join('$')),
-    );
-  });
-}
-
-export function parseCraRecord(record: string): CraRecord | null {
-  const [scheme, iterations, keylen, salt, key] = record.split('$');
-  if (scheme !== 'pbkdf2-sha256' || salt === undefined || key === undefined) return null;
-  return { key, salt, iterations: Number(iterations), keylen: Number(keylen) };
 }

@@ -1,10 +1,8 @@
 import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import {
-  CRA_KEYS,
   ORIGIN_ENTRIES,
   PASSWORD_CHECK,
   STORED_TOKENS,
-  type CraKeyLookup,
   type PasswordCheck,
   type StoredTokenCheck,
 } from '#broker/auth';
@@ -68,13 +66,6 @@ class StoreLifecycle implements OnModuleInit, OnApplicationShutdown {
       }),
     },
     {
-      provide: CRA_KEYS,
-      inject: [BrokerStore],
-      useFactory: (store: BrokerStore): CraKeyLookup => ({
-        craKey: (authid) => store.credentials.craKey(authid),
-      }),
-    },
-    {
       provide: PASSWORD_CHECK,
       inject: [BrokerStore],
       useFactory: (store: BrokerStore): PasswordCheck => ({
@@ -83,6 +74,6 @@ class StoreLifecycle implements OnModuleInit, OnApplicationShutdown {
     },
     StoreLifecycle,
   ],
-  exports: [BrokerStore, OriginCache, ORIGIN_ENTRIES, STORED_TOKENS, PASSWORD_CHECK, CRA_KEYS],
+  exports: [BrokerStore, OriginCache, ORIGIN_ENTRIES, STORED_TOKENS, PASSWORD_CHECK],
 })
 export class StoreModule {}

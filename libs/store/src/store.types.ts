@@ -9,7 +9,8 @@ export interface OriginEntry {
 
 export interface CredentialView {
   readonly id: string;
-  readonly kind: 'token' | 'password' | 'wampcra';
+  /** 'token', 'password', or a kind a module adds. */
+  readonly kind: string;
   readonly name: string;
   readonly username: string | null;
   readonly scopes: readonly string[];

@@ -26,6 +26,7 @@ function IsFutureDate(): PropertyDecorator {
     });
 }
 
+/** A new credential's name, scopes and expiry: the base of every kind's (a module's kind extends it). */
 export class CreateTokenDto {
   @ApiProperty({ example: 'dashboard' })
   @IsString()
@@ -59,15 +60,7 @@ export class CreatePasswordDto extends CreateTokenDto {
   password!: string;
 }
 
-export class CreateWampcraDto extends CreateTokenDto {
-  @ApiProperty({ example: 'sensor-17', description: 'The WAMP authid the client sends in HELLO' })
-  @IsString()
-  @Length(1, 256)
-  @Matches(/^\P{Cc}+$/u, { message: 'authid must not contain control characters' })
-  authid!: string;
-
-  @ApiProperty({ example: 'a long random secret', writeOnly: true })
-  @IsString()
-  @Length(16, 1024)
-  secret!: string;
+/** An `expiresAt` as stored: UTC ISO-8601, so that text comparison is time comparison in both backends. */
+export function storedExpiry(expiresAt: string | undefined): string | null {
+  return expiresAt === undefined ? null : new Date(expiresAt).toISOString();
 }

@@ -14,7 +14,7 @@ interface OriginEntry {
 
 interface CredentialView {
   readonly id: string;
-  readonly kind: 'token' | 'password' | 'wampcra';
+  readonly kind: string;
   readonly name: string;
   readonly scopes: readonly string[];
   readonly expiresAt: string | null;

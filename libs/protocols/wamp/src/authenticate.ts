@@ -1,4 +1,4 @@
-import { type StoredCraKey } from '#broker/auth';
+import { scopesOf, scopeValues } from '#broker/auth';
 import { type FirstMessageCredential, type FirstMessageOutcome } from '#broker/gateway';
 import { flatUuid } from '#broker/kit';
 import { type Principal } from '#broker/handshake';
@@ -6,6 +6,7 @@ import { E, ProtocolViolation } from './errors.js';
 import { type Dict } from './messages.js';
 import { type RealmSettings } from './realm.js';
 import { type Identity } from './wamp-session.js';
+import { type StoredCraKey } from './store/cra-credentials.js';
 import { craChallenge, craVerify, decoyKey, decoySalt, type CraSalt } from './wampcra.js';
 
 /** What the transport already established, and how a HELLO's credential is checked. */
@@ -35,10 +36,14 @@ export type AuthStep =
 
 const AUTHID_MAX = 256;
 
-/** A principal's role: its `authrole` claim when that names a role of the realm, else the realm's authenticated role. */
+/**
+ * A principal's role: its `authrole` claim (a JWT's) or else its first `wamp:role:<role>` scope (a stored
+ * credential's), when that names a role of the realm; else the realm's authenticated role.
+ */
 export function roleOf(realm: RealmSettings, principal: Principal): string {
   const claimed = principal.claims['authrole'];
-  return typeof claimed === 'string' && realm.roles.has(claimed) ? claimed : realm.authenticatedRole;
+  const role = typeof claimed === 'string' ? claimed : scopeValues(scopesOf(principal), 'wamp:role')[0];
+  return role !== undefined && realm.roles.has(role) ? role : realm.authenticatedRole;
 }
 
 function fromPrincipal(

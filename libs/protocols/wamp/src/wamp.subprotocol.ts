@@ -1,5 +1,5 @@
 import { Inject, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
-import { CRA_KEYS, type CraKeyLookup, TopicAuthorizer } from '#broker/auth';
+import { TopicAuthorizer } from '#broker/auth';
 import { type BusMessage, type BusReach, type BusSubscription, TOPIC_BUS, type TopicBus } from '#broker/bus';
 import { ClusterNode } from '#broker/cluster';
 import { type BrokerConfig } from '#broker/config';
@@ -26,6 +26,7 @@ import { type Session } from './wamp-session.js';
 import { SessionProtocol } from './session-protocol.js';
 import { busFilterOf, busPayloadOf, busTopicOf, wampArgsOf, wampTopicOf } from './topic-mapping.js';
 import { WampCluster } from './wamp-cluster.js';
+import { CraCredentials } from './store/cra-credentials.js';
 
 /** The reach of a bus message no WAMP session got: one object, not one per message. */
 const NOBODY: BusReach = Object.freeze({ reached: 0 });
@@ -59,7 +60,7 @@ export class WampSubprotocol implements SubprotocolHandler, OnModuleInit, OnModu
     @Inject(TOPIC_BUS) private readonly bus: TopicBus,
     @Inject(BROKER_LOGGER) logger: Logger,
     @Inject(TopicAuthorizer) private readonly authorizer: TopicAuthorizer,
-    @Optional() @Inject(CRA_KEYS) private readonly craKeys?: CraKeyLookup,
+    @Optional() @Inject(CraCredentials) private readonly craKeys?: CraCredentials,
     @Optional() @Inject(ClusterNode) cluster: ClusterNode | null = null,
     @Optional() @Inject(GatewayMetrics) metrics: GatewayMetrics | null = null,
   ) {
