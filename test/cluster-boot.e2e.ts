@@ -31,7 +31,7 @@ describe('cluster: boot', () => {
     assert.ok(n1 !== undefined);
     const warnings = n1
       .logLines()
-      .filter((line) => /may lose or repeat acknowledged MQTT messages/.test(String(line['msg'])));
+      .filter((line) => /may lose or repeat acknowledged stream messages/.test(String(line['msg'])));
     assert.equal(warnings.length, old ? 1 : 0, `nats-server ${version}: ${JSON.stringify(warnings)}`);
     if (old) assert.equal(warnings[0]?.['natsServer'], version);
   });

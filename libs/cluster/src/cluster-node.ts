@@ -102,7 +102,7 @@ export class ClusterNode {
       if (olderThan(version, NATS_SERVER_KEEPS_ACKS))
         node.logger.warn(
           { natsServer: version, keepsAcknowledgements: `${NATS_SERVER_KEEPS_ACKS} and later` },
-          'cluster: this nats-server may lose or repeat acknowledged MQTT messages when it restarts (docs/cluster.md)',
+          'cluster: this nats-server may lose or repeat acknowledged stream messages when it restarts (docs/cluster.md)',
         );
       node.watchStatus();
       node.serve(PING, () => true);

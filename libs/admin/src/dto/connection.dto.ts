@@ -5,16 +5,16 @@ import { PageLimitQuery } from './page-limit.dto.js';
 
 export class ListConnectionsQuery extends PageLimitQuery {
   @ApiPropertyOptional({
-    example: '/ocpp/CP1',
+    example: '/devices/d1',
     description:
-      "An endpoint's pattern as configured (`/ocpp/:chargePointId`: all its connections) or a path a client connects to (`/ocpp/CP1`)",
+      "An endpoint's pattern as configured (`/devices/:id`: all its connections) or a path a client connects to (`/devices/d1`)",
   })
   @IsOptional()
   @IsString()
   @MaxLength(2048)
   endpoint?: string;
 
-  @ApiPropertyOptional({ example: 'mqtt' })
+  @ApiPropertyOptional({ example: 'chat.v1' })
   @IsOptional()
   @IsString()
   subprotocol?: string;
