@@ -25,12 +25,11 @@ export interface BusMessage {
    */
   readonly node?: string;
   /**
-   * The QoS an MQTT publisher gave the message (absent for other origins): the MQTT bridge of another
-   * node routes by it, as a cluster delivers QoS 1/2 to persistent sessions through a stream instead.
+   * The publishing module's own bits about the message (an integer from 0 to 254), carried as they are
+   * across the nodes: only the module of its `origin` reads them (MQTT keeps there the QoS its publisher
+   * gave and whether its node stored the message in the module's stream).
    */
-  readonly qos?: 0 | 1 | 2;
-  /** With `qos` 1 or 2: its node stored it in the cluster's MQTT message stream, which feeds persistent sessions. */
-  readonly stored?: boolean;
+  readonly flags?: number;
 }
 
 /**

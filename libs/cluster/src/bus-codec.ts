@@ -32,8 +32,7 @@ export class BusCodec {
       this.metaOf(message),
       subject === null ? message.topic : '',
       message.payload,
-      message.qos,
-      message.stored === true,
+      message.flags,
     );
     return { subject: subject ?? this.overflowSubject, data };
   }
@@ -58,8 +57,7 @@ export class BusCodec {
       node: envelope.node,
       principal: envelope.principal,
       ...(envelope.contentType === undefined ? {} : { contentType: envelope.contentType }),
-      ...(envelope.qos === undefined ? {} : { qos: envelope.qos }),
-      ...(envelope.stored ? { stored: true } : {}),
+      ...(envelope.flags === undefined ? {} : { flags: envelope.flags }),
     };
   }
 

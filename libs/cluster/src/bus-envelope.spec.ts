@@ -15,8 +15,7 @@ describe('bus envelope', () => {
     assert.deepEqual(
       { ...decoded, payload: Buffer.from(decoded?.payload ?? []) },
       {
-        qos: 1,
-        stored: false,
+        flags: 1,
         boot: 0xdeadbeef,
         seq: 2 ** 40 + 3,
         origin: 'mqtt',
@@ -27,10 +26,14 @@ describe('bus envelope', () => {
         payload,
       },
     );
-    const stored = decodeEnvelope(encodeEnvelope(1, 1, meta, '', payload, 2, true));
-    assert.deepEqual([stored?.qos, stored?.stored], [2, true]);
-    const none = decodeEnvelope(encodeEnvelope(1, 1, meta, '', payload, undefined, true));
-    assert.deepEqual([none?.qos, none?.stored], [undefined, false]);
+    for (const flags of [0, 0x12, 254]) {
+      assert.equal(decodeEnvelope(encodeEnvelope(1, 1, meta, '', payload, flags))?.flags, flags);
+    }
+    assert.equal(decodeEnvelope(encodeEnvelope(1, 1, meta, '', payload))?.flags, undefined);
+    // 255 stands for none on the wire: a module cannot send it, nor what a byte does not hold.
+    for (const flags of [255, 256, -1, 1.5]) {
+      assert.throws(() => encodeEnvelope(1, 1, meta, '', payload, flags), RangeError);
+    }
     const bare = decodeEnvelope(
       encodeEnvelope(
         1,

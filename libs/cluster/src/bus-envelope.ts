@@ -4,7 +4,8 @@
  * quarter of the NATS path's cost); the metadata of one publisher rarely changes, so ours is encoded once
  * and reused. Layout, big-endian:
  *
- *   u8 version (3) | u8 MQTT QoS (0xFF: none; + 0x10: stored in the MQTT stream) | u32 boot id | u48 sequence | u16 length + origin | u16 length + node id |
+ *   u8 version (3) | u8 the origin module's flags (0xFF: none) | u32 boot id | u48 sequence |
+ *   u16 length + origin | u16 length + node id |
  *   u16 length + content type (0xFFFF: none) | u16 length + principal (0xFFFF: none) |
  *   u16 length + topic (0: the topic is the subject's) | payload
  *
@@ -16,8 +17,7 @@ const VERSION = 3;
 const ABSENT = 0xffff;
 const MAX_FIELD = 0xfffe;
 const FIXED = 1 + 1 + 4 + 6;
-const NO_QOS = 0xff;
-const STORED = 0x10;
+const NO_FLAGS = 0xff;
 
 export interface EnvelopeMeta {
   readonly origin: string;
@@ -27,10 +27,8 @@ export interface EnvelopeMeta {
 }
 
 export interface Envelope extends EnvelopeMeta {
-  /** The QoS an MQTT publisher gave the message; undefined for other origins. */
-  readonly qos: 0 | 1 | 2 | undefined;
-  /** With a QoS: the publisher's node stored it in the MQTT message stream. */
-  readonly stored: boolean;
+  /** The origin module's own bits about the message (BusMessage.flags), as it published them. */
+  readonly flags: number | undefined;
   readonly boot: number;
   readonly seq: number;
   /** Empty when the topic is the subject's. */
@@ -68,14 +66,15 @@ export function encodeEnvelope(
   meta: Buffer,
   topic: string,
   payload: Uint8Array,
-  qos?: 0 | 1 | 2,
-  stored = false,
+  flags?: number,
 ): Buffer {
+  if (flags !== undefined && !(Number.isInteger(flags) && flags >= 0 && flags < NO_FLAGS))
+    throw new RangeError('bus message flags are an integer from 0 to 254');
   const topicBytes = topic === '' ? 0 : Buffer.byteLength(topic);
   const size = FIXED + meta.byteLength + 2 + topicBytes + payload.byteLength;
   const out = Buffer.allocUnsafe(size);
   out.writeUInt8(VERSION, 0);
-  out.writeUInt8(qos === undefined ? NO_QOS : stored ? qos | STORED : qos, 1);
+  out.writeUInt8(flags ?? NO_FLAGS, 1);
   out.writeUInt32BE(boot, 2);
   out.writeUIntBE(seq, 6, 6);
   let at = FIXED + meta.copy(out, FIXED);
@@ -114,10 +113,8 @@ export function decodeEnvelope(data: Uint8Array): Envelope | null {
   const topic = bytes.toString('utf8', at, at + topicBytes);
   at += topicBytes;
   const flags = bytes.readUInt8(1);
-  const qos = flags === NO_QOS ? NO_QOS : flags & ~STORED;
   return {
-    qos: qos === 0 || qos === 1 || qos === 2 ? qos : undefined,
-    stored: flags !== NO_QOS && (flags & STORED) !== 0,
+    flags: flags === NO_FLAGS ? undefined : flags,
     boot: bytes.readUInt32BE(2),
     seq: bytes.readUIntBE(6, 6),
     origin,

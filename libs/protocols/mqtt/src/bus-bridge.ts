@@ -9,6 +9,18 @@ const NOBODY: BusReach = Object.freeze({ reached: 0 });
 export const BUS_ORIGIN = 'mqtt';
 
 /**
+ * MQTT's bits in a bus message's `flags`: the QoS its publisher gave (another node's bridge routes by
+ * it: a cluster delivers QoS 1/2 to persistent sessions through the stream instead), and whether its
+ * node stored it in the stream. The same bits the cluster's envelope carried before `flags` was generic.
+ */
+const QOS_BITS = 0x03;
+const STORED = 0x10;
+
+function flagsOf(message: MqttMessage): number {
+  return message.stored === true ? message.qos | STORED : message.qos;
+}
+
+/**
  * Topics map one to one: MQTT topic `a/b` is bus topic `a/b`. Every message an MQTT client (or a
  * will) publishes goes to the bus with its content type; every bus message from another module
  * reaches matching MQTT subscribers as a QoS 0 (another node's MQTT message: its own QoS), non-retained publish with the same topic, payload
@@ -26,8 +38,7 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
         : { contentType: message.properties.contentType }),
       origin: BUS_ORIGIN,
       principal,
-      qos: message.qos,
-      ...(message.stored === true ? { stored: true } : {}),
+      flags: flagsOf(message),
     });
   };
   // Other nodes send this node only the topics its MQTT clients subscribed to.
@@ -66,15 +77,18 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
 
 /** A bus message as MQTT delivers it: not retained; another node's MQTT message keeps its QoS. */
 export function fromBus(message: BusMessage): MqttMessage {
+  // Another module's flags are its own: to MQTT its messages are QoS 0, not stored.
+  const flags = message.origin === BUS_ORIGIN ? (message.flags ?? 0) : 0;
+  const qos = flags & QOS_BITS;
   return {
     topic: message.topic,
     payload: Buffer.from(message.payload.buffer, message.payload.byteOffset, message.payload.byteLength),
     // Another node's MQTT message keeps its QoS: a subscription fed by the stream is not sent it twice.
-    qos: message.origin === BUS_ORIGIN ? (message.qos ?? 0) : 0,
+    qos: qos === 1 || qos === 2 ? qos : 0,
     retain: false,
     publisherId: null,
     expiresAt: null,
     properties: message.contentType === undefined ? {} : { contentType: message.contentType },
-    ...(message.stored === true ? { stored: true } : {}),
+    ...((flags & STORED) !== 0 ? { stored: true } : {}),
   };
 }
