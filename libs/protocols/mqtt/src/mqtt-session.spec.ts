@@ -28,4 +28,23 @@ describe('Session: the QoS 2 stream messages its client received', () => {
       [6, 60],
     ]);
   });
+
+  it('hands over a receipt whose acknowledgement the stream did not confirm, however many came after', () => {
+    const session = new Session('c');
+    session.received(7, 8, 70);
+    session.unconfirmed(7);
+    session.unconfirmed(99); // never received: nothing to keep
+    for (let sequence = 100; sequence < 1_200; sequence++) session.received(sequence, sequence + 1, sequence);
+    assert.equal(session.hasReceived(7, 8, 70), true);
+    assert.deepEqual(session.unconfirmedSequences(), [7]);
+    const handed = session.receivedSequences(64);
+    assert.deepEqual(handed[0], [7, 70]);
+    assert.equal(handed.length, 65);
+    session.confirmed(7);
+    assert.deepEqual(session.unconfirmedSequences(), []);
+    assert.equal(
+      session.receivedSequences(64).some(([sequence]) => sequence === 7),
+      false,
+    );
+  });
 });

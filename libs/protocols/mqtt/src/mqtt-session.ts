@@ -19,6 +19,9 @@ const RELEASED: MqttMessage = {
 /** How many received QoS 2 stream messages a session remembers (`Session.received`). */
 const RECEIVED_REMEMBERED = 1024;
 
+/** How many received QoS 2 stream messages whose acknowledgement is not confirmed a session keeps apart. */
+const UNCONFIRMED_KEPT = 256;
+
 /** A QoS 2 delivery another node took to its PUBREL stage: this node sends the PUBREL (4.3.3, 4.4). */
 export function releaseOnly(packetId: number): InFlight {
   return {
@@ -60,6 +63,8 @@ export class Session {
   private deliveryQueue: DeliveryQueue | null = null;
   private releaseSet: Set<number> | null = null;
   private receivedTable: Map<number, number> | null = null;
+  /** Received stream sequences whose acknowledgement the stream did not confirm (`unconfirmed`). */
+  private unconfirmedSet: Set<number> | null = null;
   /** Cluster mode: per stream consumer, the highest sequence given to this session (`delivered`). */
   streamDelivered: Map<string, number> | null = null;
   /**
@@ -120,16 +125,50 @@ export class Session {
     const key = streamSequence ?? -packetId;
     table.delete(key);
     table.set(key, storedMs);
-    if (table.size > RECEIVED_REMEMBERED) table.delete(table.keys().next().value as number);
+    if (table.size <= RECEIVED_REMEMBERED) return;
+    // The oldest goes, unless its acknowledgement is not confirmed yet: that one is kept apart.
+    for (const oldest of table.keys()) {
+      if (this.unconfirmedSet?.has(oldest) === true) continue;
+      table.delete(oldest);
+      return;
+    }
   }
 
   /**
-   * The newest `limit` QoS 2 stream messages the client received, each its sequence and when the stream
-   * stored it (not those known by packet id).
+   * The stream did not confirm the acknowledgement of a received QoS 2 message (NATS away): it may give
+   * the message again long after, when newer receipts have pushed this one out of what a record
+   * carries. Until it is `confirmed`, its receipt is kept and handed over whatever came since (the
+   * oldest `UNCONFIRMED_KEPT` ones first let go). Nothing for a sequence the client has not received.
+   */
+  unconfirmed(streamSequence: number): void {
+    if (this.receivedTable?.has(streamSequence) !== true) return;
+    const kept = (this.unconfirmedSet ??= new Set());
+    kept.add(streamSequence);
+    if (kept.size > UNCONFIRMED_KEPT) kept.delete(kept.values().next().value as number);
+  }
+
+  /** The stream confirmed the acknowledgement of a received QoS 2 message: no node can get it again. */
+  confirmed(streamSequence: number): void {
+    this.unconfirmedSet?.delete(streamSequence);
+  }
+
+  /** The received sequences whose acknowledgement is not confirmed, oldest first. */
+  unconfirmedSequences(): number[] {
+    return [...(this.unconfirmedSet ?? [])];
+  }
+
+  /**
+   * The newest `limit` QoS 2 stream messages the client received, and those whose acknowledgement the
+   * stream has not confirmed, each its sequence and when the stream stored it (not those known by
+   * packet id); at most `MAX_CARRIED`, the newest kept.
    */
   receivedSequences(limit: number): [number, number][] {
     const received = [...(this.receivedTable ?? [])].filter(([key]) => key > 0);
-    return received.slice(Math.max(0, received.length - limit));
+    const newest = Math.max(0, received.length - limit);
+    const unconfirmed = this.unconfirmedSet;
+    if (unconfirmed === null || unconfirmed.size === 0) return received.slice(newest);
+    const handed = received.filter(([key], i) => i >= newest || unconfirmed.has(key));
+    return handed.slice(Math.max(0, handed.length - MAX_CARRIED));
   }
 
   /** Cluster mode: stream consumer `durable` gave this session `sequence` (here, or where it came from). */

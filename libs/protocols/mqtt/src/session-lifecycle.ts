@@ -25,11 +25,13 @@ export function handedStateOf(session: Session): SessionState {
   const state = stateOfSession(session);
   if (session.streamDelivered === null) return state;
   const received = session.receivedSequences(HANDED_RECEIVED);
+  const unconfirmed = session.unconfirmedSequences();
   return {
     ...state,
     streamDelivered: Object.fromEntries(session.streamDelivered),
     streamReceived: received.map(([sequence]) => sequence),
     streamReceivedAt: received.map(([, storedMs]) => storedMs),
+    ...(unconfirmed.length === 0 ? {} : { streamUnconfirmed: unconfirmed }),
   };
 }
 
@@ -108,6 +110,7 @@ export class SessionLifecycle {
         session.delivered(durable, sequence);
       for (const [i, sequence] of (imported?.streamReceived ?? []).entries())
         session.received(sequence, 0, imported?.streamReceivedAt?.[i] ?? 0);
+      for (const sequence of imported?.streamUnconfirmed ?? []) session.unconfirmed(sequence);
       for (const subscription of imported?.subscriptions ?? []) this.host.subscribe(session, subscription);
       for (const packetId of imported?.releasing ?? []) {
         session.inflight.set(packetId, releaseOnly(packetId));

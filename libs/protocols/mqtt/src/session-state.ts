@@ -28,6 +28,11 @@ export interface SessionState {
   readonly streamReceived?: readonly number[];
   /** When the stream stored each of `streamReceived` (ms; 0 not known), which names it with the sequence. */
   readonly streamReceivedAt?: readonly number[];
+  /**
+   * Those of `streamReceived` whose acknowledgement the stream did not confirm: carried on, whatever is
+   * received after them, until the stream gives them again and their acknowledgement is confirmed.
+   */
+  readonly streamUnconfirmed?: readonly number[];
 }
 
 /** A session with nothing in it: what a clean start begins with. */

@@ -351,7 +351,7 @@ export class FeedReader {
     }
     const delivery: Delivery = {
       ...base,
-      settle: (done) => (done ? this.acknowledge(msg, base.qos, cursor) : msg.nak()),
+      settle: (done) => (done ? this.settled(session, msg, base.qos, cursor) : msg.nak()),
       packetId,
       streamSequence: msg.info.streamSequence,
       streamStoredMs: storedMs,
@@ -366,12 +366,30 @@ export class FeedReader {
    * QoS 2's acknowledgement waits for the stream's confirmation (its PUBREL goes out after it): the
    * client completes the message only once no node can get it again. QoS 1's is sent and forgotten.
    */
-  private async acknowledge(msg: JsMsg, qos: number, cursor: ConsumerCursor): Promise<void> {
+  private async acknowledge(msg: JsMsg, qos: number, cursor: ConsumerCursor): Promise<boolean> {
     cursor.acknowledged(msg.info.streamSequence, storedMsOf(msg));
-    if (qos < 2) return msg.ack();
-    await msg.ackAck({ timeout: ACK_CONFIRM_MS }).catch((err: Error) => {
+    if (qos < 2) {
+      msg.ack();
+      return true;
+    }
+    return msg.ackAck({ timeout: ACK_CONFIRM_MS }).catch((err: Error) => {
       this.log.warn({ err: err.message }, 'mqtt: the stream did not confirm a QoS 2 acknowledgement');
+      return false;
     });
+  }
+
+  /**
+   * A delivery done (its client's PUBACK or PUBREC): acknowledged. A QoS 2 receipt whose acknowledgement
+   * the stream did not confirm stays in the session's record until it is (`Session.unconfirmed`): the
+   * stream gives the message again, maybe on another node, which must know the client has it.
+   */
+  private async settled(session: Session, msg: JsMsg, qos: number, cursor: ConsumerCursor): Promise<void> {
+    const confirmed = await this.acknowledge(msg, qos, cursor);
+    if (qos < 2) return;
+    const sequence = msg.info.streamSequence;
+    if (confirmed) return session.confirmed(sequence);
+    session.unconfirmed(sequence);
+    this.broker.directory?.changed(session, session.will);
   }
 
   /** A QoS 2 message its client received, acknowledged once the session's record holds that. */
@@ -379,7 +397,8 @@ export class FeedReader {
     const directory = this.broker.directory;
     directory?.changed(session, session.will);
     const outcome = (await directory?.persisted(session)) ?? 'written';
-    if (outcome === 'written') await this.acknowledge(msg, 2, cursor);
+    if (outcome === 'written' && (await this.acknowledge(msg, 2, cursor)))
+      session.confirmed(msg.info.streamSequence);
   }
 
   private cursorOf(feed: Feed, durable: string): ConsumerCursor {

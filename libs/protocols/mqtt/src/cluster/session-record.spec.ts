@@ -36,4 +36,10 @@ describe('session records: the stream knowledge a session hands over', () => {
     assert.deepEqual(state.streamReceivedAt, [1000, 0, 0]);
     assert.deepEqual(parsed({ streamReceived: [9] }).streamReceivedAt, [0]);
   });
+
+  it('keeps the unconfirmed receipts that are among the received ones, and only those', () => {
+    const state = parsed({ streamReceived: [5, 6, 7], streamUnconfirmed: [5, 8, 'x', 7] });
+    assert.deepEqual(state.streamUnconfirmed, [5, 7]);
+    assert.equal('streamUnconfirmed' in parsed({ streamReceived: [5], streamUnconfirmed: 'x' }), false);
+  });
 });

@@ -31,6 +31,7 @@ export interface SessionRecord {
   readonly streamDelivered?: Readonly<Record<string, number>>;
   readonly streamReceived?: readonly number[];
   readonly streamReceivedAt?: readonly number[];
+  readonly streamUnconfirmed?: readonly number[];
   readonly will: EncodedWill | null;
 }
 
@@ -178,11 +179,18 @@ export function carriedOf(raw: {
   readonly streamDelivered?: unknown;
   readonly streamReceived?: unknown;
   readonly streamReceivedAt?: unknown;
-}): Pick<SessionState, 'streamDelivered' | 'streamReceived' | 'streamReceivedAt'> {
+  readonly streamUnconfirmed?: unknown;
+}): Pick<SessionState, 'streamDelivered' | 'streamReceived' | 'streamReceivedAt' | 'streamUnconfirmed'> {
   const streamDelivered = streamDeliveredOf(raw.streamDelivered);
+  const received = receivedOf(raw.streamReceived, raw.streamReceivedAt);
+  const known = new Set(received.streamReceived);
+  const unconfirmed = Array.isArray(raw.streamUnconfirmed)
+    ? raw.streamUnconfirmed.slice(0, MAX_CARRIED).filter((s): s is number => known.has(s as number))
+    : [];
   return {
     ...(streamDelivered === undefined ? {} : { streamDelivered }),
-    ...receivedOf(raw.streamReceived, raw.streamReceivedAt),
+    ...received,
+    ...(unconfirmed.length === 0 ? {} : { streamUnconfirmed: unconfirmed }),
   };
 }
 
