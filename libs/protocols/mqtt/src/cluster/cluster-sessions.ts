@@ -32,6 +32,8 @@ const CLAIM_ATTEMPTS = 3;
 interface TakeoverRequest {
   readonly clientId: string;
   readonly clean: boolean;
+  /** The claiming node (for the log; a request without it is from an older build). */
+  readonly node?: string;
 }
 
 /** What letting go yields: the session's state, and a will that is due once the claim wins. */
@@ -156,7 +158,13 @@ export class ClusterSessions implements SessionDirectory {
         // Won: the old holder's due will goes out now, once; a clean start ends what the stream kept for it.
         if (released !== null && released.will !== null) publishWill(this.broker, released.will);
         if (clean && held !== null) this.broker.queues?.discard(clientId, held.subscriptions);
-        if (held !== null && held.node !== this.node.nodeId) this.bucket.unindex(held.node, key);
+        if (held !== null && held.node !== this.node.nodeId) {
+          this.bucket.unindex(held.node, key);
+          this.log.info(
+            { clientId, from: held.node, revision },
+            'mqtt: session taken over from another node',
+          );
+        }
         return { state };
       } catch (err) {
         if (!isConflict(err)) return 'unavailable';
@@ -245,6 +253,7 @@ export class ClusterSessions implements SessionDirectory {
     const asking = this.node.request<SessionState | null>(held.node, TAKEOVER, {
       clientId,
       clean,
+      node: this.node.nodeId,
     } satisfies TakeoverRequest);
     try {
       const first = await Promise.race([asking, departure.left.then((): typeof DEPARTED => DEPARTED)]);
@@ -312,6 +321,16 @@ export class ClusterSessions implements SessionDirectory {
     const session = this.broker.sessions.get(clientId);
     const revision = this.bucket.revisions.get(clientId);
     const claimed = this.bucket.claims.get(clientId);
+    this.log.info(
+      {
+        clientId,
+        to: typeof request?.node === 'string' ? request.node : null,
+        held: session !== undefined,
+        connected: session !== undefined && session.owner !== null,
+        claiming: claiming !== undefined,
+      },
+      'mqtt: session handed to a claim on another node',
+    );
     // Before the takeover ends the connection: its will, which is due later unless the claim lands.
     const will = session?.will ?? null;
     const expirySec = session?.expirySec ?? 0;
