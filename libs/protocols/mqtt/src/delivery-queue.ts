@@ -46,6 +46,11 @@ export class DeliveryQueue {
     return taken;
   }
 
+  /** The delivery `shift` would take, left in place. */
+  peek(): Delivery | undefined {
+    return this.items[0];
+  }
+
   shift(): Delivery | undefined {
     const delivery = this.items.shift();
     if (delivery !== undefined) this.totalBytes -= costOf(delivery);

@@ -204,14 +204,15 @@ export class MqttBroker {
   }
 
   /**
-   * Moves queued deliveries into flight while the client has room; while the directory checks what this
-   * node holds (after a stall or a NATS outage), once that check is done.
+   * Moves queued deliveries into flight while the client has room; a stream delivery, while the
+   * directory checks what this node holds (after a stall or a NATS outage), once that check is done.
    */
   pump(session: Session): void {
     const owner = session.owner;
-    if (owner === null || session.queuedCount === 0 || this.heldBack(session)) return;
+    if (owner === null) return;
     const now = this.clock.now();
     while (session.queuedCount > 0 && session.inflightCount < owner.sendWindow) {
+      if (session.queue.peek()?.streamSequence !== undefined && this.heldBack(session)) return;
       const delivery = session.queue.shift() as Delivery;
       if (!isExpired(delivery.message, now)) this.launch(session, owner, delivery);
       else delivery.settle?.(true);
@@ -220,7 +221,8 @@ export class MqttBroker {
 
   /**
    * True while the directory has not verified this node's sessions: a client's PUBACK read meanwhile
-   * must not send it what was queued for a session that may have moved. Pumps it once verified.
+   * must not send it what the stream queued for a session that may have moved (the stream gives it to
+   * the session's new node too). Pumps it once verified.
    */
   private heldBack(session: Session): boolean {
     if (this.held !== null) {

@@ -463,11 +463,13 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     assert.deepEqual(settled, [true, true]);
   });
 
-  it('while the directory verifies what this node holds, a PUBACK does not send what waits in the queue', async () => {
+  it('while the directory verifies what this node holds, a PUBACK does not send what the stream queued', async () => {
     const broker = new MqttBroker(config, OPEN);
     const sub = new Peer(broker);
     await sub.connect('held', { properties: { receiveMaximum: 1 } });
     sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q', qos: 1 }] });
+    const session = broker.sessions.get('held');
+    assert.ok(session);
     let verify = (): void => undefined;
     let verifying: Promise<void> | null = null;
     broker.directory = {
@@ -478,26 +480,39 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
       ended: () => undefined,
       verified: () => verifying,
     };
-    const pub = new Peer(broker);
-    await pub.connect('pub');
-    pub.send(publish('q', 'm1', 1, 1));
-    pub.send(publish('q', 'm2', 1, 2));
+    const delivery = (payload: string, streamSequence?: number) => ({
+      message: {
+        topic: 'q',
+        payload: Buffer.from(payload),
+        qos: 1 as const,
+        retain: false,
+        publisherId: null,
+        expiresAt: null,
+        properties: {},
+      },
+      qos: 1 as const,
+      retain: false,
+      subscriptionIds: [],
+      ...(streamSequence === undefined ? {} : { streamSequence, packetId: streamSequence + 1 }),
+    });
+    broker.deliver(session, delivery('bus 1'));
+    broker.deliver(session, delivery('bus 2'));
+    broker.deliver(session, delivery('stream 3', 3));
+    const payloads = (sent: mqttPacket.IPublishPacket[]): string[] => sent.map((p) => String(p.payload));
     const first = sub.publishes();
-    assert.deepEqual(
-      first.map((p) => String(p.payload)),
-      ['m1'],
-    );
-    // A stall or a NATS outage: until the directory has read its records back, m2 may be another node's.
+    assert.deepEqual(payloads(first), ['bus 1']);
+    // A stall or a NATS outage: until the directory has read its records back, the stream's message may
+    // be another node's to send. What came over the bus is this node's own.
     verifying = new Promise<void>((resolve) => (verify = resolve));
     sub.send({ cmd: 'puback', messageId: first[0]?.messageId as number });
+    const second = sub.publishes();
+    assert.deepEqual(payloads(second), ['bus 2']);
+    sub.send({ cmd: 'puback', messageId: second[0]?.messageId as number });
     assert.deepEqual(sub.publishes(), []);
     verifying = null;
     verify();
     await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(
-      sub.publishes().map((p) => String(p.payload)),
-      ['m2'],
-    );
+    assert.deepEqual(payloads(sub.publishes()), ['stream 3']);
   });
 
   it('a wildcard subscription that a topic rule cuts through gets only what its client may read', async () => {
