@@ -18,6 +18,7 @@ export * from './observability/health-checks.js';
 export * from './nest/ops-routes.js';
 export * from './nest/broker-ws-adapter.js';
 export * from './connections/gateway-client.js';
+export * from './observability/dashboard-lookups.js';
 export * from './observability/dashboard-panels.js';
 export * from './observability/module-alarms.js';
 export * from './observability/module-figures.js';

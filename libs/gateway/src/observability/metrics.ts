@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { DashboardLookups } from './dashboard-lookups.js';
 import { DashboardPanels } from './dashboard-panels.js';
 import { ModuleAlarms } from './module-alarms.js';
 import { ModuleFigures } from './module-figures.js';
@@ -126,6 +127,8 @@ export class GatewayMetrics {
 
   /** The modules' own tables on the dashboard. */
   readonly panels = new DashboardPanels();
+  /** The modules' ways to find one thing by its key (a session by client id) and act on it. */
+  readonly lookups = new DashboardLookups();
   /** The modules' own alarms, judged with the dashboard's. */
   readonly alarms = new ModuleAlarms();
 
