@@ -16,6 +16,7 @@ import { ConnectionsController } from './connections.controller.js';
 import { CredentialsController } from './credentials.controller.js';
 import { EndpointsController } from './endpoints.controller.js';
 import { jsonBody } from './json-body.middleware.js';
+import { LookupsController } from './lookups.controller.js';
 import { OriginsController } from './origins.controller.js';
 import { PublishController } from './publish.controller.js';
 
@@ -28,6 +29,7 @@ import { PublishController } from './publish.controller.js';
     ConnectionsController,
     PublishController,
     AuditController,
+    LookupsController,
   ],
   providers: [AdminAuthGuard, ConnectionDirectory],
 })

@@ -53,16 +53,16 @@ export type LookupResult =
 const LOOKUP_ID = /^[a-z0-9][a-z0-9.-]{0,63}$/;
 
 /**
- * A way to find one thing by its key on the dashboard (an MQTT session by client id, an application's
+ * A way to find one thing by its key on the dashboard (a client's session by its id, an application's
  * device by serial number), with what an operator may do to it. It is asked only for a key of 1 to
  * LOOKUP_KEY_MAX_LENGTH characters with no control character (the admin API refuses others with 400).
  */
 export interface DashboardLookup {
   /** Unique across modules: the path segment of its admin routes (a-z, 0-9, '.' and '-', up to 64). */
   readonly id: string;
-  /** What it finds ('MQTT session'). */
+  /** What it finds ('Device'). */
   readonly title: string;
-  /** What the key is ('Client id'). */
+  /** What the key is ('Serial number'). */
   readonly keyLabel: string;
   find(key: string): Promise<LookupResult>;
   /**
