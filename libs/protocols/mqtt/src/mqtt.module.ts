@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BrokerSection } from '#broker/config';
+import { SessionDashboardLookup } from './admin/session-dashboard-lookup.js';
 import { SessionLookup } from './admin/session-lookup.js';
 import { MqttSessionsController } from './admin/sessions.controller.js';
 import { mqttConfig } from './mqtt-config.js';
@@ -8,12 +9,20 @@ import { MqttServer } from './mqtt-server.js';
 import { MqttTcpListener } from './tcp-listener.js';
 
 /**
- * The MQTT broker: `mqtt` and `mqttv3.1` over WebSocket, and plain TCP when configured, and its admin
- * route (a session by client id). Its settings are the `mqtt` key of the broker config.
+ * The MQTT broker: `mqtt` and `mqttv3.1` over WebSocket, and plain TCP when configured, its admin
+ * route (a session by client id) and the dashboard's lookup of the same. Its settings are the `mqtt`
+ * key of the broker config.
  */
 @BrokerSection(mqttConfig)
 @Module({
   controllers: [MqttSessionsController],
-  providers: [MqttServer, MqttSubprotocol, Mqtt31Subprotocol, MqttTcpListener, SessionLookup],
+  providers: [
+    MqttServer,
+    MqttSubprotocol,
+    Mqtt31Subprotocol,
+    MqttTcpListener,
+    SessionLookup,
+    SessionDashboardLookup,
+  ],
 })
 export class MqttModule {}
