@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { connectAsync, type MqttClient } from 'mqtt';
+import request from 'supertest';
+import { badFields, problem } from './support/problems.js';
+import { connect, persistentSession, sessionPresent, startMqttBroker } from './support/mqtt-helpers.js';
+import { type TestBroker } from './support/test-broker.js';
+
+// The dashboard's lookups through the admin API, against the real broker and real MQTT.js clients:
+// the MQTT module's "mqtt-session" lookup finds a session by client id, closes its connection (the
+// session stays) and discards it; the routes themselves name no protocol.
+
+const ADMIN = 'lookups-admin-token-0123456789';
+
+interface Field {
+  label: string;
+  value: string | null;
+}
+interface View {
+  heading: string;
+  node: string | null;
+  fields: Field[];
+  tables: { id: string; title: string; rows: { key: string; cells: Record<string, unknown> }[] }[];
+  missing: string[];
+  actions: { id: string; label: string; confirm: string }[];
+}
+
+function field(view: View, label: string): string | null | undefined {
+  return view.fields.find((f) => f.label === label)?.value;
+}
+
+/** Resolves with the reason code of the DISCONNECT the broker sends the client, once it is also closed. */
+async function toldAndClosed(client: MqttClient): Promise<number | undefined> {
+  const [reasonCode] = await Promise.all([
+    new Promise<number | undefined>((resolve) => client.once('disconnect', (p) => resolve(p.reasonCode))),
+    new Promise<void>((resolve) => client.once('close', () => resolve())),
+  ]);
+  return reasonCode;
+}
+
+describe('admin API: the dashboard lookups, with the MQTT module', () => {
+  let broker: TestBroker;
+  let api: ReturnType<typeof request>;
+  let tcpPort: number;
+  const auth = { Authorization: `Bearer ${ADMIN}` };
+  const clients: MqttClient[] = [];
+
+  before(async () => {
+    broker = await startMqttBroker({ tcpPort: 0, tcpHost: '127.0.0.1' }, {}, { admin: { tokens: [ADMIN] } });
+    api = request(broker.url.replace(/^ws/, 'http'));
+    const line = broker.logLines().find((l) => l['msg'] === 'mqtt tcp listener started');
+    tcpPort = line?.['port'] as number;
+  });
+  after(async () => {
+    for (const client of clients) await client.endAsync(true);
+    await broker.close();
+  });
+
+  it('lists the lookups the modules offer, behind the admin credential', async () => {
+    const res = await api.get('/admin/v1/lookups').set(auth).expect(200);
+    assert.deepEqual(res.body, [{ id: 'mqtt-session', title: 'MQTT session', keyLabel: 'Client id' }]);
+    problem(await api.get('/admin/v1/lookups'), 401);
+    problem(await api.get('/admin/v1/lookups/mqtt-session/anyone'), 401);
+    problem(await api.post('/admin/v1/lookups/mqtt-session/anyone/actions/discard'), 401);
+    const doc = await api.get('/admin/openapi.json').expect(200);
+    assert.ok(doc.body.paths['/admin/v1/lookups/{id}/{key}']);
+    assert.ok(doc.body.paths['/admin/v1/lookups/{id}/{key}/actions/{action}']);
+  });
+
+  it('finds a connected client by its client id: its connection, will and subscriptions, and what may be done', async () => {
+    const device = await connect(broker, {
+      ...persistentSession('lk-device/1'),
+      will: { topic: 'wills/lk-device-1', payload: Buffer.from('gone'), qos: 1, retain: true },
+    });
+    clients.push(device);
+    await device.subscribeAsync('lk/#', { qos: 1 });
+    await device.subscribeAsync('lk/other', { qos: 0 });
+    // A client id with a slash is one path segment, encoded.
+    const res = await api
+      .get(`/admin/v1/lookups/mqtt-session/${encodeURIComponent('lk-device/1')}`)
+      .set(auth);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers['broker-missing-nodes'], undefined);
+    const view = res.body as View;
+    assert.equal(view.heading, 'lk-device/1');
+    assert.equal(view.node, null);
+    assert.deepEqual(view.missing, []);
+    assert.equal(field(view, 'Connection'), 'WebSocket');
+    assert.equal(field(view, 'Protocol version'), '5.0');
+    assert.equal(field(view, 'Principal'), 'anonymous');
+    assert.match(field(view, 'Address') ?? '', /127\.0\.0\.1/);
+    assert.equal(field(view, 'Expiry'), '300 s after its connection ends');
+    assert.equal(field(view, 'Queued'), '0');
+    assert.equal(field(view, 'Will'), 'wills/lk-device-1 (QoS 1, retained)');
+    const [subscriptions] = view.tables;
+    assert.equal(subscriptions?.id, 'subscriptions');
+    assert.deepEqual(subscriptions?.rows, [
+      { key: 'lk/#', cells: { filter: 'lk/#', qos: 1 } },
+      { key: 'lk/other', cells: { filter: 'lk/other', qos: 0 } },
+    ]);
+    assert.deepEqual(
+      view.actions.map((a) => a.id),
+      ['kick', 'discard'],
+    );
+    for (const action of view.actions) assert.match(action.confirm, /lk-device\/1/);
+  });
+
+  it('answers 404 as a problem document for a client id with no session, an unknown lookup or action', async () => {
+    const nobody = problem(await api.get('/admin/v1/lookups/mqtt-session/nobody-here').set(auth), 404);
+    assert.match(nobody['detail'] as string, /no MQTT session nobody-here/);
+    const unknown = problem(await api.get('/admin/v1/lookups/no-such-lookup/x').set(auth), 404);
+    assert.match(unknown['detail'] as string, /no lookup no-such-lookup/);
+    problem(await api.post('/admin/v1/lookups/no-such-lookup/x/actions/kick').set(auth), 404);
+    problem(await api.post('/admin/v1/lookups/mqtt-session/nobody-here/actions/discard').set(auth), 404);
+    const device = await connect(broker, persistentSession('lk-device-404'));
+    clients.push(device);
+    problem(await api.post('/admin/v1/lookups/mqtt-session/lk-device-404/actions/explode').set(auth), 404);
+    assert.equal(device.connected, true);
+  });
+
+  it('refuses a key with a control character or longer than 1024 characters, naming the field', async () => {
+    assert.deepEqual(badFields(await api.get('/admin/v1/lookups/mqtt-session/a%01b').set(auth)), ['key']);
+    const long = 'k'.repeat(1025);
+    assert.deepEqual(badFields(await api.get(`/admin/v1/lookups/mqtt-session/${long}`).set(auth)), ['key']);
+    assert.deepEqual(badFields(await api.post('/admin/v1/lookups/mqtt-session/x/actions/a%0Ab').set(auth)), [
+      'action',
+    ]);
+    problem(await api.get(`/admin/v1/lookups/mqtt-session/${'k'.repeat(1024)}`).set(auth), 404);
+  });
+
+  it('kick closes the connection and the session stays: the client comes back to it, subscriptions and all', async () => {
+    const device = await connect(broker, persistentSession('lk-kick'));
+    await device.subscribeAsync('lk/kick/#', { qos: 1 });
+    const ended = toldAndClosed(device);
+    await api.post('/admin/v1/lookups/mqtt-session/lk-kick/actions/kick').set(auth).expect(204);
+    assert.equal(await ended, 0x98);
+    const away = (await api.get('/admin/v1/lookups/mqtt-session/lk-kick').set(auth).expect(200)).body as View;
+    assert.equal(field(away, 'Connection'), 'not connected');
+    // Nothing to close while it is away; it may still be discarded.
+    assert.deepEqual(
+      away.actions.map((a) => a.id),
+      ['discard'],
+    );
+    problem(await api.post('/admin/v1/lookups/mqtt-session/lk-kick/actions/kick').set(auth), 404);
+
+    const back = await connect(broker, persistentSession('lk-kick'));
+    clients.push(back);
+    assert.equal(sessionPresent(back), true);
+    const view = (await api.get('/admin/v1/lookups/mqtt-session/lk-kick').set(auth).expect(200)).body as View;
+    assert.deepEqual(view.tables[0]?.rows, [{ key: 'lk/kick/#', cells: { filter: 'lk/kick/#', qos: 1 } }]);
+  });
+
+  it('kick closes a connection over TCP too, which has no gateway connection id', async () => {
+    const device = await connectAsync(`mqtt://127.0.0.1:${tcpPort}`, {
+      clientId: 'lk-tcp',
+      clean: false,
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+    });
+    const closed = new Promise<void>((resolve) => device.once('close', () => resolve()));
+    const found = (await api.get('/admin/v1/lookups/mqtt-session/lk-tcp').set(auth).expect(200)).body as View;
+    assert.equal(field(found, 'Connection'), 'TCP');
+    assert.equal(field(found, 'Protocol version'), '3.1.1');
+    await api.post('/admin/v1/lookups/mqtt-session/lk-tcp/actions/kick').set(auth).expect(204);
+    await closed;
+    const away = (await api.get('/admin/v1/lookups/mqtt-session/lk-tcp').set(auth).expect(200)).body as View;
+    assert.equal(field(away, 'Connection'), 'not connected');
+  });
+
+  it('discard ends the session: DISCONNECT 0x98, then the client starts afresh', async () => {
+    const device = await connect(broker, persistentSession('lk-discard'));
+    await device.subscribeAsync('lk/discard/#', { qos: 1 });
+    const ended = toldAndClosed(device);
+    await api.post('/admin/v1/lookups/mqtt-session/lk-discard/actions/discard').set(auth).expect(204);
+    assert.equal(await ended, 0x98);
+    problem(await api.get('/admin/v1/lookups/mqtt-session/lk-discard').set(auth), 404);
+    const back = await connect(broker, persistentSession('lk-discard'));
+    clients.push(back);
+    assert.equal(sessionPresent(back), false);
+    const view = (await api.get('/admin/v1/lookups/mqtt-session/lk-discard').set(auth).expect(200))
+      .body as View;
+    assert.deepEqual(view.tables[0]?.rows, []);
+  });
+
+  it('audits each action done, with who asked; a refused one leaves no row', async () => {
+    const audit = (await api.get('/admin/v1/audit?limit=50').set(auth).expect(200)).body as {
+      actor: string;
+      action: string;
+      target: string;
+    }[];
+    const rows = audit
+      .filter((r) => r.action.startsWith('mqtt-session.'))
+      .map((r) => [r.action, r.target, r.actor]);
+    // Newest first.
+    assert.deepEqual(rows, [
+      ['mqtt-session.discard', 'lk-discard', 'admin-token-1'],
+      ['mqtt-session.kick', 'lk-tcp', 'admin-token-1'],
+      ['mqtt-session.kick', 'lk-kick', 'admin-token-1'],
+    ]);
+  });
+});
