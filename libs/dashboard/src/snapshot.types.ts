@@ -1,6 +1,6 @@
 import type { ModuleCard, PanelSnapshot } from '#broker/gateway';
 
-export type { PanelCell, PanelColumn, PanelSnapshot } from '#broker/gateway';
+export type { PanelCell, PanelColumn, PanelRow, PanelSnapshot } from '#broker/gateway';
 
 /**
  * What the dashboard's feed sends once a second, as JSON: the page imports these types (and only

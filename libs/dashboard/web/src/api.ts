@@ -38,7 +38,7 @@ export async function problemOf(res: Response): Promise<string> {
   }
 }
 
-/** One admin API call (`path` under /admin/v1/), JSON both ways. */
+/** One admin API call (`path` under /admin/v1/), JSON both ways (a 204 answers undefined). */
 export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${ADMIN_API}${path}`, {
     method,
@@ -46,6 +46,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, bo
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
   if (!res.ok) throw new ApiError(res.status, await problemOf(res));
+  if (res.status === 204) return undefined as T;
   return (await res.json()) as T;
 }
 

@@ -5,6 +5,7 @@ import { Credentials, Origins } from './allowlists.js';
 import { saveToken, savedToken } from './api.js';
 import { Connections } from './connections.js';
 import { type FeedState, openFeed } from './feed.js';
+import { Find } from './find.js';
 import { FeedStatus } from './feed-status.js';
 import { appendSnapshot } from './history.js';
 import { Modules } from './modules.js';
@@ -18,6 +19,7 @@ const SECTIONS = [
   ['alarms', 'Alarms'],
   ['modules', 'Modules'],
   ['charge-points', 'Charge points'],
+  ['find', 'Find'],
   ['connections', 'Connections'],
   ['publish', 'Publish'],
   ['origins', 'Origins'],
@@ -91,6 +93,7 @@ export function App() {
         <Overview history={history} />
         <Alarms snapshot={snapshot} />
         <Modules snapshot={snapshot} />
+        <Find here={snapshot?.node ?? null} />
         <Connections snapshot={snapshot} />
         <Publish />
         <Origins snapshot={snapshot} />

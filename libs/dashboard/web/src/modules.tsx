@@ -1,4 +1,4 @@
-import type { PanelCell, PanelColumn, PanelSnapshot, Snapshot } from '../../src/snapshot.types.js';
+import type { PanelCell, PanelColumn, PanelRow, PanelSnapshot, Snapshot } from '../../src/snapshot.types.js';
 import { formatCount, formatCpu, formatMiB, formatMs, formatTime } from './format.js';
 
 function Figures(props: {
@@ -34,46 +34,64 @@ function Cell(props: { readonly column: PanelColumn; readonly cell: PanelCell | 
   );
 }
 
-/** A module's table, as it describes it: the first column heads each row. */
-function Panel(props: { readonly panel: PanelSnapshot }) {
-  const { id, title, columns, empty, rows } = props.panel;
+/**
+ * A module's table, as it describes it (a panel's, a lookup's): the first column heads each row, and
+ * the table scrolls inside its region rather than widen the page.
+ */
+export function PanelTable(props: {
+  /** The id of the heading that names it. */
+  readonly labelledBy: string;
+  readonly columns: readonly PanelColumn[];
+  readonly empty: string;
+  readonly rows: readonly PanelRow[];
+}) {
+  const { labelledBy, columns, empty, rows } = props;
   const [head, ...rest] = columns;
   if (head === undefined) return null;
   return (
-    <section aria-labelledby={`panel-${id}-title`} id={`panel-${id}`} data-panel={id}>
-      <h2 id={`panel-${id}-title`}>{title}</h2>
-      <div class="scroll" tabIndex={0} role="region" aria-labelledby={`panel-${id}-title`}>
-        <table>
-          <thead>
+    <div class="scroll" tabIndex={0} role="region" aria-labelledby={labelledBy}>
+      <table>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c.key} scope="col" class={c.kind === 'count' ? 'num' : undefined}>
+                {c.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.length === 0 && (
             <tr>
-              {columns.map((c) => (
-                <th key={c.key} scope="col" class={c.kind === 'count' ? 'num' : undefined}>
-                  {c.label}
-                </th>
+              <td colSpan={columns.length}>{empty}</td>
+            </tr>
+          )}
+          {rows.map((row) => (
+            <tr key={row.key} data-row={row.key}>
+              <th scope="row" data-cell={head.key}>
+                <Cell column={head} cell={row.cells[head.key]} />
+              </th>
+              {rest.map((c) => (
+                <td key={c.key} data-cell={c.key} class={c.kind === 'count' ? 'num' : undefined}>
+                  <Cell column={c} cell={row.cells[c.key]} />
+                </td>
               ))}
             </tr>
-          </thead>
-          <tbody>
-            {rows.length === 0 && (
-              <tr>
-                <td colSpan={columns.length}>{empty}</td>
-              </tr>
-            )}
-            {rows.map((row) => (
-              <tr key={row.key} data-row={row.key}>
-                <th scope="row" data-cell={head.key}>
-                  <Cell column={head} cell={row.cells[head.key]} />
-                </th>
-                {rest.map((c) => (
-                  <td key={c.key} data-cell={c.key} class={c.kind === 'count' ? 'num' : undefined}>
-                    <Cell column={c} cell={row.cells[c.key]} />
-                  </td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A module's panel: its table under its title. */
+function Panel(props: { readonly panel: PanelSnapshot }) {
+  const { id, title, columns, empty, rows } = props.panel;
+  if (columns.length === 0) return null;
+  return (
+    <section aria-labelledby={`panel-${id}-title`} id={`panel-${id}`} data-panel={id}>
+      <h2 id={`panel-${id}-title`}>{title}</h2>
+      <PanelTable labelledBy={`panel-${id}-title`} columns={columns} empty={empty} rows={rows} />
     </section>
   );
 }

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type MqttClient } from 'mqtt';
+import { type Browser } from 'playwright-core';
+import { launchChromium } from './support/chromium.js';
+import { type BrokerNode, TestCluster } from './support/cluster.js';
+import { connect, persistentSession, sessionPresent } from './support/mqtt-helpers.js';
+
+// The dashboard's Find section on one node of a real three-node cluster, in a real Chromium at a
+// phone's width: it finds an MQTT.js client connected to another node by its client id, through the
+// MQTT module's lookup, and closes its connection after the operator confirms.
+
+const ADMIN = 'cluster-find-admin-0123456789';
+const WAIT_MS = 10_000;
+const PHONE = { width: 390, height: 844 };
+
+describe('cluster: finding a client from the dashboard of another node', () => {
+  let cluster: TestCluster;
+  let browser: Browser;
+  const clients: MqttClient[] = [];
+
+  before(async () => {
+    cluster = await TestCluster.start(3, { config: { admin: { tokens: [ADMIN] } } });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    for (const client of clients) await client.endAsync(true);
+    await browser?.close();
+    await cluster?.close();
+  });
+
+  it('finds a client of node 3 from node 1, with its node and subscription, and kicks it once confirmed', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const device = await connect(n3, persistentSession('console-device-3'));
+    clients.push(device);
+    await device.subscribeAsync('console/+/cmd', { qos: 1 });
+
+    const context = await browser.newContext({ viewport: PHONE, isMobile: true });
+    const page = await context.newPage();
+    await page.goto(`${n1.http}/dashboard`);
+    await page.getByLabel('Admin token').fill(ADMIN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+
+    await page.getByLabel('Look for').selectOption({ label: 'MQTT session' });
+    await page.getByLabel('Client id', { exact: true }).fill('console-device-3');
+    await page.getByRole('button', { name: 'Find', exact: true }).click();
+    const result = page.locator('#find [data-lookup="mqtt-session"]');
+    await result.waitFor({ timeout: WAIT_MS });
+    assert.equal(await result.locator('[data-field="Node"]').getAttribute('data-node'), n3.id);
+    assert.equal(await result.locator('[data-field="Connection"]').innerText(), 'WebSocket');
+    assert.equal(await result.locator('[data-missing]').count(), 0);
+    const subscription = result.locator('[data-lookup-table="subscriptions"] tr[data-row="console/+/cmd"]');
+    assert.equal(await subscription.locator('[data-cell="qos"]').innerText(), '1');
+
+    // A phone's width: the result, its table and its buttons fit with no sideways scroll.
+    const scrollWidth = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+    assert.ok(scrollWidth <= PHONE.width, `the page is ${scrollWidth} px wide in a ${PHONE.width} px screen`);
+
+    // Dismissed: nothing is asked of the broker (counted below, once the accepted one is through).
+    const actions: string[] = [];
+    page.on('request', (req) => {
+      if (req.method() === 'POST' && req.url().includes('/actions/')) actions.push(req.url());
+    });
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await result.locator('[data-action="kick"]').click();
+
+    // Accepted: the connection on node 3 closes; the page finds the session again, now away.
+    const asked = new Promise<string>((resolve) =>
+      page.once('dialog', (dialog) => {
+        resolve(dialog.message());
+        void dialog.accept();
+      }),
+    );
+    const closed = new Promise<void>((resolve) => device.once('close', () => resolve()));
+    await result.locator('[data-action="kick"]').click();
+    assert.match(await asked, /console-device-3/);
+    await closed;
+    await result
+      .locator('[data-field="Connection"]', { hasText: 'not connected' })
+      .waitFor({ timeout: WAIT_MS });
+    assert.equal(await result.locator('[data-action="kick"]').count(), 0);
+    assert.equal(await result.locator('[data-action="discard"]').count(), 1);
+    assert.equal(actions.length, 1, actions.join(', '));
+    assert.match(actions[0] ?? '', /\/lookups\/mqtt-session\/console-device-3\/actions\/kick$/);
+    await context.close();
+
+    // The session stayed: the client comes back to it on another node.
+    const back = await connect(n2, persistentSession('console-device-3'));
+    clients.push(back);
+    assert.equal(sessionPresent(back), true);
+  });
+});
