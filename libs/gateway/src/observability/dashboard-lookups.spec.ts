@@ -51,7 +51,7 @@ describe('DashboardLookups', () => {
       assert.throws(() => lookups.add(lookup(id)), /must be a-z, 0-9/, JSON.stringify(id));
     }
     lookups.add(lookup('x'.repeat(64)));
-    lookups.add(lookup('mqtt-session.v2'));
+    lookups.add(lookup('device-session.v2'));
     assert.equal(lookups.list().length, 2);
   });
 
