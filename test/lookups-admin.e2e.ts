@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { connectAsync, type MqttClient } from 'mqtt';
 import request from 'supertest';
 import { badFields, problem } from './support/problems.js';
+import { RawMqtt } from './support/raw-mqtt.js';
 import { connect, persistentSession, sessionPresent, startMqttBroker } from './support/mqtt-helpers.js';
 import { type TestBroker } from './support/test-broker.js';
 
@@ -197,5 +198,17 @@ describe('admin API: the dashboard lookups, with the MQTT module', () => {
       ['mqtt-session.kick', 'lk-tcp', 'admin-token-1'],
       ['mqtt-session.kick', 'lk-kick', 'admin-token-1'],
     ]);
+  });
+
+  it('an administrator closing a connection is no protocol error: DISCONNECT 0x98, then WebSocket close 1000', async () => {
+    for (const action of ['kick', 'discard']) {
+      const raw = await RawMqtt.connected(`${broker.url}/mqtt`, { clientId: `lk-close-${action}` });
+      await api
+        .post(`/admin/v1/lookups/mqtt-session/lk-close-${action}/actions/${action}`)
+        .set(auth)
+        .expect(204);
+      assert.equal((await raw.next('disconnect')).reasonCode, 0x98);
+      assert.equal((await raw.closed()).code, 1000);
+    }
   });
 });

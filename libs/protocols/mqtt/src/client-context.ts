@@ -27,8 +27,15 @@ export interface ClientContext {
 export function closeCodeFor(reasonCode: number): number {
   if (reasonCode === RC.packetTooLarge) return CLOSE.tooBig;
   if (reasonCode === RC.notAuthorized) return CLOSE.policyViolation;
-  if (reasonCode < 0x80 || reasonCode === RC.sessionTakenOver || reasonCode === RC.keepAliveTimeout) {
+  if (
+    reasonCode < 0x80 ||
+    reasonCode === RC.sessionTakenOver ||
+    reasonCode === RC.keepAliveTimeout ||
+    reasonCode === RC.administrativeAction
+  ) {
     return CLOSE.normal;
   }
+  // This node lost touch with the cluster: it goes away from the client, which reconnects elsewhere.
+  if (reasonCode === RC.useAnotherServer) return CLOSE.goingAway;
   return CLOSE.protocolError;
 }
