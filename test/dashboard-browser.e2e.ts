@@ -157,6 +157,10 @@ describe('dashboard in Chromium, against live traffic', () => {
       new RegExp(`^#${started.transactionId} on 1 since `),
     );
     assert.match((await row.locator('[data-cell="lastHeartbeat"]').textContent()) ?? '', /^\d\d:\d\d:\d\d$/);
+    // The nav names each module's panel by its title and leads to it.
+    const link = page.locator('nav a', { hasText: 'Charge points' });
+    assert.equal(await link.getAttribute('href'), '#panel-charge-points');
+    assert.equal(await page.locator('section#panel-charge-points').count(), 1);
 
     // A refused handshake, with its reason: /chat takes same-origin pages only.
     const foreign = new WebSocket(`${ws}/chat`, 'chat.v1', { origin: FOREIGN });

@@ -13,12 +13,14 @@ import { Overview } from './overview.js';
 import { Publish } from './publish.js';
 import { SignIn } from './sign-in.js';
 
-const SECTIONS = [
+/** The page's own sections, before and after the modules' panels (which the feed names). */
+const BEFORE_PANELS = [
   ['overview', 'Overview'],
   ['refusals', 'Refusals'],
   ['alarms', 'Alarms'],
   ['modules', 'Modules'],
-  ['charge-points', 'Charge points'],
+] as const;
+const AFTER_PANELS = [
   ['find', 'Find'],
   ['connections', 'Connections'],
   ['publish', 'Publish'],
@@ -82,7 +84,12 @@ export function App() {
       <AlarmBanner snapshot={snapshot} />
       <nav aria-label="Sections">
         <ul>
-          {[...SECTIONS, ...(snapshot?.nodes ? ([['nodes', 'Nodes']] as const) : [])].map(([id, label]) => (
+          {[
+            ...BEFORE_PANELS,
+            ...(snapshot?.panels ?? []).map((panel) => [`panel-${panel.id}`, panel.title] as const),
+            ...AFTER_PANELS,
+            ...(snapshot?.nodes ? ([['nodes', 'Nodes']] as const) : []),
+          ].map(([id, label]) => (
             <li key={id}>
               <a href={`#${id}`}>{label}</a>
             </li>
