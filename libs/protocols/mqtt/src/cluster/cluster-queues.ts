@@ -10,7 +10,7 @@ import {
 import { nanos } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
 import { type MqttBroker } from '../mqtt-broker.js';
-import { durableOf, eligible, type Feed, keyOf, target } from './feed.js';
+import { durableOf, eligible, type Feed, keyOf, target } from './stream-feed.js';
 import { FeedReader } from './feed-reader.js';
 import { encodeMessage } from './message-codec.js';
 import { type MqttMessage } from '../message.js';

@@ -14,7 +14,7 @@ import { type Logger } from 'pino';
 import { type MqttBroker } from '../mqtt-broker.js';
 import { ConsumerCursor } from './consumer-cursor.js';
 import { deliveryFor } from '../delivery.js';
-import { type Feed, target } from './feed.js';
+import { type Feed, target } from './stream-feed.js';
 import { decodeMessage } from './message-codec.js';
 import { LostWrites } from './lost-writes.js';
 import { returnPending } from './pending-return.js';
