@@ -123,3 +123,28 @@ describe('SubscriptionStore with shared groups served elsewhere (cluster mode)',
     assert.equal(store.size, 0);
   });
 });
+
+describe('SubscriptionStore.everyMatch (what an operator sees)', () => {
+  it('lists every member of every matching group and moves no round robin, in cluster mode too', () => {
+    for (const sharedElsewhere of [false, true]) {
+      const store = new SubscriptionStore();
+      store.sharedElsewhere = sharedElsewhere;
+      store.add('a', sub('$share/g/t/+'));
+      store.add('b', sub('$share/g/t/+'));
+      store.add('c', sub('t/#'));
+      store.add('d', sub('other/#'));
+      const every = () =>
+        store
+          .everyMatch('t/1')
+          .map((m) => `${m.clientId}:${m.subscription.raw}`)
+          .sort();
+      assert.deepEqual(every(), ['a:$share/g/t/+', 'b:$share/g/t/+', 'c:t/#']);
+      assert.deepEqual(every(), ['a:$share/g/t/+', 'b:$share/g/t/+', 'c:t/#']);
+      assert.deepEqual(store.everyMatch('$SYS/t'), []);
+      if (!sharedElsewhere) {
+        // The group's next message still goes to its first member: everyMatch took no turn.
+        assert.deepEqual(matched(store, 't/1'), ['a:$share/g/t/+', 'c:t/#']);
+      }
+    }
+  });
+});

@@ -116,6 +116,21 @@ export class SubscriptionStore {
     return found;
   }
 
+  /**
+   * Every subscription matching `topic`, each member of each shared group included, for an operator's
+   * view: unlike `match`, it moves no group's round robin and leaves no group out (cluster mode).
+   */
+  everyMatch(topic: string): SubscriptionMatch[] {
+    const found: SubscriptionMatch[] = [];
+    if (this.count === 0) return found;
+    const groups: SharedGroup[] = [];
+    this.walk(this.root, topic.split('/'), 0, topic.charCodeAt(0) === DOLLAR, found, groups);
+    for (const group of groups) {
+      for (const [clientId, subscription] of group.members) found.push({ clientId, subscription });
+    }
+    return found;
+  }
+
   /** A method with its state in arguments, not closures made per call: this runs once per PUBLISH. */
   private walk(
     at: TrieNode,
