@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
 import { BrokerSection } from '#broker/config';
+import { RetainedDashboardLookup } from './admin/retained-dashboard-lookup.js';
 import { SessionDashboardLookup } from './admin/session-dashboard-lookup.js';
 import { SessionLookup } from './admin/session-lookup.js';
 import { MqttSessionsController } from './admin/sessions.controller.js';
+import { SubscribersDashboardLookup } from './admin/subscribers-dashboard-lookup.js';
 import { mqttConfig } from './mqtt-config.js';
 import { Mqtt31Subprotocol, MqttSubprotocol } from './mqtt.subprotocol.js';
 import { MqttServer } from './mqtt-server.js';
@@ -10,8 +12,9 @@ import { MqttTcpListener } from './tcp-listener.js';
 
 /**
  * The MQTT broker: `mqtt` and `mqttv3.1` over WebSocket, and plain TCP when configured, its admin
- * route (a session by client id) and the dashboard's lookup of the same. Its settings are the `mqtt`
- * key of the broker config.
+ * route (a session by client id) and the dashboard's lookups: a session by client id, the retained
+ * messages matching a topic filter, the subscribers of a topic. Its settings are the `mqtt` key of the
+ * broker config.
  */
 @BrokerSection(mqttConfig)
 @Module({
@@ -23,6 +26,8 @@ import { MqttTcpListener } from './tcp-listener.js';
     MqttTcpListener,
     SessionLookup,
     SessionDashboardLookup,
+    RetainedDashboardLookup,
+    SubscribersDashboardLookup,
   ],
 })
 export class MqttModule {}
