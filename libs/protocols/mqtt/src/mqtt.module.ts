@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BrokerSection } from '#broker/config';
+import { MqttDashboardLookups } from './admin/dashboard-lookups.js';
 import { RetainedDashboardLookup } from './admin/retained-dashboard-lookup.js';
 import { SessionDashboardLookup } from './admin/session-dashboard-lookup.js';
 import { SessionLookup } from './admin/session-lookup.js';
@@ -28,6 +29,7 @@ import { MqttTcpListener } from './tcp-listener.js';
     SessionDashboardLookup,
     RetainedDashboardLookup,
     SubscribersDashboardLookup,
+    MqttDashboardLookups,
   ],
 })
 export class MqttModule {}

@@ -1,19 +1,6 @@
-import {
-  BadRequestException,
-  Inject,
-  Injectable,
-  type OnModuleInit,
-  Optional,
-  ServiceUnavailableException,
-} from '@nestjs/common';
+import { BadRequestException, Injectable, ServiceUnavailableException } from '@nestjs/common';
 import { assertTopicFilter } from '#broker/bus';
-import {
-  type DashboardLookup,
-  GatewayMetrics,
-  type LookupAction,
-  type LookupResult,
-  type LookupView,
-} from '#broker/gateway';
+import { type DashboardLookup, type LookupAction, type LookupResult, type LookupView } from '#broker/gateway';
 import { type MqttMessage } from '../message.js';
 import { MqttServer } from '../mqtt-server.js';
 
@@ -35,19 +22,12 @@ const DOLLAR = 0x24;
  * for a bucket key stay on their node, and a node cut off from NATS shows what it last heard.
  */
 @Injectable()
-export class RetainedDashboardLookup implements DashboardLookup, OnModuleInit {
+export class RetainedDashboardLookup implements DashboardLookup {
   readonly id = 'mqtt-retained';
   readonly title = 'MQTT retained messages';
   readonly keyLabel = 'Topic filter';
 
-  constructor(
-    private readonly server: MqttServer,
-    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
-  ) {}
-
-  onModuleInit(): void {
-    this.metrics?.lookups.add(this);
-  }
+  constructor(private readonly server: MqttServer) {}
 
   find(filter: string): Promise<LookupResult> {
     const matched = this.matching(filter);

@@ -1,7 +1,6 @@
-import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
   type DashboardLookup,
-  GatewayMetrics,
   type LookupAction,
   type LookupField,
   type LookupResult,
@@ -23,19 +22,12 @@ const VERSIONS: Readonly<Record<number, string>> = { 3: '3.1', 4: '3.1.1', 5: '5
  * and discarding it.
  */
 @Injectable()
-export class SessionDashboardLookup implements DashboardLookup, OnModuleInit {
+export class SessionDashboardLookup implements DashboardLookup {
   readonly id = 'mqtt-session';
   readonly title = 'MQTT session';
   readonly keyLabel = 'Client id';
 
-  constructor(
-    private readonly sessions: SessionLookup,
-    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
-  ) {}
-
-  onModuleInit(): void {
-    this.metrics?.lookups.add(this);
-  }
+  constructor(private readonly sessions: SessionLookup) {}
 
   async find(clientId: string): Promise<LookupResult> {
     const { view, missing } = await this.sessions.find(clientId);

@@ -1,7 +1,7 @@
 import { BadRequestException, Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
 import { assertTopicName } from '#broker/bus';
 import { ClusterNode } from '#broker/cluster';
-import { type DashboardLookup, GatewayMetrics, type LookupResult, type LookupView } from '#broker/gateway';
+import { type DashboardLookup, type LookupResult, type LookupView } from '#broker/gateway';
 import { MqttServer } from '../mqtt-server.js';
 
 /** The subscriptions shown at most, from each node and in all. */
@@ -41,13 +41,11 @@ export class SubscribersDashboardLookup implements DashboardLookup, OnModuleInit
   constructor(
     private readonly server: MqttServer,
     @Optional() @Inject(ClusterNode) private readonly cluster: ClusterNode | null = null,
-    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
   onModuleInit(): void {
     // A topic from another node is checked again here: a node answers only for a valid one.
     this.cluster?.serve(SUBSCRIBERS, (topic) => this.here(String(topic)));
-    this.metrics?.lookups.add(this);
   }
 
   async find(topic: string): Promise<LookupResult> {
