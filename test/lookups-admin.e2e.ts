@@ -4,12 +4,19 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import request from 'supertest';
 import { badFields, problem } from './support/problems.js';
 import { RawMqtt } from './support/raw-mqtt.js';
-import { connect, persistentSession, sessionPresent, startMqttBroker } from './support/mqtt-helpers.js';
+import {
+  connect,
+  connectWithInbox,
+  persistentSession,
+  sessionPresent,
+  startMqttBroker,
+} from './support/mqtt-helpers.js';
 import { type TestBroker } from './support/test-broker.js';
 
 // The dashboard's lookups through the admin API, against the real broker and real MQTT.js clients:
 // the MQTT module's "mqtt-session" lookup finds a session by client id, closes its connection (the
-// session stays) and discards it; the routes themselves name no protocol.
+// session stays) and discards it; "mqtt-retained" browses and clears the retained messages matching a
+// filter; "mqtt-subscribers" finds who a topic reaches. The routes themselves name no protocol.
 
 const ADMIN = 'lookups-admin-token-0123456789';
 
@@ -17,11 +24,15 @@ interface Field {
   label: string;
   value: string | null;
 }
+interface Row {
+  key: string;
+  cells: Record<string, unknown>;
+}
 interface View {
   heading: string;
   node: string | null;
   fields: Field[];
-  tables: { id: string; title: string; rows: { key: string; cells: Record<string, unknown> }[] }[];
+  tables: { id: string; title: string; rows: Row[] }[];
   missing: string[];
   actions: { id: string; label: string; confirm: string }[];
 }
@@ -59,7 +70,11 @@ describe('admin API: the dashboard lookups, with the MQTT module', () => {
 
   it('lists the lookups the modules offer, behind the admin credential', async () => {
     const res = await api.get('/admin/v1/lookups').set(auth).expect(200);
-    assert.deepEqual(res.body, [{ id: 'mqtt-session', title: 'MQTT session', keyLabel: 'Client id' }]);
+    assert.deepEqual(res.body, [
+      { id: 'mqtt-session', title: 'MQTT session', keyLabel: 'Client id' },
+      { id: 'mqtt-retained', title: 'MQTT retained messages', keyLabel: 'Topic filter' },
+      { id: 'mqtt-subscribers', title: 'MQTT subscribers', keyLabel: 'Topic' },
+    ]);
     problem(await api.get('/admin/v1/lookups'), 401);
     problem(await api.get('/admin/v1/lookups/mqtt-session/anyone'), 401);
     problem(await api.post('/admin/v1/lookups/mqtt-session/anyone/actions/discard'), 401);
@@ -210,5 +225,167 @@ describe('admin API: the dashboard lookups, with the MQTT module', () => {
       assert.equal((await raw.next('disconnect')).reasonCode, 0x98);
       assert.equal((await raw.closed()).code, 1000);
     }
+  });
+
+  const key = (k: string) => encodeURIComponent(k);
+
+  it('browses the retained messages matching a filter: topic, QoS, size, a bounded preview (binary escaped), content type', async () => {
+    const publisher = await connect(broker, { clientId: 'lkr-publisher' });
+    clients.push(publisher);
+    await publisher.publishAsync('lkr/site/a/temp', '21.5', {
+      qos: 1,
+      retain: true,
+      properties: { contentType: 'text/plain' },
+    });
+    // QoS 0: stored once a later QoS 1 publish on the same connection is acknowledged.
+    await publisher.publishAsync('lkr/site/b/raw', Buffer.from([0x00, 0xff, 0x41, 0x0a]), {
+      qos: 0,
+      retain: true,
+    });
+    await publisher.publishAsync('lkr/site/c/big', Buffer.alloc(10_000, 'z'), { qos: 1, retain: true });
+    await publisher.publishAsync('lkr/other/x', 'elsewhere', { qos: 1, retain: true });
+
+    const res = await api.get(`/admin/v1/lookups/mqtt-retained/${key('lkr/site/#')}`).set(auth);
+    assert.equal(res.status, 200, res.text);
+    const view = res.body as View;
+    assert.equal(view.heading, 'lkr/site/#');
+    assert.equal(field(view, 'Matched'), '3');
+    const [table] = view.tables;
+    assert.equal(table?.id, 'retained');
+    assert.equal(table?.title, 'Retained messages (3)');
+    const rows = new Map(table?.rows.map((r) => [r.key, r.cells]));
+    assert.deepEqual([...rows.keys()].sort(), ['lkr/site/a/temp', 'lkr/site/b/raw', 'lkr/site/c/big']);
+    assert.deepEqual(rows.get('lkr/site/a/temp'), {
+      topic: 'lkr/site/a/temp',
+      qos: 1,
+      bytes: 4,
+      preview: '21.5',
+      contentType: 'text/plain',
+      expires: null,
+    });
+    assert.equal(rows.get('lkr/site/b/raw')?.['preview'], '\\x00\\xffA\\x0a');
+    assert.equal(rows.get('lkr/site/b/raw')?.['qos'], 0);
+    const big = rows.get('lkr/site/c/big');
+    assert.equal(big?.['bytes'], 10_000);
+    assert.equal(big?.['preview'], `${'z'.repeat(63)}…`);
+    assert.deepEqual(
+      view.actions.map((a) => a.id),
+      ['clear'],
+    );
+    assert.match(view.actions[0]?.confirm ?? '', /Clear 3 retained messages matching lkr\/site\/#/);
+    // One topic, as a filter with no wildcard.
+    const one = (
+      await api
+        .get(`/admin/v1/lookups/mqtt-retained/${key('lkr/other/x')}`)
+        .set(auth)
+        .expect(200)
+    ).body as View;
+    assert.deepEqual(
+      one.tables[0]?.rows.map((r) => r.cells['preview']),
+      ['elsewhere'],
+    );
+  });
+
+  it('answers 404 for a filter matching no retained message, 400 naming the problem for an invalid filter or topic', async () => {
+    const none = problem(
+      await api.get(`/admin/v1/lookups/mqtt-retained/${key('lkr/none/#')}`).set(auth),
+      404,
+    );
+    assert.match(none['detail'] as string, /no MQTT retained messages lkr\/none\/#/);
+    const bad = problem(await api.get(`/admin/v1/lookups/mqtt-retained/${key('lkr/#/x')}`).set(auth), 400);
+    assert.match(bad['detail'] as string, /Invalid topic filter/);
+    problem(await api.post(`/admin/v1/lookups/mqtt-retained/${key('lkr/#/x')}/actions/clear`).set(auth), 400);
+    problem(
+      await api.post(`/admin/v1/lookups/mqtt-retained/${key('lkr/none/#')}/actions/clear`).set(auth),
+      404,
+    );
+    const topic = problem(await api.get(`/admin/v1/lookups/mqtt-subscribers/${key('lks/+')}`).set(auth), 400);
+    assert.match(topic['detail'] as string, /Invalid topic name/);
+  });
+
+  it('clear empties the matching retained messages: a new subscriber gets none, and the others stay', async () => {
+    await api
+      .post(`/admin/v1/lookups/mqtt-retained/${key('lkr/site/#')}/actions/clear`)
+      .set(auth)
+      .expect(204);
+    problem(await api.get(`/admin/v1/lookups/mqtt-retained/${key('lkr/site/#')}`).set(auth), 404);
+    problem(
+      await api.post(`/admin/v1/lookups/mqtt-retained/${key('lkr/site/#')}/actions/clear`).set(auth),
+      404,
+    );
+
+    // A new subscriber: the first message it gets is one published after its SUBACK, not a retained one
+    // (the broker sends retained messages right after the SUBACK, ahead of anything published later).
+    const { client: reader, inbox } = await connectWithInbox(broker, { clientId: 'lkr-reader' });
+    clients.push(reader);
+    await reader.subscribeAsync(['lkr/site/#', 'lkr/other/#'], { qos: 1 });
+    const publisher = await connect(broker, { clientId: 'lkr-after' });
+    clients.push(publisher);
+    await publisher.publishAsync('lkr/site/a/marker', 'after the clear', { qos: 1 });
+    const marker = await inbox.waitFor((m) => m.topic === 'lkr/site/a/marker');
+    assert.deepEqual(
+      inbox.received.map((m) => [m.topic, m.payload, m.packet.retain]),
+      [
+        ['lkr/other/x', 'elsewhere', true],
+        ['lkr/site/a/marker', 'after the clear', false],
+      ],
+    );
+    assert.equal(marker.packet.retain, false);
+
+    const audit = (await api.get('/admin/v1/audit?limit=50').set(auth).expect(200)).body as {
+      actor: string;
+      action: string;
+      target: string;
+    }[];
+    assert.deepEqual(
+      audit.filter((r) => r.action.startsWith('mqtt-retained.')).map((r) => [r.action, r.target, r.actor]),
+      [['mqtt-retained.clear', 'lkr/site/#', 'admin-token-1']],
+    );
+  });
+
+  it('finds the subscribers of a topic: each matching filter, shared groups included, and not the others', async () => {
+    const amy = await connect(broker, persistentSession('lks-amy'));
+    const bob = await connect(broker, { clientId: 'lks-bob' });
+    const cat = await connect(broker, { clientId: 'lks-cat' });
+    const dan = await connect(broker, { clientId: 'lks-dan' });
+    clients.push(amy, bob, cat, dan);
+    await amy.subscribeAsync('lks/+/temp', { qos: 1 });
+    await bob.subscribeAsync('lks/#', { qos: 0 });
+    await cat.subscribeAsync('lks/b/temp', { qos: 1 });
+    await dan.subscribeAsync('$share/ops/lks/a/+', { qos: 1 });
+    // Away: its session (and subscription) stays once an administrator closed its connection.
+    const away = new Promise<void>((resolve) => amy.once('close', () => resolve()));
+    await api.post('/admin/v1/lookups/mqtt-session/lks-amy/actions/kick').set(auth).expect(204);
+    await away;
+
+    const res = await api.get(`/admin/v1/lookups/mqtt-subscribers/${key('lks/a/temp')}`).set(auth);
+    assert.equal(res.status, 200, res.text);
+    const view = res.body as View;
+    assert.equal(view.heading, 'lks/a/temp');
+    assert.equal(field(view, 'Subscriptions'), '3');
+    assert.deepEqual(view.actions, []);
+    assert.deepEqual(
+      view.tables[0]?.rows.map((r) => r.cells),
+      [
+        {
+          client: 'lks-amy',
+          node: null,
+          filter: 'lks/+/temp',
+          qos: 1,
+          group: null,
+          connected: 'not connected',
+        },
+        { client: 'lks-bob', node: null, filter: 'lks/#', qos: 0, group: null, connected: 'connected' },
+        {
+          client: 'lks-dan',
+          node: null,
+          filter: '$share/ops/lks/a/+',
+          qos: 1,
+          group: 'ops',
+          connected: 'connected',
+        },
+      ],
+    );
+    problem(await api.get(`/admin/v1/lookups/mqtt-subscribers/${key('nobody/listens')}`).set(auth), 404);
   });
 });
