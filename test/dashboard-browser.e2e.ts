@@ -280,6 +280,42 @@ describe('dashboard in Chromium, against live traffic', () => {
     await context.close();
   });
 
+  it('browses the retained messages matching a filter in Find, a binary payload escaped, and clears them once confirmed', async () => {
+    const mqtt: MqttClient = await connect({ url: `ws://127.0.0.1:${port}` }, { clientId: 'dash-retainer' });
+    await mqtt.publishAsync('browse/site/a', 'hello there', { qos: 1, retain: true });
+    await mqtt.publishAsync('browse/site/b', Buffer.from([0x00, 0xff, 0x41]), { qos: 1, retain: true });
+    // Gone before the page looks: the tests below count one MQTT session.
+    await mqtt.endAsync();
+    const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
+    await signIn(page, base);
+
+    await page.getByLabel('Look for').selectOption({ label: 'MQTT retained messages' });
+    await page.getByLabel('Topic filter', { exact: true }).fill('browse/site/#');
+    await page.getByRole('button', { name: 'Find', exact: true }).click();
+    const result = page.locator('#find [data-lookup="mqtt-retained"]');
+    await result.waitFor({ timeout: WAIT_MS });
+    assert.equal(await result.locator('[data-field="Matched"]').innerText(), '2');
+    const table = result.locator('[data-lookup-table="retained"]');
+    assert.match(await table.locator('h4').innerText(), /Retained messages \(2\)/);
+    const text = table.locator('tr[data-row="browse/site/a"]');
+    assert.equal(await text.locator('[data-cell="preview"]').innerText(), 'hello there');
+    assert.equal(await text.locator('[data-cell="bytes"]').innerText(), '11');
+    const binary = table.locator('tr[data-row="browse/site/b"]');
+    assert.equal(await binary.locator('[data-cell="preview"]').innerText(), '\\x00\\xffA');
+
+    const asked = new Promise<string>((resolve) =>
+      page.once('dialog', (dialog) => {
+        resolve(dialog.message());
+        void dialog.accept();
+      }),
+    );
+    await result.locator('[data-action="clear"]').click();
+    assert.match(await asked, /Clear 2 retained messages matching browse\/site\/#/);
+    // The page asks again once done: nothing matches now.
+    await page.locator('#find [data-lookup-outcome="not-found"]').waitFor({ timeout: WAIT_MS });
+    await page.close();
+  });
+
   it('raises an alarm on a surge of refused handshakes, as a banner, a metric and a log line, and clears it', async () => {
     const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
     await signIn(page, base);
