@@ -8,7 +8,8 @@ import { connect, persistentSession, sessionPresent } from './support/mqtt-helpe
 
 // The dashboard's Find section on one node of a real three-node cluster, in a real Chromium at a
 // phone's width: it finds an MQTT.js client connected to another node by its client id, through the
-// MQTT module's lookup, and closes its connection after the operator confirms.
+// MQTT module's lookup, and closes its connection after the operator confirms; and finds the
+// subscribers of a topic on every node through the admin API.
 
 const ADMIN = 'cluster-find-admin-0123456789';
 const WAIT_MS = 10_000;
@@ -89,5 +90,51 @@ describe('cluster: finding a client from the dashboard of another node', () => {
     const back = await connect(n2, persistentSession('console-device-3'));
     clients.push(back);
     assert.equal(sessionPresent(back), true);
+  });
+
+  it('finds from node 1 the subscribers of a topic on every node, each with its node', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const there = await connect(n2, { clientId: 'fleet-n2' });
+    const shared = await connect(n3, { clientId: 'fleet-n3' });
+    const other = await connect(n1, { clientId: 'fleet-n1' });
+    clients.push(there, shared, other);
+    await there.subscribeAsync('fleet/+/cmd', { qos: 1 });
+    await shared.subscribeAsync('$share/ops/fleet/#', { qos: 0 });
+    await other.subscribeAsync('fleet/other', { qos: 1 });
+
+    const res = await fetch(
+      `${n1.http}/admin/v1/lookups/mqtt-subscribers/${encodeURIComponent('fleet/7/cmd')}`,
+      {
+        headers: { Authorization: `Bearer ${ADMIN}` },
+      },
+    );
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal(res.headers.get('broker-missing-nodes'), null);
+    const view = (await res.json()) as {
+      missing: string[];
+      tables: { rows: { cells: Record<string, unknown> }[] }[];
+    };
+    assert.deepEqual(view.missing, []);
+    assert.deepEqual(
+      view.tables[0]?.rows.map((r) => r.cells),
+      [
+        {
+          client: 'fleet-n2',
+          node: n2.id,
+          filter: 'fleet/+/cmd',
+          qos: 1,
+          group: null,
+          connected: 'connected',
+        },
+        {
+          client: 'fleet-n3',
+          node: n3.id,
+          filter: '$share/ops/fleet/#',
+          qos: 0,
+          group: 'ops',
+          connected: 'connected',
+        },
+      ],
+    );
   });
 });
