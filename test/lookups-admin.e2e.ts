@@ -58,7 +58,18 @@ describe('admin API: the dashboard lookups, with the MQTT module', () => {
   const clients: MqttClient[] = [];
 
   before(async () => {
-    broker = await startMqttBroker({ tcpPort: 0, tcpHost: '127.0.0.1' }, {}, { admin: { tokens: [ADMIN] } });
+    broker = await startMqttBroker(
+      { tcpPort: 0, tcpHost: '127.0.0.1' },
+      {},
+      {
+        admin: { tokens: [ADMIN] },
+        // The administrator is held to the topic rules as any principal: it may not publish under locked/.
+        authorization: {
+          rules: [{ user: 'admin-token-1', action: 'publish', topics: ['lkr/locked/#'], permission: 'deny' }],
+          noMatch: 'allow',
+        },
+      },
+    );
     api = request(broker.url.replace(/^ws/, 'http'));
     const line = broker.logLines().find((l) => l['msg'] === 'mqtt tcp listener started');
     tcpPort = line?.['port'] as number;
@@ -341,6 +352,24 @@ describe('admin API: the dashboard lookups, with the MQTT module', () => {
       audit.filter((r) => r.action.startsWith('mqtt-retained.')).map((r) => [r.action, r.target, r.actor]),
       [['mqtt-retained.clear', 'lkr/site/#', 'admin-token-1']],
     );
+  });
+
+  it('clear holds the administrator to the topic rules: one topic it may not publish to and nothing is cleared', async () => {
+    const publisher = await connect(broker, { clientId: 'lkr-locked' });
+    clients.push(publisher);
+    await publisher.publishAsync('lkr/locked/a', 'kept', { qos: 1, retain: true });
+    await publisher.publishAsync('lkr/open/a', 'kept too', { qos: 1, retain: true });
+    const refused = await api
+      .post(`/admin/v1/lookups/mqtt-retained/${key('lkr/+/a')}/actions/clear`)
+      .set(auth);
+    problem(refused, 403);
+    const view = (
+      await api
+        .get(`/admin/v1/lookups/mqtt-retained/${key('lkr/+/a')}`)
+        .set(auth)
+        .expect(200)
+    ).body as View;
+    assert.deepEqual(view.tables[0]?.rows.map((r) => r.key).sort(), ['lkr/locked/a', 'lkr/open/a']);
   });
 
   it('finds the subscribers of a topic: each matching filter, shared groups included, and not the others', async () => {

@@ -1,4 +1,9 @@
-import { BadRequestException, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import {
+  BadRequestException,
+  ForbiddenException,
+  Injectable,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { assertTopicFilter } from '#broker/bus';
 import { type DashboardLookup, type LookupAction, type LookupResult, type LookupView } from '#broker/gateway';
 import { type MqttMessage } from '../message.js';
@@ -38,13 +43,27 @@ export class RetainedDashboardLookup implements DashboardLookup {
   /**
    * 'clear': an empty retained publish on each matching topic (the first MAX_RETAINED_ROWS), through the
    * broker's own path, so the cluster's bucket, the bus and current subscribers see it as they would a
-   * client's. Topics under '$' are the broker's and are left alone.
+   * client's. Topics under '$' are the broker's and are left alone. The topic rules apply to the
+   * administrator as to any authenticated principal, as for the admin API's publish: one topic it may
+   * not publish to and nothing is cleared (403).
    */
   async act(filter: string, actionId: string, actor: string): Promise<'done' | 'not-found'> {
     if (actionId !== 'clear') return 'not-found';
     const topics = clearable(this.matching(filter));
     if (topics.length === 0) return 'not-found';
     const broker = this.server.broker;
+    const grant = broker.authorizer.grantFor({
+      principal: { subject: actor, claims: {}, carrier: 'header' },
+      clientId: null,
+    });
+    const refused = topics.filter((topic) => !grant.mayPublish(topic));
+    if (refused.length > 0) {
+      throw new ForbiddenException(
+        `${actor} may not publish to ${JSON.stringify(refused[0])}` +
+          (refused.length > 1 ? ` and ${refused.length - 1} more of the matching topics` : '') +
+          ': nothing cleared',
+      );
+    }
     const shared: Promise<Error | null>[] = [];
     for (const topic of topics) {
       const published = broker.publish(
