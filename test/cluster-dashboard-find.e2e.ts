@@ -4,7 +4,8 @@ import { type MqttClient } from 'mqtt';
 import { type Browser } from 'playwright-core';
 import { launchChromium } from './support/chromium.js';
 import { type BrokerNode, TestCluster } from './support/cluster.js';
-import { connect, persistentSession, sessionPresent } from './support/mqtt-helpers.js';
+import { connect, connectWithInbox, persistentSession, sessionPresent } from './support/mqtt-helpers.js';
+import { waitFor } from './support/ws-helpers.js';
 
 // The dashboard's Find section on one node of a real three-node cluster, in a real Chromium at a
 // phone's width: it finds an MQTT.js client connected to another node by its client id, through the
@@ -90,6 +91,59 @@ describe('cluster: finding a client from the dashboard of another node', () => {
     const back = await connect(n2, persistentSession('console-device-3'));
     clients.push(back);
     assert.equal(sessionPresent(back), true);
+  });
+
+  it("sees an away session's messages pile up in the cluster's stream, and go once its client is back", async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const device = await connect(n2, persistentSession('console-away'));
+    await device.subscribeAsync('away/#', { qos: 1 });
+    await device.endAsync();
+    const publisher = await connect(n1, { clientId: 'console-away-publisher' });
+    clients.push(publisher);
+    const publish = async (from: number, count: number) => {
+      for (let i = from; i < from + count; i++) await publisher.publishAsync('away/x', `m${i}`, { qos: 1 });
+    };
+    await publish(0, 3);
+
+    const context = await browser.newContext({ viewport: PHONE, isMobile: true });
+    const page = await context.newPage();
+    await page.goto(`${n3.http}/dashboard`);
+    await page.getByLabel('Admin token').fill(ADMIN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+    await page.getByLabel('Look for').selectOption({ label: 'MQTT session' });
+    await page.getByLabel('Client id', { exact: true }).fill('console-away');
+    const result = page.locator('#find [data-lookup="mqtt-session"]');
+    const inStream = async (count: number) => {
+      await page.getByRole('button', { name: 'Find', exact: true }).click();
+      await result
+        .locator('[data-field="In the stream"]', { hasText: String(count) })
+        .waitFor({ timeout: WAIT_MS });
+    };
+    // Acknowledged to the publisher means stored: the count is exact at once.
+    await inStream(3);
+    assert.equal(await result.locator('[data-field="Connection"]').innerText(), 'not connected');
+    assert.equal(await result.locator('[data-field="Node"]').getAttribute('data-node'), n2.id);
+    await publish(3, 2);
+    await inStream(5);
+    await context.close();
+
+    // Back on another node: it gets the five, and the stream lets them go as it acknowledges them.
+    const { client: back, inbox } = await connectWithInbox(n1, persistentSession('console-away'));
+    clients.push(back);
+    await inbox.waitFor((m) => m.payload === 'm4');
+    assert.deepEqual(
+      inbox.received.map((m) => m.payload),
+      ['m0', 'm1', 'm2', 'm3', 'm4'],
+    );
+    const streamCount = async (): Promise<string | null | undefined> => {
+      const res = await fetch(`${n3.http}/admin/v1/lookups/mqtt-session/console-away`, {
+        headers: { Authorization: `Bearer ${ADMIN}` },
+      });
+      const view = (await res.json()) as { fields: { label: string; value: string | null }[] };
+      return view.fields.find((f) => f.label === 'In the stream')?.value;
+    };
+    await waitFor(async () => (await streamCount()) === '0');
   });
 
   it('finds from node 1 the subscribers of a topic on every node, each with its node', async () => {

@@ -34,4 +34,9 @@ export interface MessageQueues {
    * stream keeps for its subscriptions goes.
    */
   discard(clientId: string, subscriptions: readonly Subscription[]): void;
+  /**
+   * How many QoS 1/2 messages the stream holds for the session's own subscriptions (not yet delivered,
+   * or delivered and not acknowledged), for an operator; null when the stream did not say.
+   */
+  waiting(session: Session): Promise<number | null>;
 }

@@ -20,6 +20,7 @@ const connected: MqttSessionView = {
   ],
   queued: 2,
   inflight: 1,
+  stream: null,
   awaitingRelease: 0,
   will: { topic: 'wills/device-1', qos: 2, retain: false, delaySec: 30 },
 };
@@ -78,5 +79,15 @@ describe('the dashboard lookup of an MQTT session', () => {
     const [table] = lookupView({ ...connected, subscriptions }, []).tables;
     assert.equal(table?.rows.length, 200);
     assert.equal(table?.title, 'Subscriptions (the first 200 of 250)');
+  });
+
+  it("shows what the cluster's stream holds for the session when the stream said, after the in-flight count", () => {
+    const labels = lookupView({ ...connected, stream: 7 }, []).fields.map((f) => [f.label, f.value]);
+    const at = labels.findIndex(([label]) => label === 'In flight');
+    assert.deepEqual(labels[at + 1], ['In the stream', '7']);
+    assert.equal(
+      lookupView(connected, []).fields.some((f) => f.label === 'In the stream'),
+      false,
+    );
   });
 });

@@ -64,6 +64,7 @@ export function lookupView(session: MqttSessionView, missing: readonly string[])
     { label: 'Expiry', value: expiry(session.expirySec) },
     { label: 'Queued', value: String(session.queued) },
     { label: 'In flight', value: String(session.inflight) },
+    ...(session.stream === null ? [] : [{ label: 'In the stream', value: String(session.stream) }]),
     { label: 'Awaiting release', value: String(session.awaitingRelease) },
     { label: 'Will', value: will === null ? 'none' : willText(will) },
   );

@@ -22,13 +22,13 @@ export class SessionLookup implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.cluster?.serve(GET, (clientId) => this.here(String(clientId)));
+    this.cluster?.serve(GET, (clientId) => this.withStream(String(clientId)));
     this.cluster?.serve(DISCARD, (clientId) => this.discardHere(String(clientId)));
     this.cluster?.serve(KICK, (clientId) => this.kickHere(String(clientId)));
   }
 
   async find(clientId: string): Promise<{ view: MqttSessionView | null; missing: string[] }> {
-    const here = this.here(clientId);
+    const here = await this.withStream(clientId);
     if (this.cluster === null || (here?.connection ?? null) !== null) return { view: here, missing: [] };
     const { answers, missing } = await this.cluster.scatter<MqttSessionView | null>(GET, clientId);
     const found = [...answers.values()].filter((v): v is MqttSessionView => v !== null);
@@ -75,5 +75,14 @@ export class SessionLookup implements OnModuleInit {
   private here(clientId: string): MqttSessionView | null {
     const session = this.server.broker.sessions.get(clientId);
     return session === undefined ? null : sessionView(session, this.cluster?.nodeId ?? null);
+  }
+
+  /** The session here with what the cluster's stream holds for it (asked of JetStream). */
+  private async withStream(clientId: string): Promise<MqttSessionView | null> {
+    const session = this.server.broker.sessions.get(clientId);
+    if (session === undefined) return null;
+    const stream = (await this.server.broker.queues?.waiting(session)) ?? null;
+    // Read after the wait: the session's own counts as they are now.
+    return { ...sessionView(session, this.cluster?.nodeId ?? null), stream };
   }
 }

@@ -21,6 +21,12 @@ export interface MqttSessionView {
   readonly queued: number;
   /** QoS 1/2 messages sent and not yet acknowledged. */
   readonly inflight: number;
+  /**
+   * Cluster mode: QoS 1/2 messages the cluster's stream holds for its own subscriptions (not yet sent
+   * to it, or sent and not acknowledged), wherever its client is; null on a single node, or when the
+   * stream did not say.
+   */
+  readonly stream: number | null;
   /** QoS 2 messages from the client received and not yet released. */
   readonly awaitingRelease: number;
   /** Its will, without the payload. */
@@ -52,6 +58,7 @@ export function sessionView(session: Session, node: string | null): MqttSessionV
     subscriptions: [...session.subscriptions.values()].map((s) => ({ filter: s.raw, qos: s.qos })),
     queued: session.queuedCount,
     inflight: session.inflightCount,
+    stream: null,
     awaitingRelease: session.awaitingRelease.size,
     will:
       will === null

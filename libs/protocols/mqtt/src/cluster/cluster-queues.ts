@@ -234,6 +234,27 @@ export class ClusterQueues implements MessageQueues {
     }
   }
 
+  async waiting(session: Session): Promise<number | null> {
+    const jsm = this.reader.jsm;
+    if (jsm === null) return null;
+    let total = 0;
+    for (const subscription of session.subscriptions.values()) {
+      // A group's messages are the group's, not one member's.
+      if (subscription.group !== null || !eligible(session, subscription)) continue;
+      const key = keyOf(session.clientId, subscription);
+      for (const [i] of filterToSubjects(subscription.filter).entries()) {
+        try {
+          const info = await jsm.consumers.info(this.stream, durableOf(key, i));
+          total += info.num_pending + info.num_ack_pending;
+        } catch {
+          // Not made yet (nothing stored for it), or JetStream did not answer: not a count to show.
+          return null;
+        }
+      }
+    }
+    return total;
+  }
+
   /** Deletes a consumer, and then its filter from the stream's interest unless a feed here made it again. */
   private dropConsumer(durable: string): void {
     const forget = (): void => {
