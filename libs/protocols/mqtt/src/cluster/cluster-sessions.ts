@@ -136,8 +136,8 @@ export class ClusterSessions implements SessionDirectory {
         return 'unavailable';
       }
       const held = entry?.operation === 'PUT' ? parseRecord(entry.value) : null;
-      if (held !== null && released === null) {
-        const outcome = await this.letGo(clientId, clean, held);
+      if (entry !== null && held !== null && released === null) {
+        const outcome = await this.letGo(clientId, clean, held, entry.revision);
         if (outcome === 'unavailable') return 'unavailable';
         released = outcome;
       }
@@ -215,9 +215,10 @@ export class ClusterSessions implements SessionDirectory {
     clientId: string,
     clean: boolean,
     held: SessionRecord,
+    revision: number,
   ): Promise<Released | 'unavailable'> {
     const mine = held.node === this.node.nodeId;
-    if (this.orphans.releaseIfOrphan(clientId, clean) !== null)
+    if (this.orphans.releaseIfOrphan(clientId, clean, revision) !== null)
       return { state: clean ? null : stateOf(held), will: null };
     if (mine && held.incarnation === this.node.incarnation)
       return { state: clean ? null : stateOf(held), will: null };

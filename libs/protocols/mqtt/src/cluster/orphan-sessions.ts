@@ -123,10 +123,17 @@ export class OrphanSessions {
   /**
    * The client of an orphan is back (here or elsewhere): the orphan, if `clientId` is one, is let go (on a
    * clean start its waiting will goes out now). Its record, or null when `clientId` is no orphan here.
+   * `revision` is the record's as the claim read it: past the orphan's, the record moved on while this
+   * node was away (another node holds it, maybe with its client connected there), so the orphan is let
+   * go as `lost` does and null returned: the claim must ask the node the record names.
    */
-  releaseIfOrphan(clientId: string, clean: boolean): SessionRecord | null {
+  releaseIfOrphan(clientId: string, clean: boolean, revision: number): SessionRecord | null {
     const orphan = this.orphans.get(clientId);
     if (orphan === undefined) return null;
+    if (revision > orphan.revision) {
+      this.release(clientId, orphan, false);
+      return null;
+    }
     this.release(clientId, orphan, clean);
     return orphan.record;
   }
