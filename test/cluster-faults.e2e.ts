@@ -180,6 +180,78 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     await publisher.endAsync(true);
     await second.endAsync(true);
   });
+
+  it('a node paused past nodeTimeoutMs under a NATS restart, its session adopted elsewhere, then a reconnect of that id on it: the old connection gets nothing after the move', async (t) => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const first = await mqtt.connectAsync(`${n3.url}/mqtt`, {
+      ...persistentSession('reclaimed'),
+      keepalive: 60,
+    });
+    first.on('error', () => undefined);
+    let movedAt: number | null = null;
+    const afterMove: string[] = [];
+    first.on('message', (_topic, payload) => {
+      if (movedAt !== null) afterMove.push(payload.toString());
+    });
+    await until(
+      'the SUBACK on n3',
+      () => first.subscribeAsync('reclaimed/x', { qos: 1 }).then(() => true),
+      10_000,
+    );
+    const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
+    const publisher = await connect(n1, { clientId: 'reclaimed-publisher' });
+    let sent = 0;
+    let publishing = true;
+    const publishes = (async () => {
+      while (publishing) {
+        const published = publisher
+          .publishAsync('reclaimed/x', String(sent++), { qos: 1 })
+          .catch(() => undefined);
+        await Promise.race([published, sleep(1000)]);
+        await sleep(20);
+      }
+    })();
+    await until('the subscriber on n3 reads', () => sent > 20, 10_000);
+
+    // Paused past nodeTimeoutMs, with a NATS restart meanwhile: a survivor adopts the session while n3 is
+    // away from NATS, so that its watch of the records misses the move and only its lease check can see it.
+    n3.pause();
+    await cluster.nats.stop();
+    await cluster.nats.restart();
+    const nc = await natsConnect({ servers: cluster.nats.url });
+    t.after(() => nc.close());
+    const kv = await new Kvm(nc).open(`${cluster.name}-mqtt-sessions`);
+    const key = Buffer.from('reclaimed').toString('base64url');
+    const holder = async () => {
+      const entry = await kv.get(key);
+      return entry?.operation === 'PUT' ? String(entry.json<{ node?: unknown }>().node) : null;
+    };
+    await until('a survivor adopts the session', async () => (await holder()) !== 'n3', 15_000);
+    movedAt = performance.now();
+    // The adopter does not answer now: a claim on n3 waits for it, up to the request limit, while n3 checks
+    // its leases. The record is another node's: the old connection must go at the check, claim or not.
+    const adopter = (await holder()) === 'n1' ? n1 : n2;
+    adopter.pause();
+    t.after(() => adopter.resume());
+    const third = mqtt.connect(`${n3.url}/mqtt`, { ...persistentSession('reclaimed'), reconnectPeriod: 0 });
+    third.on('error', () => undefined);
+    n3.resume();
+    try {
+      await Promise.race([
+        closed,
+        sleep(5000).then(() => {
+          throw new Error('the paused node still serves the client id another node holds');
+        }),
+      ]);
+    } finally {
+      adopter.resume();
+    }
+    publishing = false;
+    await publishes;
+    assert.deepEqual(afterMove, [], 'messages reached the connection after another node took its session');
+    third.end(true);
+    await publisher.endAsync(true);
+  });
 });
 
 describe('cluster faults: QoS 2 across node moves', () => {

@@ -133,14 +133,17 @@ export class SessionLeases {
     movedAtMs: number | null,
   ): boolean {
     const clientId = Buffer.from(key, 'base64url').toString('utf8');
-    if (this.claiming.has(clientId)) return false;
+    const ours =
+      record !== null && record.node === this.node.nodeId && record.incarnation === this.node.incarnation;
+    // A claim under way here writes the record by this node's hand: its own write is no loss. A record
+    // another node wrote meanwhile (an adoption while this node was paused) is, claim or not: the session
+    // held here goes now, not when the claim ends (which may be 'lost', leaving it served).
+    if (ours && this.claiming.has(clientId)) return false;
     const mine = this.bucket.revisions.get(clientId);
     if (mine !== undefined && revision > mine && !this.bucket.holds(clientId, record)) {
       this.writes.lost(clientId, movedAtMs);
       return true;
     }
-    const ours =
-      record !== null && record.node === this.node.nodeId && record.incarnation === this.node.incarnation;
     return !ours && this.orphans.lost(clientId, revision);
   }
 }
