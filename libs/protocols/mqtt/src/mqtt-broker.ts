@@ -49,7 +49,10 @@ export class MqttBroker {
   hooks: BrokerHooks = {};
   /** Cluster mode: one owner per client id across the nodes. */
   directory: SessionDirectory | null = null;
-  /** Sessions whose queue waits for the directory to verify this node's sessions (`heldBack`). */
+  /**
+   * Sessions whose next queued delivery is the stream's and waits for the directory to verify this
+   * node's sessions (`heldBack`); only stream deliveries wait, the bus's go on.
+   */
   private held: Set<Session> | null = null;
   /** Cluster mode: QoS 1/2 messages for persistent sessions through a stream. */
   queues: MessageQueues | null = null;

@@ -6,6 +6,7 @@ import { authenticateFirstMessage } from '#broker/gateway';
 import { ManualClock } from '#broker/kit';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { MqttBroker } from './mqtt-broker.js';
+import { type Delivery } from './delivery.js';
 import { dispatch } from './handlers/dispatch.js';
 import { MqttClient, type MqttLogger } from './mqtt-client.js';
 
@@ -35,6 +36,36 @@ const config: MqttConfig = {
 const OPEN = new TopicAuthorizer({ rules: [], noMatch: 'allow' });
 
 const quiet: MqttLogger = { info() {}, warn() {}, debug() {}, error() {} };
+
+/** A delivery on topic `q` (QoS 1 or 2); with `streamSequence`, the stream's, its packet id the next. */
+function delivery(
+  payload: string,
+  qos: 1 | 2,
+  stream?: { streamSequence: number; settled?: boolean[]; redelivered?: boolean; streamStoredMs?: number },
+): Delivery {
+  const message = {
+    topic: 'q',
+    payload: Buffer.from(payload),
+    qos,
+    retain: false,
+    publisherId: null,
+    expiresAt: null,
+    properties: {},
+  };
+  if (stream === undefined) return { message, qos, retain: false, subscriptionIds: [] };
+  const { streamSequence, settled, redelivered, streamStoredMs } = stream;
+  return {
+    message,
+    qos,
+    retain: false,
+    subscriptionIds: [],
+    streamSequence,
+    packetId: streamSequence + 1,
+    ...(redelivered === undefined ? {} : { redelivered }),
+    ...(streamStoredMs === undefined ? {} : { streamStoredMs }),
+    ...(settled === undefined ? {} : { settle: (done: boolean) => void settled.push(done) }),
+  };
+}
 
 /** One client driven by bytes, with everything the broker writes to it decoded back into packets. */
 class Peer {
@@ -391,27 +422,9 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q', qos: 2 }] });
     const session = broker.sessions.get('twice');
     assert.ok(session);
-    const message = {
-      topic: 'q',
-      payload: Buffer.from('m'),
-      qos: 2 as const,
-      retain: false,
-      publisherId: null,
-      expiresAt: null,
-      properties: {},
-    };
     const settled: boolean[] = [];
     for (const redelivered of [false, true]) {
-      broker.deliver(session, {
-        message,
-        qos: 2,
-        retain: false,
-        subscriptionIds: [],
-        settle: (done) => void settled.push(done),
-        packetId: 180,
-        streamSequence: 179,
-        redelivered,
-      });
+      broker.deliver(session, delivery('m', 2, { streamSequence: 179, settled, redelivered }));
     }
     assert.deepEqual(
       sub.publishes().map((p) => p.messageId),
@@ -429,28 +442,12 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q', qos: 2 }] });
     const session = broker.sessions.get('queued-twice');
     assert.ok(session);
-    const message = {
-      topic: 'q',
-      payload: Buffer.from('m'),
-      qos: 2 as const,
-      retain: false,
-      publisherId: null,
-      expiresAt: null,
-      properties: {},
-    };
     const settled: boolean[] = [];
     for (const redelivered of [false, true]) {
-      broker.deliver(session, {
-        message,
-        qos: 2,
-        retain: false,
-        subscriptionIds: [],
-        settle: (done) => void settled.push(done),
-        packetId: 180,
-        streamSequence: 179,
-        streamStoredMs: 5_000,
-        redelivered,
-      });
+      broker.deliver(
+        session,
+        delivery('m', 2, { streamSequence: 179, settled, redelivered, streamStoredMs: 5_000 }),
+      );
     }
     assert.deepEqual(
       sub.publishes().map((p) => p.messageId),
@@ -480,24 +477,9 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
       ended: () => undefined,
       verified: () => verifying,
     };
-    const delivery = (payload: string, streamSequence?: number) => ({
-      message: {
-        topic: 'q',
-        payload: Buffer.from(payload),
-        qos: 1 as const,
-        retain: false,
-        publisherId: null,
-        expiresAt: null,
-        properties: {},
-      },
-      qos: 1 as const,
-      retain: false,
-      subscriptionIds: [],
-      ...(streamSequence === undefined ? {} : { streamSequence, packetId: streamSequence + 1 }),
-    });
-    broker.deliver(session, delivery('bus 1'));
-    broker.deliver(session, delivery('bus 2'));
-    broker.deliver(session, delivery('stream 3', 3));
+    broker.deliver(session, delivery('bus 1', 1));
+    broker.deliver(session, delivery('bus 2', 1));
+    broker.deliver(session, delivery('stream 3', 1, { streamSequence: 3 }));
     const payloads = (sent: mqttPacket.IPublishPacket[]): string[] => sent.map((p) => String(p.payload));
     const first = sub.publishes();
     assert.deepEqual(payloads(first), ['bus 1']);
