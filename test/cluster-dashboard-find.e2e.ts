@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type MqttClient } from 'mqtt';
-import { type Browser } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { launchChromium } from './support/chromium.js';
 import { type BrokerNode, TestCluster } from './support/cluster.js';
 import { connect, connectWithInbox, persistentSession, sessionPresent } from './support/mqtt-helpers.js';
@@ -15,6 +15,23 @@ import { waitFor } from './support/ws-helpers.js';
 const ADMIN = 'cluster-find-admin-0123456789';
 const WAIT_MS = 10_000;
 const PHONE = { width: 390, height: 844 };
+
+/** The dashboard of `node` in a phone's browser, signed in, its Find section set to the MQTT session `clientId`. */
+async function findSession(
+  browser: Browser,
+  node: BrokerNode,
+  clientId: string,
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: PHONE, isMobile: true });
+  const page = await context.newPage();
+  await page.goto(`${node.http}/dashboard`);
+  await page.getByLabel('Admin token').fill(ADMIN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+  await page.getByLabel('Look for').selectOption({ label: 'MQTT session' });
+  await page.getByLabel('Client id', { exact: true }).fill(clientId);
+  return { context, page };
+}
 
 describe('cluster: finding a client from the dashboard of another node', () => {
   let cluster: TestCluster;
@@ -37,15 +54,7 @@ describe('cluster: finding a client from the dashboard of another node', () => {
     clients.push(device);
     await device.subscribeAsync('console/+/cmd', { qos: 1 });
 
-    const context = await browser.newContext({ viewport: PHONE, isMobile: true });
-    const page = await context.newPage();
-    await page.goto(`${n1.http}/dashboard`);
-    await page.getByLabel('Admin token').fill(ADMIN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
-
-    await page.getByLabel('Look for').selectOption({ label: 'MQTT session' });
-    await page.getByLabel('Client id', { exact: true }).fill('console-device-3');
+    const { context, page } = await findSession(browser, n1, 'console-device-3');
     await page.getByRole('button', { name: 'Find', exact: true }).click();
     const result = page.locator('#find [data-lookup="mqtt-session"]');
     await result.waitFor({ timeout: WAIT_MS });
@@ -105,14 +114,7 @@ describe('cluster: finding a client from the dashboard of another node', () => {
     };
     await publish(0, 3);
 
-    const context = await browser.newContext({ viewport: PHONE, isMobile: true });
-    const page = await context.newPage();
-    await page.goto(`${n3.http}/dashboard`);
-    await page.getByLabel('Admin token').fill(ADMIN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
-    await page.getByLabel('Look for').selectOption({ label: 'MQTT session' });
-    await page.getByLabel('Client id', { exact: true }).fill('console-away');
+    const { context, page } = await findSession(browser, n3, 'console-away');
     const result = page.locator('#find [data-lookup="mqtt-session"]');
     const inStream = async (count: number) => {
       await page.getByRole('button', { name: 'Find', exact: true }).click();
