@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm, type KvOptions } from '@nats-io/kv';
 import { NodeTimeoutError, NoHolderError, RemoteError } from './cluster-errors.js';
 import { ClusterNode } from './cluster-node.js';
 import { capturedLogger, eventually, removeClusterState, testClusterConfig } from './cluster.spec-support.js';
@@ -113,6 +115,31 @@ describe('ClusterNode', () => {
       await x.leave();
       await y.leave();
       await z.leave();
+      await removeClusterState(config2.name);
+    }
+  });
+
+  it('a node missing from a heartbeat bucket just made again (a nats-server restart) is not confirmed dead', async () => {
+    const config2 = testClusterConfig({ nodeTimeoutMs: 3000 });
+    const a = await ClusterNode.join(config2, 'h-a', capturedLogger().logger);
+    try {
+      // The bucket is older than nodeTimeoutMs: a node never seen there, and not in it, is dead.
+      await new Promise((resolve) => setTimeout(resolve, config2.nodeTimeoutMs + 100));
+      assert.equal(await a.membership.confirmDead('h-ghost'), true);
+
+      // A restarted nats-server keeps no in-memory stream: the first node back makes the bucket again,
+      // empty. A live node that has not beaten since is missing from it as much as a dead one.
+      const jsm = await jetstreamManager(a.nc);
+      const name = `${config2.name}-nodes`;
+      const { config: stream } = await jsm.streams.info(`KV_${name}`);
+      await jsm.streams.delete(`KV_${name}`);
+      const options: Partial<KvOptions> = { history: 1, storage: stream.storage, ttl: stream.max_age / 1e6 };
+      await new Kvm(a.nc).create(name, options);
+      assert.equal(await a.membership.confirmDead('h-ghost'), false);
+      // Once the new bucket is nodeTimeoutMs old, the node missing from it is: a death awaited is confirmed.
+      assert.equal(await a.membership.awaitDeath('h-ghost'), true);
+    } finally {
+      await a.leave();
       await removeClusterState(config2.name);
     }
   });

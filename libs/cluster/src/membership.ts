@@ -31,10 +31,20 @@ interface Beat {
 }
 
 interface Seen {
-  /** performance.now() when this node last saw the heartbeat change. */
+  /** performance.now() when this node last saw the heartbeat change (or stopped judging, after a gap). */
   at: number;
+  /** performance.now() when this node last saw the heartbeat change: never moved on for a gap. */
+  beatAt: number;
   incarnation: string;
 }
+
+/**
+ * Heartbeats a node's own beat may go unconfirmed before it acts under no lease (its deliveries wait):
+ * a connection that looks open but carries nothing (a killed server behind a proxy, a half-open path)
+ * gives no error, only silence. The others take its holdings without asking only after a longer
+ * silence (`leasesLapseIn`), so it has stopped by then.
+ */
+export const UNCONFIRMED_BEATS = 2;
 
 function beatOf(entry: KvEntry): Beat | null {
   try {
@@ -85,6 +95,8 @@ export class Membership {
   private reconnectedAt = Number.NEGATIVE_INFINITY;
   /** While NATS is away: releases what waits in `caughtUp` once the check after its return is done. */
   private awaitingReturn: (() => void) | null = null;
+  /** While this node's beats go unconfirmed: releases what waits in `caughtUp` after the next one lands. */
+  private awaitingBeat: (() => void) | null = null;
   private probing = false;
 
   constructor(
@@ -134,9 +146,37 @@ export class Membership {
     if (seen !== undefined && (incarnation === undefined || seen.incarnation === incarnation)) return false;
     const entry = await this.kv.get(node).catch(() => undefined);
     if (entry === undefined) return false;
-    if (entry === null || entry.operation !== 'PUT') return true;
+    if (entry === null) return this.bucketKeptBeats();
+    if (entry.operation !== 'PUT') return true;
     if (Date.now() - entry.created.getTime() > this.options.nodeTimeoutMs) return true;
     return incarnation !== undefined && beatOf(entry)?.incarnation !== incarnation;
+  }
+
+  /**
+   * `confirmDead`, asked again each heartbeat while the bucket cannot tell (a read failed, or it came
+   * back empty with a restarted nats-server less than `nodeTimeoutMs` ago), for up to twice
+   * `nodeTimeoutMs`: a death acted on once (adopting the node's sessions) is not dropped for a moment's
+   * doubt. False at once when `node` is live again (it beat, or restarted as a new process).
+   */
+  async awaitDeath(node: string): Promise<boolean> {
+    const { heartbeatMs, nodeTimeoutMs } = this.options;
+    const until = performance.now() + 2 * nodeTimeoutMs;
+    while (!(await this.confirmDead(node))) {
+      if (this.timer === null || this.isLive(node) || performance.now() > until) return false;
+      await new Promise((resolve) => setTimeout(resolve, heartbeatMs));
+    }
+    return true;
+  }
+
+  /**
+   * Whether the bucket is old enough that a node missing from it has been absent `nodeTimeoutMs`: the
+   * heartbeats live in memory, so a nats-server that restarted comes back with an empty bucket (created
+   * again by the first node back), where a live node that has not beaten yet since is missing too.
+   */
+  private async bucketKeptBeats(): Promise<boolean> {
+    const status = await this.kv.status().catch(() => undefined);
+    if (status === undefined) return false;
+    return Date.now() - Date.parse(status.streamInfo.created) > this.options.nodeTimeoutMs;
   }
 
   /** The incarnation a live node beats with, as last seen. */
@@ -164,11 +204,30 @@ export class Membership {
    * timer that also sees it has run (Node reads its sockets before its late timers).
    */
   caughtUp(): Promise<void> | null {
+    const now = performance.now();
     const since = Math.max(this.lastTick, this.resumedAt);
-    if (this.catchingUp === null && performance.now() - since > 2 * this.options.heartbeatMs) {
+    if (this.catchingUp === null && now - since > 2 * this.options.heartbeatMs) {
       this.resumed(true);
     }
+    // This node's beats unconfirmed (see UNCONFIRMED_BEATS): the same wait, until a beat lands and the
+    // check after it is done.
+    if (this.catchingUp === null && now - this.lastBeat > UNCONFIRMED_BEATS * this.options.heartbeatMs) {
+      this.catchingUp = new Promise<void>((resolve) => (this.awaitingBeat = resolve));
+    }
     return this.catchingUp;
+  }
+
+  /**
+   * In how many milliseconds `node` will have stopped acting under its leases, whatever it may still
+   * believe (0: it has, or this node does not count it live): once this node has not seen its heartbeat
+   * change for `UNCONFIRMED_BEATS` heartbeats and a half, its own beats went unconfirmed at least as
+   * long, so its deliveries wait.
+   */
+  leasesLapseIn(node: string): number {
+    const seen = this.seen.get(node);
+    if (seen === undefined) return 0;
+    const lapse = seen.beatAt + (UNCONFIRMED_BEATS + 0.5) * this.options.heartbeatMs;
+    return Math.max(0, Math.ceil(lapse - performance.now()));
   }
 
   /**
@@ -242,6 +301,7 @@ export class Membership {
   /** Stops renewing and deletes this node's entry, so the others see it leave without waiting. */
   async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
     this.watch?.stop();
     await this.kv.delete(this.options.nodeId).catch(() => undefined);
   }
@@ -295,7 +355,13 @@ export class Membership {
         this.lastBeat = Math.max(this.lastBeat, now);
         const wasLost = this.leaseLost;
         this.leaseLost = false;
-        if (!this.beating || wasLost) this.resumed();
+        const release = this.awaitingBeat;
+        this.awaitingBeat = null;
+        if (release !== null) {
+          // Deliveries waited for this beat: they go on once what this node holds is checked.
+          this.resumed(true);
+          void (this.catchingUp ?? Promise.resolve()).then(release);
+        } else if (!this.beating || wasLost) this.resumed();
         this.beating = true;
       },
       (err: unknown) => {
@@ -360,12 +426,14 @@ export class Membership {
       this.leave(node, 'restarted');
     }
     const current = this.seen.get(node);
-    this.lastPeerBeat = performance.now();
+    const now = performance.now();
+    this.lastPeerBeat = now;
     if (current !== undefined) {
-      current.at = performance.now();
+      current.at = now;
+      current.beatAt = now;
       return;
     }
-    this.seen.set(node, { at: performance.now(), incarnation: beat.incarnation });
+    this.seen.set(node, { at: now, beatAt: now, incarnation: beat.incarnation });
     this.options.logger.info({ peer: node }, 'cluster node joined');
     this.emit({ node, up: true });
   }

@@ -242,6 +242,7 @@ export class ClusterSessions implements SessionDirectory {
     clientId: string,
     clean: boolean,
     held: SessionRecord,
+    askedBefore = false,
   ): Promise<Released | 'record' | 'unavailable'> {
     const { membership } = this.node;
     const gone = () => {
@@ -288,6 +289,15 @@ export class ClusterSessions implements SessionDirectory {
             'mqtt: the holding node does not listen yet after a NATS outage, the claim waits',
           );
           return 'unavailable';
+        }
+        // Its beats seen a moment ago: its connection to NATS may look open to it while nothing passes
+        // (its server gone behind a proxy), and it serves until its unconfirmed beats hold it back. The
+        // claim waits for that (a few heartbeats at most) and asks again: it may be back meanwhile.
+        const lapseMs = membership.leasesLapseIn(held.node);
+        if (lapseMs > 0) {
+          if (askedBefore) return 'unavailable';
+          await new Promise((resolve) => setTimeout(resolve, lapseMs));
+          return this.askToLetGo(clientId, clean, held, true);
         }
         // Nobody listens for it (a process gone with its sockets): the record decides at once. A holder
         // still running finds the record moved when it is back, and lets go.

@@ -77,8 +77,12 @@ export class OrphanSessions {
     const kv = this.bucket.sessions;
     if (index === null || kv === null) return;
     const { membership } = this.node;
-    const live = node === this.node.nodeId || membership.isLive(node);
-    if (!live && !(await membership.confirmDead(node))) return;
+    const self = node === this.node.nodeId;
+    if (!self && !membership.isLive(node) && !(await membership.awaitDeath(node))) {
+      // Back meanwhile as a new process: the records of the one that died are still to adopt.
+      if (!membership.isLive(node)) return;
+    }
+    const live = self || membership.isLive(node);
     const current = node === this.node.nodeId ? this.node.incarnation : membership.incarnationOf(node);
     const keys: string[] = [];
     try {
