@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { DashboardLookups } from './dashboard-lookups.js';
 import { DashboardPanels } from './dashboard-panels.js';
+import { DashboardTraces } from './dashboard-traces.js';
 import { ModuleAlarms } from './module-alarms.js';
 import { ModuleFigures } from './module-figures.js';
 import { RecentRefusals } from './recent-refusals.js';
@@ -129,6 +130,8 @@ export class GatewayMetrics {
   readonly panels = new DashboardPanels();
   /** The modules' ways to find one thing by its key (a session by client id) and act on it. */
   readonly lookups = new DashboardLookups();
+  /** The kinds of trace the modules offer (a client's packets, a topic filter's messages). */
+  readonly traces = new DashboardTraces();
   /** The modules' own alarms, judged with the dashboard's. */
   readonly alarms = new ModuleAlarms();
 
