@@ -19,6 +19,9 @@ import { jsonBody } from './json-body.middleware.js';
 import { LookupsController } from './lookups.controller.js';
 import { OriginsController } from './origins.controller.js';
 import { PublishController } from './publish.controller.js';
+import { TraceDirectory } from './traces/trace-directory.js';
+import { TraceRecorder } from './traces/trace-recorder.js';
+import { TracesController } from './traces/traces.controller.js';
 
 /** The REST admin API under /admin/v1 (needs GatewayModule and StoreModule in the application). */
 @Module({
@@ -30,8 +33,9 @@ import { PublishController } from './publish.controller.js';
     PublishController,
     AuditController,
     LookupsController,
+    TracesController,
   ],
-  providers: [AdminAuthGuard, ConnectionDirectory],
+  providers: [AdminAuthGuard, ConnectionDirectory, TraceRecorder, TraceDirectory],
 })
 export class AdminModule implements NestModule, OnApplicationBootstrap {
   constructor(
