@@ -12,6 +12,8 @@ import { type SessionDirectory } from './session-directory.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { type Subscription, type SubscriptionMatch } from './subscription.js';
 import { SubscriptionStore } from './subscription-store.js';
+import { deliveryRecord } from './trace-records.js';
+import { TraceTaps } from './trace-taps.js';
 
 export interface BrokerHooks {
   /** Every message a client (or a will) published, for the bus bridge. */
@@ -46,6 +48,8 @@ export class MqttBroker {
   readonly retained: RetainedStore;
   readonly stats: BrokerStats;
   readonly lifecycle: SessionLifecycle;
+  /** The dashboard's traces of clients and topic filters: every packet path asks `traces.active` first. */
+  readonly traces = new TraceTaps();
   hooks: BrokerHooks = {};
   /** Cluster mode: one owner per client id across the nodes. */
   directory: SessionDirectory | null = null;
@@ -190,18 +194,22 @@ export class MqttBroker {
   deliver(session: Session, delivery: Delivery): void {
     const owner = session.owner;
     if (delivery.qos === 0) {
-      if (owner !== null && owner.sendPublish(delivery, false)) this.stats.publishSent++;
+      const sent = owner !== null && owner.sendPublish(delivery, false);
+      if (sent) this.stats.publishSent++;
+      if (this.traces.active) this.traceDelivery(session, delivery, null, sent, owner === null);
       return;
     }
     if (owner !== null && session.queuedCount === 0 && session.inflightCount < owner.sendWindow) {
       return this.launch(session, owner, delivery);
     }
     const { maxQueuedMessages, maxQueuedBytes } = this.config;
-    for (const dropped of session.queue.push(delivery, maxQueuedMessages, maxQueuedBytes)) {
+    const dropped = session.queue.push(delivery, maxQueuedMessages, maxQueuedBytes);
+    if (this.traces.active) this.traceQueued(session, delivery, dropped);
+    for (const out of dropped) {
       this.stats.publishDropped++;
       // A stream delivery dropped here goes back to the stream: it was acknowledged to its publisher.
-      dropped.settle?.(false);
-      this.hooks.dropped?.('session queue full', session.clientId, dropped.message.topic);
+      out.settle?.(false);
+      this.hooks.dropped?.('session queue full', session.clientId, out.message.topic);
     }
     this.pump(session);
   }
@@ -284,11 +292,44 @@ export class MqttBroker {
     };
     session.inflight.set(packetId, inflight);
     // A publish too large for the client is discarded as if delivered (v5 3.1.2.11.4).
-    if (owner.sendPublish(inflight, delivery.redelivered === true)) this.stats.publishSent++;
+    const sent = owner.sendPublish(inflight, delivery.redelivered === true);
+    if (sent) this.stats.publishSent++;
     else {
       session.inflight.delete(packetId);
       delivery.settle?.(true);
     }
+    if (this.traces.active) this.traceDelivery(session, delivery, packetId, sent, false);
+  }
+
+  /** A delivery queued (or not, the queue being full), and the queued ones it pushed out. */
+  private traceQueued(session: Session, delivery: Delivery, dropped: readonly Delivery[]): void {
+    const { clientId } = session;
+    if (!dropped.includes(delivery)) {
+      const why = session.owner === null ? 'not connected' : 'client window full';
+      this.traces.message(
+        deliveryRecord(clientId, delivery, null, 'queued', why),
+        delivery.message.publisherId,
+      );
+    }
+    for (const out of dropped) {
+      this.traces.message(
+        deliveryRecord(clientId, out, null, 'dropped', 'session queue full'),
+        out.message.publisherId,
+      );
+    }
+  }
+
+  /** A delivery sent, or not sent to a client that is away or would not take it. */
+  private traceDelivery(
+    session: Session,
+    delivery: Delivery,
+    packetId: number | null,
+    sent: boolean,
+    away: boolean,
+  ): void {
+    const why = sent ? null : away ? 'not connected' : 'not sent (slow, too large for it, or not authorized)';
+    const record = deliveryRecord(session.clientId, delivery, packetId, sent ? 'sent' : 'dropped', why);
+    this.traces.message(record, delivery.message.publisherId);
   }
 
   /** Resends what was in flight when the client went away (DUP set), then the queue (4.4). */

@@ -11,6 +11,7 @@ import { MqttProtocolError, RC, V3_CONNACK } from './reason-codes.js';
 import { type Delivery, type InFlight } from './delivery.js';
 import { type Session, type SessionOwner } from './mqtt-session.js';
 import { type WillRecord } from './session-state.js';
+import { clientRecord } from './trace-records.js';
 
 /** The slice of pino the core logs through. */
 export interface MqttLogger {
@@ -193,6 +194,9 @@ export class MqttClient implements SessionOwner, PacketHandler {
     if (this.state === 'closed') return;
     const wasConnected = this.state === 'connected';
     this.state = 'closed';
+    if (wasConnected && this.broker.traces.active) {
+      this.broker.traces.client(clientRecord('disconnect', this.clientId, 'closed', reason));
+    }
     if (this.connectTimer !== null) this.broker.clock.cancel(this.connectTimer);
     if (this.keepAliveTimer !== null) this.broker.clock.cancel(this.keepAliveTimer);
     if (wasConnected) this.detach(publishWill);

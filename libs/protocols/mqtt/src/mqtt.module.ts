@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { BrokerSection } from '#broker/config';
 import { MqttDashboardLookups } from './admin/dashboard-lookups.js';
+import { MqttDashboardTraces } from './admin/dashboard-traces.js';
 import { RetainedDashboardLookup } from './admin/retained-dashboard-lookup.js';
 import { SessionDashboardLookup } from './admin/session-dashboard-lookup.js';
 import { SessionLookup } from './admin/session-lookup.js';
@@ -13,8 +14,9 @@ import { MqttTcpListener } from './tcp-listener.js';
 
 /**
  * The MQTT broker: `mqtt` and `mqttv3.1` over WebSocket, and plain TCP when configured, its admin
- * route (a session by client id) and the dashboard's lookups: a session by client id, the retained
- * messages matching a topic filter, the subscribers of a topic. Its settings are the `mqtt` key of the
+ * route (a session by client id), the dashboard's lookups: a session by client id, the retained
+ * messages matching a topic filter, the subscribers of a topic; and its traces (a client id, a topic
+ * filter). Its settings are the `mqtt` key of the
  * broker config.
  */
 @BrokerSection(mqttConfig)
@@ -30,6 +32,7 @@ import { MqttTcpListener } from './tcp-listener.js';
     RetainedDashboardLookup,
     SubscribersDashboardLookup,
     MqttDashboardLookups,
+    MqttDashboardTraces,
   ],
 })
 export class MqttModule {}

@@ -8,6 +8,7 @@ import { type MqttClient } from '../mqtt-client.js';
 import { type SessionState, type WillRecord } from '../session-state.js';
 import { MqttProtocolError, RC, v3ConnackCode } from '../reason-codes.js';
 import { willOf } from './will.js';
+import { clientRecord, reasonText } from '../trace-records.js';
 
 /** MQTT 3.1 limits client ids to 23 characters (3.1 spec, CONNECT payload). */
 const V31_MAX_CLIENT_ID = 23;
@@ -27,27 +28,43 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
   if (id.length === 0 && (client.version === 3 || (client.version === 4 && !clean))) {
     return refuse(
       client,
+      id,
       RC.clientIdNotValid,
       'an empty client id needs MQTT 3.1.1 with clean session, or MQTT 5',
     );
   }
   if (client.version === 3 && id.length > V31_MAX_CLIENT_ID) {
-    return refuse(client, RC.clientIdNotValid, 'MQTT 3.1 client ids are at most 23 characters');
+    return refuse(
+      client,
+      packet.clientId,
+      RC.clientIdNotValid,
+      'MQTT 3.1 client ids are at most 23 characters',
+    );
   }
   if (props.authenticationMethod !== undefined) {
-    return refuse(client, RC.badAuthenticationMethod, 'enhanced authentication is not supported');
+    return refuse(
+      client,
+      packet.clientId,
+      RC.badAuthenticationMethod,
+      'enhanced authentication is not supported',
+    );
   }
   const { receiveMaximum, maximumPacketSize } = packet.properties ?? {};
   if (receiveMaximum === 0 || maximumPacketSize === 0) {
     // 5.0 sections 3.1.2.11.3 and 3.1.2.11.4: a zero here is a protocol error, not "no limit".
-    return refuse(client, RC.protocolError, 'receive maximum and maximum packet size must not be 0');
+    return refuse(
+      client,
+      packet.clientId,
+      RC.protocolError,
+      'receive maximum and maximum packet size must not be 0',
+    );
   }
   let will;
   try {
     will = willOf(client, packet);
   } catch (err) {
     if (!(err instanceof MqttProtocolError)) throw err;
-    return refuse(client, err.reasonCode, err.message);
+    return refuse(client, packet.clientId, err.reasonCode, err.message);
   }
 
   client.state = 'authenticating';
@@ -55,7 +72,7 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
     .authenticate(credentialOf(packet))
     .then(async (outcome) => {
       if (client.state !== 'authenticating') return;
-      if (!outcome.ok) return refuse(client, REFUSAL_CODES[outcome.refusal], outcome.reason);
+      if (!outcome.ok) return refuse(client, packet.clientId, REFUSAL_CODES[outcome.refusal], outcome.reason);
       client.will = will;
       const taking = take(client, packet, outcome.principal);
       const directory = client.broker.directory;
@@ -82,10 +99,20 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
         return;
       }
       if (claim === 'lost') {
-        return refuse(client, RC.serverBusy, 'another connection with this client id won; try again');
+        return refuse(
+          client,
+          packet.clientId,
+          RC.serverBusy,
+          'another connection with this client id won; try again',
+        );
       }
       if (claim === 'unavailable') {
-        return refuse(client, RC.serverUnavailable, 'the session store of the cluster did not answer');
+        return refuse(
+          client,
+          packet.clientId,
+          RC.serverUnavailable,
+          'the session store of the cluster did not answer',
+        );
       }
       accept(
         client,
@@ -97,7 +124,8 @@ export function handleConnect(client: MqttClient, packet: IConnectPacket): void 
     .catch((err: Error) => {
       // Only a bug lands here; it ends this connection, never the process (no unhandled rejection).
       client.log.error({ err: err.message }, 'mqtt connect failed');
-      if (client.state === 'authenticating') refuse(client, RC.serverUnavailable, 'server error');
+      if (client.state === 'authenticating')
+        refuse(client, packet.clientId, RC.serverUnavailable, 'server error');
       else client.close(CLOSE.internalError, 'internal error', false);
     });
 }
@@ -171,7 +199,7 @@ function accept(
   const attached = broker.lifecycle.attach(client, clientId, clean, taking.expirySec, imported);
   if (attached === null) {
     broker.directory?.abandon(clientId);
-    return refuse(client, RC.quotaExceeded, 'too many sessions');
+    return refuse(client, clientId, RC.quotaExceeded, 'too many sessions');
   }
   const { session, present: sessionPresent } = attached;
   client.clientId = clientId;
@@ -206,6 +234,10 @@ function accept(
     connack.returnCode = 0;
   }
   client.state = 'connected';
+  if (broker.traces.active) {
+    const how = `MQTT ${client.version === 5 ? '5.0' : client.version === 4 ? '3.1.1' : '3.1'}, ${sessionPresent ? 'session present' : 'new session'}`;
+    broker.traces.client(clientRecord('connect', clientId, 'accepted', how));
+  }
   client.write(connack);
   client.started(keepAlive);
   client.log.debug(
@@ -219,8 +251,13 @@ function accept(
 }
 
 /** CONNACK with the refusal (v5 reason code, or the nearest v3 return code), then close. */
-function refuse(client: MqttClient, reasonCode: number, why: string): void {
+function refuse(client: MqttClient, clientId: string, reasonCode: number, why: string): void {
   client.log.info({ reasonCode, why, remoteAddress: client.context.remoteAddress }, 'mqtt connect refused');
+  if (client.broker.traces.active) {
+    client.broker.traces.client(
+      clientRecord('connect', clientId, 'refused', `${reasonText(reasonCode)}: ${why}`),
+    );
+  }
   client.write(
     client.version === 5
       ? { cmd: 'connack', sessionPresent: false, reasonCode, properties: { reasonString: why } }

@@ -7,6 +7,7 @@ import { MqttProtocolError, RC } from '../reason-codes.js';
 import { type Session } from '../mqtt-session.js';
 import { requirePacketId } from './packet-id.js';
 import { recordsReceipts } from './qos2-receipts.js';
+import { publishRecord, reasonText } from '../trace-records.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -73,6 +74,8 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
   }
   const id = packet.qos > 0 ? requirePacketId(packet.messageId, 'PUBLISH') : 0;
   if (packet.qos === 2 && session.awaitingRelease.has(id)) {
+    if (client.broker.traces.active)
+      tracePublish(client, topic, packet, 'duplicate', 'a resend: delivered once');
     // A resend of a QoS 2 message already routed: acknowledge again, deliver once (4.3.3).
     return client.write({ cmd: 'pubrec', messageId: id, reasonCode: RC.success });
   }
@@ -110,9 +113,16 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
     if (client.version === 5) reasonCode = RC.notAuthorized;
   } else {
     const principal = client.principal?.subject ?? null;
+    // Before it is routed: its deliveries here come after it.
+    if (client.broker.traces.active) {
+      tracePublish(client, topic, packet, 'accepted', packet.retain ? 'retained' : null);
+    }
     const published = client.broker.publish(message, { principal, bridge: true });
     shared = published.shared;
     if (published.reached === 0 && client.version === 5) reasonCode = RC.noMatchingSubscribers;
+  }
+  if (!allowed && client.broker.traces.active) {
+    tracePublish(client, topic, packet, 'refused', `${reasonText(RC.notAuthorized)} (topic rules)`);
   }
   const ackProperties =
     reasonCode === RC.notAuthorized ? { reasonString: 'not authorized to publish here' } : undefined;
@@ -162,6 +172,18 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
         reasonString: 'the message could not be stored',
       });
     });
+}
+
+function tracePublish(
+  client: MqttClient,
+  topic: string,
+  packet: IPublishPacket,
+  outcome: 'accepted' | 'refused' | 'duplicate',
+  reason: string | null,
+): void {
+  const bytes = Buffer.byteLength(packet.payload);
+  const publish = { topic, qos: packet.qos, packetId: packet.messageId ?? 0, bytes };
+  client.broker.traces.message(publishRecord(client.clientId, publish, outcome, reason), client.clientId);
 }
 
 function acknowledge(

@@ -7,6 +7,7 @@ import { type Session } from '../mqtt-session.js';
 import { type Subscription } from '../subscription.js';
 import { parseFilter, type ParsedFilter } from '../topic-filter.js';
 import { requirePacketId } from './packet-id.js';
+import { clientRecord, reasonText } from '../trace-records.js';
 
 /** v3 has one failure code for every refused filter. */
 const V3_FAILURE = 0x80;
@@ -44,6 +45,12 @@ export function handleSubscribe(client: MqttClient, packet: ISubscribePacket): v
     const code = subscribeOne(client, session, request, subscriptionId, made);
     granted.push(client.version === 5 || code < 0x80 ? code : V3_FAILURE);
     if (code >= 0x80) problems.push(`${request.topic.slice(0, 64)}: ${REFUSALS[code] ?? 'refused'}`);
+    if (client.broker.traces.active) {
+      const outcome = code < 0x80 ? 'granted' : 'refused';
+      const reason = code < 0x80 ? `QoS ${code}` : reasonText(code);
+      const subscription = { filter: request.topic, qos: request.qos, packetId: id };
+      client.broker.traces.client(clientRecord('subscribe', client.clientId, outcome, reason, subscription));
+    }
   }
   const kept = client.broker.subscriptionsKept(session, made.subscriptions);
   if (kept === null) return acknowledge(client, session, id, granted, problems, made);
