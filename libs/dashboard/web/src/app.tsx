@@ -12,6 +12,7 @@ import { Modules } from './modules.js';
 import { Overview } from './overview.js';
 import { Publish } from './publish.js';
 import { SignIn } from './sign-in.js';
+import { Trace } from './trace.js';
 
 /** The page's own sections, before and after the modules' panels (which the feed names). */
 const BEFORE_PANELS = [
@@ -22,6 +23,7 @@ const BEFORE_PANELS = [
 ] as const;
 const AFTER_PANELS = [
   ['find', 'Find'],
+  ['trace', 'Trace'],
   ['connections', 'Connections'],
   ['publish', 'Publish'],
   ['origins', 'Origins'],
@@ -101,6 +103,7 @@ export function App() {
         <Alarms snapshot={snapshot} />
         <Modules snapshot={snapshot} />
         <Find here={snapshot?.node ?? null} />
+        <Trace />
         <Connections snapshot={snapshot} />
         <Publish />
         <Origins snapshot={snapshot} />

@@ -23,3 +23,10 @@ export function formatMiB(bytes: number | null | undefined): string {
 export function formatMs(ms: number | null | undefined): string {
   return ms === null || ms === undefined ? '–' : `${ms.toFixed(1)} ms`;
 }
+
+/** An ISO time as the viewer's clock to the millisecond ("14:03:07.042"), or a dash when unknown. */
+export function formatClock(at: string | null): string {
+  if (at === null) return '–';
+  const time = new Date(at);
+  return `${formatTime(at)}.${String(time.getMilliseconds()).padStart(3, '0')}`;
+}
