@@ -30,6 +30,12 @@ export interface BusMessage {
    * gave and whether its node stored the message in the module's stream).
    */
   readonly flags?: number;
+  /**
+   * The publisher's own id within its module (an MQTT client id), when the module gives it: carried as
+   * it is across the nodes, read only by the module of its `origin` (MQTT gives it while a trace
+   * follows that client, so the trace sees where its messages are delivered on other nodes).
+   */
+  readonly sender?: string;
 }
 
 /**

@@ -33,6 +33,7 @@ export class BusCodec {
       subject === null ? message.topic : '',
       message.payload,
       message.flags,
+      message.sender,
     );
     return { subject: subject ?? this.overflowSubject, data };
   }
@@ -58,6 +59,7 @@ export class BusCodec {
       principal: envelope.principal,
       ...(envelope.contentType === undefined ? {} : { contentType: envelope.contentType }),
       ...(envelope.flags === undefined ? {} : { flags: envelope.flags }),
+      ...(envelope.sender === undefined ? {} : { sender: envelope.sender }),
     };
   }
 

@@ -22,6 +22,7 @@ describe('bus envelope', () => {
         node: 'n1',
         contentType: 'application/json',
         principal: 'alice',
+        sender: undefined,
         topic: '',
         payload,
       },
@@ -47,6 +48,34 @@ describe('bus envelope', () => {
       [bare?.contentType, bare?.principal, bare?.topic, bare?.payload.byteLength],
       [undefined, null, 'é/x', 0],
     );
+  });
+
+  it('carries a sender as version 4, and leaves a message without one version 3, byte for byte', () => {
+    const meta = encodeMeta({ origin: 'mqtt', node: 'n1', contentType: undefined, principal: 'alice' });
+    const payload = Buffer.from('x');
+    const plain = encodeEnvelope(7, 9, meta, 'a/b', payload, 1);
+    assert.equal(plain.readUInt8(0), 3);
+    assert.deepEqual(encodeEnvelope(7, 9, meta, 'a/b', payload, 1, undefined), plain);
+    const sent = encodeEnvelope(7, 9, meta, 'a/b', payload, 1, 'device/é-1');
+    assert.equal(sent.readUInt8(0), 4);
+    const decoded = decodeEnvelope(sent);
+    assert.deepEqual(
+      [
+        decoded?.sender,
+        decoded?.principal,
+        decoded?.topic,
+        decoded?.flags,
+        Buffer.from(decoded?.payload ?? []),
+      ],
+      ['device/é-1', 'alice', 'a/b', 1, payload],
+    );
+    assert.equal(decodeEnvelope(plain)?.sender, undefined);
+    assert.equal(decodeEnvelope(encodeEnvelope(1, 1, meta, '', payload, undefined, ''))?.sender, '');
+    assert.throws(() => encodeEnvelope(1, 1, meta, '', payload, undefined, 'x'.repeat(65_535)), RangeError);
+    for (let cut = 0; cut < sent.byteLength - 1; cut++) {
+      const short = decodeEnvelope(sent.subarray(0, cut));
+      assert.ok(short === null || short.payload.byteLength === 0, `cut at ${cut}`);
+    }
   });
 
   it('refuses what is not an envelope: another version, short buffers, lengths past the end, no origin', () => {

@@ -11,9 +11,14 @@
  *
  * The boot id and sequence let a node tell two copies of one message apart (a message matching two
  * attracted filters), also across a restart of its publisher under the same node id.
+ *
+ * A message with a sender (BusMessage.sender) is version 4: `u16 length + sender` follows the
+ * principal. Every other message stays version 3, byte for byte, so a node of an earlier build drops
+ * only the few that carry a sender (a module gives one while it traces that publisher).
  */
 
 const VERSION = 3;
+const WITH_SENDER = 4;
 const ABSENT = 0xffff;
 const MAX_FIELD = 0xfffe;
 const FIXED = 1 + 1 + 4 + 6;
@@ -31,6 +36,8 @@ export interface Envelope extends EnvelopeMeta {
   readonly flags: number | undefined;
   readonly boot: number;
   readonly seq: number;
+  /** The publisher's id within its module (BusMessage.sender), or undefined. */
+  readonly sender: string | undefined;
   /** Empty when the topic is the subject's. */
   readonly topic: string;
   readonly payload: Uint8Array;
@@ -59,7 +66,10 @@ export function encodeMeta(meta: EnvelopeMeta): Buffer {
   return Buffer.concat(out);
 }
 
-/** One message: the fixed header, the publisher's encoded metadata, the topic when it is not the subject's, the payload. */
+/**
+ * One message: the fixed header, the publisher's encoded metadata, the sender when there is one, the
+ * topic when it is not the subject's, the payload.
+ */
 export function encodeEnvelope(
   boot: number,
   seq: number,
@@ -67,17 +77,26 @@ export function encodeEnvelope(
   topic: string,
   payload: Uint8Array,
   flags?: number,
+  sender?: string,
 ): Buffer {
   if (flags !== undefined && !(Number.isInteger(flags) && flags >= 0 && flags < NO_FLAGS))
     throw new RangeError('bus message flags are an integer from 0 to 254');
   const topicBytes = topic === '' ? 0 : Buffer.byteLength(topic);
-  const size = FIXED + meta.byteLength + 2 + topicBytes + payload.byteLength;
+  const senderBytes = sender === undefined ? 0 : Buffer.byteLength(sender);
+  if (senderBytes > MAX_FIELD) throw new RangeError('a bus envelope field is longer than 65534 bytes');
+  const senderSize = sender === undefined ? 0 : 2 + senderBytes;
+  const size = FIXED + meta.byteLength + senderSize + 2 + topicBytes + payload.byteLength;
   const out = Buffer.allocUnsafe(size);
-  out.writeUInt8(VERSION, 0);
+  out.writeUInt8(sender === undefined ? VERSION : WITH_SENDER, 0);
   out.writeUInt8(flags ?? NO_FLAGS, 1);
   out.writeUInt32BE(boot, 2);
   out.writeUIntBE(seq, 6, 6);
   let at = FIXED + meta.copy(out, FIXED);
+  if (sender !== undefined) {
+    out.writeUInt16BE(senderBytes, at);
+    at += 2;
+    at += out.write(sender, at, 'utf8');
+  }
   out.writeUInt16BE(topicBytes, at);
   at += 2;
   if (topicBytes > 0) at += out.write(topic, at, 'utf8');
@@ -88,7 +107,8 @@ export function encodeEnvelope(
 /** The envelope in `data`, or null when it is not one (the caller logs and drops it). */
 export function decodeEnvelope(data: Uint8Array): Envelope | null {
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  if (bytes.byteLength < FIXED || bytes.readUInt8(0) !== VERSION) return null;
+  const version = bytes.byteLength < FIXED ? 0 : bytes.readUInt8(0);
+  if (version !== VERSION && version !== WITH_SENDER) return null;
   let at = FIXED;
   const read = (): string | null | undefined => {
     if (at + 2 > bytes.byteLength) return undefined;
@@ -106,6 +126,8 @@ export function decodeEnvelope(data: Uint8Array): Envelope | null {
   const principal = read();
   if (typeof origin !== 'string' || origin === '' || typeof node !== 'string' || node === '') return null;
   if (contentType === undefined || principal === undefined) return null;
+  const sender = version === WITH_SENDER ? read() : undefined;
+  if (version === WITH_SENDER && typeof sender !== 'string') return null;
   if (at + 2 > bytes.byteLength) return null;
   const topicBytes = bytes.readUInt16BE(at);
   at += 2;
@@ -121,6 +143,7 @@ export function decodeEnvelope(data: Uint8Array): Envelope | null {
     node,
     contentType: contentType ?? undefined,
     principal,
+    sender: sender ?? undefined,
     topic,
     payload: bytes.subarray(at),
   };

@@ -39,6 +39,12 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
       origin: BUS_ORIGIN,
       principal,
       flags: flagsOf(message),
+      // Only while a trace follows its publisher: another node's trace then sees where it is delivered.
+      ...(broker.traces.active &&
+      message.publisherId !== null &&
+      broker.traces.followsClient(message.publisherId)
+        ? { sender: message.publisherId }
+        : {}),
     });
   };
   // Other nodes send this node only the topics its MQTT clients subscribed to.
@@ -75,10 +81,14 @@ export function bridgeBus(broker: MqttBroker, bus: TopicBus): BusSubscription {
   };
 }
 
-/** A bus message as MQTT delivers it: not retained; another node's MQTT message keeps its QoS. */
+/**
+ * A bus message as MQTT delivers it: not retained; another node's MQTT message keeps its QoS, and its
+ * publisher's client id when that node gave it (while a trace follows that client).
+ */
 export function fromBus(message: BusMessage): MqttMessage {
-  // Another module's flags are its own: to MQTT its messages are QoS 0, not stored.
-  const flags = message.origin === BUS_ORIGIN ? (message.flags ?? 0) : 0;
+  // Another module's flags and sender are its own: to MQTT its messages are QoS 0, not stored, from no client.
+  const mqtt = message.origin === BUS_ORIGIN;
+  const flags = mqtt ? (message.flags ?? 0) : 0;
   const qos = flags & QOS_BITS;
   return {
     topic: message.topic,
@@ -86,7 +96,7 @@ export function fromBus(message: BusMessage): MqttMessage {
     // Another node's MQTT message keeps its QoS: a subscription fed by the stream is not sent it twice.
     qos: qos === 1 || qos === 2 ? qos : 0,
     retain: false,
-    publisherId: null,
+    publisherId: mqtt ? (message.sender ?? null) : null,
     expiresAt: null,
     properties: message.contentType === undefined ? {} : { contentType: message.contentType },
     ...((flags & STORED) !== 0 ? { stored: true } : {}),

@@ -21,7 +21,9 @@ describe('TraceTaps', () => {
     const stopClient = taps.followClient('a', sink());
     const stopTopics = taps.followTopics('t/#', sink());
     assert.equal(taps.active, true);
+    assert.deepEqual([taps.followsClient('a'), taps.followsClient('b')], [true, false]);
     stopClient();
+    assert.equal(taps.followsClient('a'), false);
     assert.equal(taps.active, true);
     stopTopics();
     assert.equal(taps.active, false);

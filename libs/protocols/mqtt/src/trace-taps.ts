@@ -40,6 +40,11 @@ export class TraceTaps {
     };
   }
 
+  /** Whether a trace follows `clientId`. */
+  followsClient(clientId: string): boolean {
+    return this.clients.has(clientId);
+  }
+
   /** A client's own packet (CONNECT, DISCONNECT, SUBSCRIBE, UNSUBSCRIBE): to the traces of its client id. */
   client(record: TraceRecord): void {
     const sinks = record.client === null ? undefined : this.clients.get(record.client);
