@@ -77,6 +77,13 @@ export class TraceRecorder implements OnModuleDestroy {
   start(spec: TraceSpec): NodeTraceSummary {
     const known = this.traces.get(spec.id);
     if (known !== undefined) return this.summary(known);
+    // Checked again here: another node's request is JSON, and a timer of NaN would fire at once.
+    if (!Number.isInteger(spec.durationMs) || spec.durationMs <= 0) {
+      throw new TraceRefusedError(
+        `a trace runs for a positive whole number of ms, not ${spec.durationMs}`,
+        400,
+      );
+    }
     const kind = this.metrics.traces.get(spec.kind);
     if (kind === undefined) throw new TraceRefusedError(`no trace kind ${spec.kind}`, 400);
     const invalid = kind.invalid(spec.key);
