@@ -11,6 +11,7 @@ export {
   createLogger,
   DashboardLookups,
   DashboardPanels,
+  DashboardTraces,
   flushAndExit,
   GatewayClient,
   GatewayMetrics,
@@ -28,6 +29,7 @@ export type {
   ConnectionContext,
   DashboardLookup,
   DashboardPanel,
+  DashboardTrace,
   Figures,
   FiguresSource,
   GatewayMessage,
@@ -51,6 +53,10 @@ export type {
   SubprotocolGatewayOptions,
   SubprotocolHandler,
   SubprotocolOptions,
+  TraceEvent,
+  TraceKindInfo,
+  TraceRecord,
+  TraceSink,
 } from '#broker/gateway';
 // The protocol kit, also on its own as `ws-protocol-broker/kit` (no Nest, no ws).
 export { CLOSE, ManualClock, systemClock } from '#broker/kit';
