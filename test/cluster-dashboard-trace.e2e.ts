@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type MqttClient } from 'mqtt';
+import { type Browser } from 'playwright-core';
+import { launchChromium } from './support/chromium.js';
+import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+import { connect, connectWithInbox } from './support/mqtt-helpers.js';
+
+// The dashboard's Trace section on one node of a real three-node cluster, in a real Chromium at a
+// phone's width: a trace of one client id, started on node 1, runs on every node; the client connects
+// to node 2 and publishes, a subscriber on node 3 receives, and the page shows the publish in on node
+// 2 and its delivery on node 3, each with its node. Stopping it on the page stops it everywhere.
+
+const ADMIN = 'cluster-trace-admin-0123456789';
+const WAIT_MS = 10_000;
+const PHONE = { width: 390, height: 844 };
+
+interface Trace {
+  state: string;
+  nodes: { node: string | null; state: string }[];
+  missing: string[];
+  events: { event: string; node: string | null; client: string | null; topic: string | null }[];
+}
+
+describe('cluster: tracing a client from the dashboard of another node', () => {
+  let cluster: TestCluster;
+  let browser: Browser;
+  const clients: MqttClient[] = [];
+
+  before(async () => {
+    cluster = await TestCluster.start(3, { config: { admin: { tokens: [ADMIN] } } });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    for (const client of clients) await client.endAsync(true);
+    await browser?.close();
+    await cluster?.close();
+  });
+
+  const readAt = async (node: BrokerNode, id: string): Promise<Trace> => {
+    const res = await fetch(`${node.http}/admin/v1/traces/${id}`, {
+      headers: { Authorization: `Bearer ${ADMIN}` },
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    return (await res.json()) as Trace;
+  };
+
+  it("shows from node 1 a client's publish in on node 2 and its delivery on node 3, and stops it everywhere", async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    // QoS 0 to a clean session: the message crosses the nodes on the bus, not the stream.
+    const { client: reader, inbox } = await connectWithInbox(n3, { clientId: 'trace-reader-n3' });
+    clients.push(reader);
+    await reader.subscribeAsync('traced/+/temp', { qos: 0 });
+
+    const context = await browser.newContext({ viewport: PHONE, isMobile: true });
+    const page = await context.newPage();
+    await page.goto(`${n1.http}/dashboard`);
+    await page.getByLabel('Admin token').fill(ADMIN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+
+    await page.getByLabel('Follow').selectOption({ label: 'MQTT client' });
+    await page.getByLabel('Client id to trace').fill('trace-device-x');
+    await page.getByLabel('For (s)').fill('600');
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
+    const shown = page.locator('#trace [data-trace-shown]');
+    await shown.locator('[data-trace-state="running"]').waitFor({ timeout: WAIT_MS });
+    const id = (await shown.getAttribute('data-trace-shown')) as string;
+    const started = await readAt(n1, id);
+    assert.deepEqual(started.nodes.map((n) => [n.node, n.state]).sort(), [
+      [n1.id, 'running'],
+      [n2.id, 'running'],
+      [n3.id, 'running'],
+    ]);
+    assert.deepEqual(started.missing, []);
+
+    // Node 3's subscription reaches node 2 over the bus once it is attracted there: publish until it does.
+    const device = await connect(n2, { clientId: 'trace-device-x' });
+    clients.push(device);
+    let sent = 0;
+    await until(
+      'a message of trace-device-x on node 2 reached the reader on node 3',
+      async () => {
+        if (inbox.received.length > 0) return true;
+        await device.publishAsync(`traced/${++sent}/temp`, 'secret 21.5', { qos: 0 });
+        return false;
+      },
+      WAIT_MS,
+    );
+    const topic = (inbox.received[0] as { topic: string }).topic;
+
+    const publishIn = shown.locator(`tr[data-event="publish-in"][data-topic="${topic}"]`);
+    const delivered = shown.locator(`tr[data-event="delivered"][data-topic="${topic}"]`);
+    await delivered.waitFor({ timeout: WAIT_MS });
+    await publishIn.waitFor({ timeout: WAIT_MS });
+    assert.equal(await publishIn.getAttribute('data-node'), n2.id);
+    assert.equal(await publishIn.locator('[data-label="Node"]').innerText(), n2.id);
+    assert.match(await publishIn.locator('[data-label="Outcome"]').innerText(), /^accepted/);
+    assert.equal(await delivered.getAttribute('data-node'), n3.id);
+    assert.equal(await delivered.locator('[data-label="Node"]').innerText(), n3.id);
+    assert.equal(await delivered.locator('[data-label="Client"]').innerText(), 'trace-reader-n3');
+    assert.match(
+      await delivered.locator('[data-label="Outcome"]').innerText(),
+      /^sent \(from trace-device-x\)/,
+    );
+    // Its connect was on node 2 too; no payload anywhere on the page.
+    assert.equal(await shown.locator('tr[data-event="connect"]').getAttribute('data-node'), n2.id);
+    assert.doesNotMatch(await page.locator('#trace').innerText(), /secret/);
+
+    // A phone's width: the trace, its table and its buttons fit with no sideways scroll.
+    const scrollWidth = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+    assert.ok(scrollWidth <= PHONE.width, `the page is ${scrollWidth} px wide in a ${PHONE.width} px screen`);
+
+    await shown.locator('[data-trace-stop]').click();
+    await shown.locator('[data-trace-state="ended"]').waitFor({ timeout: WAIT_MS });
+    const stopped = await readAt(n3, id);
+    assert.deepEqual(
+      stopped.nodes.map((n) => n.state),
+      ['ended', 'ended', 'ended'],
+    );
+    await context.close();
+  });
+});
