@@ -9,7 +9,8 @@ import { connect, connectWithInbox } from './support/mqtt-helpers.js';
 // The dashboard's Trace section on one node of a real three-node cluster, in a real Chromium at a
 // phone's width: a trace of one client id, started on node 1, runs on every node; the client connects
 // to node 2 and publishes, a subscriber on node 3 receives, and the page shows the publish in on node
-// 2 and its delivery on node 3, each with its node. Stopping it on the page stops it everywhere.
+// 2 and its delivery on node 3, each with its node. Stopping it on the page stops it everywhere. A
+// topic-filter trace read through another node's admin API gathers every node's events.
 
 const ADMIN = 'cluster-trace-admin-0123456789';
 const WAIT_MS = 10_000;
@@ -119,5 +120,57 @@ describe('cluster: tracing a client from the dashboard of another node', () => {
       ['ended', 'ended', 'ended'],
     );
     await context.close();
+  });
+
+  it('a topic-filter trace started on node 3 gathers from node 2 the publish in on node 1 and the deliveries on 2 and 3', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const { client: on2, inbox: inbox2 } = await connectWithInbox(n2, { clientId: 'fleet-reader-n2' });
+    const { client: on3, inbox: inbox3 } = await connectWithInbox(n3, { clientId: 'fleet-reader-n3' });
+    clients.push(on2, on3);
+    await on2.subscribeAsync('fleet-trace/#', { qos: 0 });
+    await on3.subscribeAsync('fleet-trace/+/status', { qos: 0 });
+    const started = await fetch(`${n3.http}/admin/v1/traces`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ kind: 'mqtt-topic', key: 'fleet-trace/+/status' }),
+    });
+    assert.equal(started.status, 201, await started.clone().text());
+    const { id } = (await started.json()) as { id: string };
+
+    const publisher = await connect(n1, { clientId: 'fleet-publisher-n1' });
+    clients.push(publisher);
+    let sent = 0;
+    await until(
+      'a status from node 1 reached the readers on nodes 2 and 3',
+      async () => {
+        const topic = `fleet-trace/${sent}/status`;
+        if (
+          inbox2.received.some((m) => m.topic === topic) &&
+          inbox3.received.some((m) => m.topic === topic)
+        ) {
+          return true;
+        }
+        await publisher.publishAsync(`fleet-trace/${++sent}/status`, 'up', { qos: 0 });
+        return false;
+      },
+      WAIT_MS,
+    );
+    await publisher.publishAsync('fleet-trace/1/other', 'not traced', { qos: 0 });
+    await inbox2.waitFor((m) => m.topic === 'fleet-trace/1/other');
+    const topic = `fleet-trace/${sent}/status`;
+    const trace = await readAt(n2, id);
+    assert.deepEqual(trace.missing, []);
+    const of = (t: string) =>
+      trace.events.filter((e) => e.topic === t).map((e) => [e.event, e.node, e.client]);
+    // Sorted: the nodes' clocks order events of one millisecond in no particular way.
+    assert.deepEqual(
+      of(topic).sort(),
+      [
+        ['delivered', n2.id, 'fleet-reader-n2'],
+        ['delivered', n3.id, 'fleet-reader-n3'],
+        ['publish-in', n1.id, 'fleet-publisher-n1'],
+      ].sort(),
+    );
+    assert.deepEqual(of('fleet-trace/1/other'), []);
   });
 });
