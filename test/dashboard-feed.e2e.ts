@@ -87,10 +87,13 @@ describe('dashboard page and feed', () => {
     );
     assert.deepEqual(Object.keys(snapshot.modules).sort(), ['mqtt', 'ocpp1.6', 'wamp.2.json']);
     assert.equal(snapshot.modules['ocpp1.6']?.labels['chargePoints'], 'Charge points connected');
-    // The OCPP module's panel, added through the same contract an application's module uses.
+    // The MQTT and OCPP modules' panels, added through the same contract an application's module uses.
     assert.deepEqual(
       snapshot.panels.map((p) => [p.id, p.columns.map((c) => c.key), p.rows.length]),
-      [['charge-points', ['identity', 'model', 'connectors', 'transactions', 'lastHeartbeat'], 0]],
+      [
+        ['mqtt-busiest-topics', ['topic', 'rate', 'messages', 'overcount'], 0],
+        ['charge-points', ['identity', 'model', 'connectors', 'transactions', 'lastHeartbeat'], 0],
+      ],
     );
     for (const secret of ['query-secret', 'header-secret', ADMIN]) assert.ok(!event.includes(secret), secret);
   });

@@ -14,6 +14,7 @@ import { type Subscription, type SubscriptionMatch } from './subscription.js';
 import { SubscriptionStore } from './subscription-store.js';
 import { deliveryRecord } from './trace-records.js';
 import { TraceTaps } from './trace-taps.js';
+import { TopicRates } from './topic-rates.js';
 
 export interface BrokerHooks {
   /** Every message a client (or a will) published, for the bus bridge. */
@@ -50,6 +51,8 @@ export class MqttBroker {
   readonly lifecycle: SessionLifecycle;
   /** The dashboard's traces of clients and topic filters: every packet path asks `traces.active` first. */
   readonly traces = new TraceTaps();
+  /** The busiest topics clients publish to on this node, for the dashboard (a bounded count). */
+  readonly topicRates: TopicRates;
   hooks: BrokerHooks = {};
   /** Cluster mode: one owner per client id across the nodes. */
   directory: SessionDirectory | null = null;
@@ -69,6 +72,7 @@ export class MqttBroker {
   ) {
     this.retained = new RetainedStore(config.maxRetainedMessages, config.maxRetainedBytes);
     this.stats = new BrokerStats(clock.now());
+    this.topicRates = new TopicRates(clock);
     this.lifecycle = new SessionLifecycle(this);
   }
 

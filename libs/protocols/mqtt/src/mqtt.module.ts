@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BrokerSection } from '#broker/config';
+import { BusiestTopicsPanel } from './admin/busiest-topics-panel.js';
 import { MqttDashboardLookups } from './admin/dashboard-lookups.js';
 import { MqttDashboardTraces } from './admin/dashboard-traces.js';
 import { RetainedDashboardLookup } from './admin/retained-dashboard-lookup.js';
@@ -33,6 +34,7 @@ import { MqttTcpListener } from './tcp-listener.js';
     SubscribersDashboardLookup,
     MqttDashboardLookups,
     MqttDashboardTraces,
+    BusiestTopicsPanel,
   ],
 })
 export class MqttModule {}

@@ -117,6 +117,7 @@ export function handlePublish(client: MqttClient, packet: IPublishPacket): void 
     if (client.broker.traces.active) {
       tracePublish(client, topic, packet, 'accepted', packet.retain ? 'retained' : null);
     }
+    client.broker.topicRates.record(topic);
     const published = client.broker.publish(message, { principal, bridge: true });
     shared = published.shared;
     if (published.reached === 0 && client.version === 5) reasonCode = RC.noMatchingSubscribers;
