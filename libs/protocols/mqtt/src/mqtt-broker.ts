@@ -118,7 +118,7 @@ export class MqttBroker {
   private retain(message: MqttMessage): Promise<Error | null> | null {
     // Clearing a topic nothing was retained on changes nothing, here or in the cluster.
     const changes = message.payload.byteLength > 0 || this.retained.get(message.topic) !== undefined;
-    if (!this.retained.store(message)) {
+    if (!this.retained.store(message, this.clock.now())) {
       this.hooks.dropped?.('retained store full', message.publisherId, message.topic);
       return null;
     }

@@ -16,17 +16,32 @@ function message(topic: string, payload: string, expiresAt: number | null = null
   };
 }
 
+/** When the spec's messages are stored. */
+const AT = 1_000_000;
+
 describe('RetainedStore', () => {
+  it('remembers when each message was stored, the latest one per topic, and forgets it when cleared', () => {
+    const store = new RetainedStore(10, 1024);
+    store.store(message('s/a', 'one'), AT);
+    store.store(message('s/b', 'two'), AT + 5);
+    store.store(message('s/a', 'three'), AT + 9);
+    assert.equal(store.storedAt('s/a'), AT + 9);
+    assert.equal(store.storedAt('s/b'), AT + 5);
+    store.store(message('s/b', ''), AT + 12);
+    assert.equal(store.storedAt('s/b'), undefined);
+    assert.equal(store.storedAt('s/none'), undefined);
+  });
+
   it('keeps the last message per topic and an empty payload clears it', () => {
     const store = new RetainedStore(10, 1024);
-    store.store(message('a/b', 'one'));
-    store.store(message('a/b', 'two'));
-    store.store(message('a/c', 'three'));
+    store.store(message('a/b', 'one'), AT);
+    store.store(message('a/b', 'two'), AT);
+    store.store(message('a/c', 'three'), AT);
     assert.deepEqual(
       store.matching('a/+', 0).map((m) => m.payload.toString()),
       ['two', 'three'],
     );
-    store.store(message('a/b', ''));
+    store.store(message('a/b', ''), AT);
     assert.deepEqual(
       store.matching('a/#', 0).map((m) => m.topic),
       ['a/c'],
@@ -35,26 +50,26 @@ describe('RetainedStore', () => {
 
   it('refuses a new topic when full but still updates and clears existing ones', () => {
     const store = new RetainedStore(1, 1024);
-    assert.equal(store.store(message('a', '1')), true);
-    assert.equal(store.store(message('b', '1')), false);
-    assert.equal(store.store(message('a', '2')), true);
-    assert.equal(store.store(message('a', '')), true);
-    assert.equal(store.store(message('b', '1')), true);
+    assert.equal(store.store(message('a', '1'), AT), true);
+    assert.equal(store.store(message('b', '1'), AT), false);
+    assert.equal(store.store(message('a', '2'), AT), true);
+    assert.equal(store.store(message('a', ''), AT), true);
+    assert.equal(store.store(message('b', '1'), AT), true);
   });
 
   it('refuses a message that would pass the byte bound, counting replacements and clears', () => {
     const store = new RetainedStore(10, 20);
-    assert.equal(store.store(message('a', 'x'.repeat(10))), true);
-    assert.equal(store.store(message('b', 'x'.repeat(10))), false);
-    assert.equal(store.store(message('a', 'x'.repeat(18))), true, 'replacing frees the old bytes');
-    assert.equal(store.store(message('a', '')), true);
-    assert.equal(store.store(message('b', 'x'.repeat(18))), true);
+    assert.equal(store.store(message('a', 'x'.repeat(10)), AT), true);
+    assert.equal(store.store(message('b', 'x'.repeat(10)), AT), false);
+    assert.equal(store.store(message('a', 'x'.repeat(18)), AT), true, 'replacing frees the old bytes');
+    assert.equal(store.store(message('a', ''), AT), true);
+    assert.equal(store.store(message('b', 'x'.repeat(18)), AT), true);
   });
 
   it('drops expired messages instead of returning them', () => {
     const store = new RetainedStore(10, 1024);
-    store.store(message('old', 'x', 1000));
-    store.store(message('new', 'y', 5000));
+    store.store(message('old', 'x', 1000), AT);
+    store.store(message('new', 'y', 5000), AT);
     assert.deepEqual(
       store.matching('#', 2000).map((m) => m.topic),
       ['new'],
@@ -84,7 +99,7 @@ describe('RetainedStore', () => {
       '/#',
     ];
     const store = new RetainedStore(100, 1 << 20);
-    for (const topic of topics) store.store(message(topic, topic));
+    for (const topic of topics) store.store(message(topic, topic), AT);
     for (const filter of filters) {
       const found = store
         .matching(filter, 0)
@@ -93,8 +108,8 @@ describe('RetainedStore', () => {
       const expected = topics.filter((t) => topicMatches(filter, t)).sort();
       assert.deepEqual(found, expected, filter);
     }
-    store.store(message('a/b', ''));
-    store.store(message('a/b/c', ''));
+    store.store(message('a/b', ''), AT);
+    store.store(message('a/b/c', ''), AT);
     assert.deepEqual(
       store
         .matching('a/#', 0)

@@ -26,6 +26,8 @@ function level(): Level {
  */
 export class RetainedStore {
   private readonly messages = new Map<string, MqttMessage>();
+  /** When each topic's message was stored, epoch milliseconds. */
+  private readonly times = new Map<string, number>();
   private readonly root = level();
   private totalBytes = 0;
 
@@ -38,8 +40,11 @@ export class RetainedStore {
     return this.messages.size;
   }
 
-  /** false when the message did not fit. */
-  store(message: MqttMessage): boolean {
+  /**
+   * false when the message did not fit. `storedAt` (epoch milliseconds) is when it was stored: now, or
+   * in a cluster when the node it came from stored it.
+   */
+  store(message: MqttMessage, storedAt: number): boolean {
     const previous = this.messages.get(message.topic);
     if (message.payload.byteLength === 0) {
       if (previous !== undefined) this.remove(previous);
@@ -49,6 +54,7 @@ export class RetainedStore {
     const bytes = this.totalBytes - (previous === undefined ? 0 : costOf(previous)) + costOf(message);
     if (bytes > this.maxBytes) return false;
     this.messages.set(message.topic, message);
+    this.times.set(message.topic, storedAt);
     let node = this.root;
     for (const name of message.topic.split('/')) {
       let child = node.children.get(name);
@@ -58,6 +64,11 @@ export class RetainedStore {
     node.message = message;
     this.totalBytes = bytes;
     return true;
+  }
+
+  /** When the retained message of `topic` was stored (epoch milliseconds), if there is one. */
+  storedAt(topic: string): number | undefined {
+    return this.times.get(topic);
   }
 
   /** The retained message of `topic`, if any. */
@@ -110,6 +121,7 @@ export class RetainedStore {
 
   private remove(message: MqttMessage): void {
     this.messages.delete(message.topic);
+    this.times.delete(message.topic);
     this.totalBytes -= costOf(message);
     // Clear the topic's level, then prune the levels left holding nothing.
     const path: Level[] = [this.root];

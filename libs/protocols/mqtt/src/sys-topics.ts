@@ -30,7 +30,7 @@ export function publishSysTopics(broker: MqttBroker): void {
       expiresAt: null,
       properties: {},
     };
-    broker.retained.store(message);
+    broker.retained.store(message, broker.clock.now());
     broker.route(message);
   }
 }

@@ -81,7 +81,8 @@ export class ClusterRetained {
     if (entry.operation !== 'PUT') {
       const topic = Buffer.from(entry.key, 'base64url').toString('utf8');
       const held = this.broker.retained.get(topic);
-      if (held !== undefined) this.broker.retained.store({ ...held, payload: Buffer.alloc(0) });
+      if (held !== undefined)
+        this.broker.retained.store({ ...held, payload: Buffer.alloc(0) }, entry.created.getTime());
       return;
     }
     const message = decodeMessage(entry.value);
@@ -89,7 +90,8 @@ export class ClusterRetained {
       this.log.warn({ key: entry.key }, 'mqtt: retained entry that is not a message ignored');
       return;
     }
-    if (!this.broker.retained.store(message)) {
+    // The time the publisher's node put it in the bucket, the same on every node.
+    if (!this.broker.retained.store(message, entry.created.getTime())) {
       this.broker.hooks.dropped?.('retained store full', message.publisherId, message.topic);
     }
   }
