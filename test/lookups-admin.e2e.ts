@@ -240,7 +240,8 @@ describe('admin API: the dashboard lookups, with the MQTT module', () => {
 
   const key = (k: string) => encodeURIComponent(k);
 
-  it('browses the retained messages matching a filter: topic, QoS, size, a bounded preview (binary escaped), content type', async () => {
+  it('browses the retained messages matching a filter: topic, QoS, size, a bounded preview (binary escaped), content type, stored time', async () => {
+    const before = Date.now();
     const publisher = await connect(broker, { clientId: 'lkr-publisher' });
     clients.push(publisher);
     await publisher.publishAsync('lkr/site/a/temp', '21.5', {
@@ -266,7 +267,10 @@ describe('admin API: the dashboard lookups, with the MQTT module', () => {
     assert.equal(table?.title, 'Retained messages (3)');
     const rows = new Map(table?.rows.map((r) => [r.key, r.cells]));
     assert.deepEqual([...rows.keys()].sort(), ['lkr/site/a/temp', 'lkr/site/b/raw', 'lkr/site/c/big']);
-    assert.deepEqual(rows.get('lkr/site/a/temp'), {
+    const { stored, ...temp } = rows.get('lkr/site/a/temp') ?? {};
+    const storedAt = Date.parse(String(stored));
+    assert.ok(storedAt >= before && storedAt <= Date.now(), `stored ${String(stored)}`);
+    assert.deepEqual(temp, {
       topic: 'lkr/site/a/temp',
       qos: 1,
       bytes: 4,

@@ -16,15 +16,26 @@ function retained(topic: string, payload: Buffer | string, more: Partial<MqttMes
   };
 }
 
+/** When the spec's messages were stored: each topic at its own time. */
+const STORED = new Map([
+  ['site/a/temp', Date.parse('2026-12-01T02:00:00.000Z')],
+  ['site/b/temp', Date.parse('2026-12-01T02:30:00.500Z')],
+]);
+const storedAt = (topic: string): number | undefined => STORED.get(topic);
+
 describe('the dashboard lookup of MQTT retained messages', () => {
-  it('shows each matching message: topic, QoS, bytes, preview, content type and expiry, with clear', () => {
-    const view = retainedView('site/+/temp', [
-      retained('site/a/temp', '21.5', { properties: { contentType: 'text/plain' } }),
-      retained('site/b/temp', Buffer.from([0x00, 0xff, 0x41]), {
-        qos: 0,
-        expiresAt: Date.parse('2030-01-02T03:04:05.000Z'),
-      }),
-    ]);
+  it('shows each matching message: topic, QoS, bytes, preview, content type, stored time and expiry, with clear', () => {
+    const view = retainedView(
+      'site/+/temp',
+      [
+        retained('site/a/temp', '21.5', { properties: { contentType: 'text/plain' } }),
+        retained('site/b/temp', Buffer.from([0x00, 0xff, 0x41]), {
+          qos: 0,
+          expiresAt: Date.parse('2030-01-02T03:04:05.000Z'),
+        }),
+      ],
+      storedAt,
+    );
     assert.equal(view.heading, 'site/+/temp');
     assert.equal(view.node, null);
     assert.deepEqual(view.fields, [{ label: 'Matched', value: '2' }]);
@@ -40,6 +51,7 @@ describe('the dashboard lookup of MQTT retained messages', () => {
           bytes: 4,
           preview: '21.5',
           contentType: 'text/plain',
+          stored: '2026-12-01T02:00:00.000Z',
           expires: null,
         },
       },
@@ -51,6 +63,7 @@ describe('the dashboard lookup of MQTT retained messages', () => {
           bytes: 3,
           preview: '\\x00\\xffA',
           contentType: null,
+          stored: '2026-12-01T02:30:00.500Z',
           expires: '2030-01-02T03:04:05.000Z',
         },
       },
@@ -64,7 +77,7 @@ describe('the dashboard lookup of MQTT retained messages', () => {
 
   it('shows the first 200 and says how many matched in all', () => {
     const many = Array.from({ length: 250 }, (_, i) => retained(`t/${i}`, 'x'));
-    const view = retainedView('t/#', many);
+    const view = retainedView('t/#', many, storedAt);
     assert.equal(view.tables[0]?.rows.length, 200);
     assert.equal(view.tables[0]?.title, 'Retained messages (the first 200 of 250)');
     assert.equal(view.fields[0]?.value, '250');
@@ -72,7 +85,7 @@ describe('the dashboard lookup of MQTT retained messages', () => {
   });
 
   it("offers no clear for the broker's own topics under '$'", () => {
-    const view = retainedView('$SYS/#', [retained('$SYS/broker/uptime', '12')]);
+    const view = retainedView('$SYS/#', [retained('$SYS/broker/uptime', '12')], storedAt);
     assert.equal(view.tables[0]?.rows.length, 1);
     assert.deepEqual(view.actions, []);
   });

@@ -37,7 +37,11 @@ export class RetainedDashboardLookup implements DashboardLookup {
   find(filter: string): Promise<LookupResult> {
     const matched = this.matching(filter);
     if (matched.length === 0) return Promise.resolve({ found: false, missing: [] });
-    return Promise.resolve({ found: true, view: retainedView(filter, matched) });
+    const retained = this.server.broker.retained;
+    return Promise.resolve({
+      found: true,
+      view: retainedView(filter, matched, (topic) => retained.storedAt(topic)),
+    });
   }
 
   /**
@@ -109,8 +113,15 @@ function clearable(matched: readonly MqttMessage[]): string[] {
   return topics;
 }
 
-/** The retained messages matching `filter` (at least one) as the dashboard's lookup shows them. */
-export function retainedView(filter: string, matched: readonly MqttMessage[]): LookupView {
+/**
+ * The retained messages matching `filter` (at least one) as the dashboard's lookup shows them, with
+ * when each was stored (epoch milliseconds) as `storedAt` tells.
+ */
+export function retainedView(
+  filter: string,
+  matched: readonly MqttMessage[],
+  storedAt: (topic: string) => number | undefined,
+): LookupView {
   const total = matched.length;
   const shown = matched.slice(0, MAX_RETAINED_ROWS);
   const topics = clearable(matched).length;
@@ -144,6 +155,7 @@ export function retainedView(filter: string, matched: readonly MqttMessage[]): L
           { key: 'bytes', label: 'Bytes', kind: 'count' },
           { key: 'preview', label: 'Payload' },
           { key: 'contentType', label: 'Content type' },
+          { key: 'stored', label: 'Stored', kind: 'time' },
           { key: 'expires', label: 'Expires', kind: 'time' },
         ],
         empty: 'No retained message.',
@@ -155,6 +167,7 @@ export function retainedView(filter: string, matched: readonly MqttMessage[]): L
             bytes: m.payload.byteLength,
             preview: preview(m.payload),
             contentType: m.properties.contentType ?? null,
+            stored: isoTime(storedAt(m.topic)),
             expires: m.expiresAt === null ? null : new Date(m.expiresAt).toISOString(),
           },
         })),
@@ -163,6 +176,10 @@ export function retainedView(filter: string, matched: readonly MqttMessage[]): L
     missing: [],
     actions,
   };
+}
+
+function isoTime(ms: number | undefined): string | null {
+  return ms === undefined ? null : new Date(ms).toISOString();
 }
 
 /**
