@@ -301,6 +301,19 @@ describe('admin API: the dashboard lookups, with the MQTT module', () => {
     );
   });
 
+  it("browses by a single-level wildcard: 'sensors/+/temp' lists those topics and no others", async () => {
+    const publisher = await connect(broker, { clientId: 'lkr-sensors' });
+    clients.push(publisher);
+    for (const topic of ['sensors/a/temp', 'sensors/b/temp', 'sensors/a/humidity', 'sensors/a/temp/raw']) {
+      await publisher.publishAsync(topic, topic, { qos: 1, retain: true });
+    }
+    const res = await api.get(`/admin/v1/lookups/mqtt-retained/${key('sensors/+/temp')}`).set(auth);
+    assert.equal(res.status, 200, res.text);
+    const view = res.body as View;
+    assert.equal(field(view, 'Matched'), '2');
+    assert.deepEqual(view.tables[0]?.rows.map((r) => r.key).sort(), ['sensors/a/temp', 'sensors/b/temp']);
+  });
+
   it('answers 404 for a filter matching no retained message, 400 naming the problem for an invalid filter or topic', async () => {
     const none = problem(
       await api.get(`/admin/v1/lookups/mqtt-retained/${key('lkr/none/#')}`).set(auth),
