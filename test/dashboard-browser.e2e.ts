@@ -135,6 +135,16 @@ describe('dashboard in Chromium, against live traffic', () => {
     await shows(page, '[data-figure="wamp.2.json.subscriptions"]', '1');
     await shows(page, '[data-figure="ocpp1.6.chargePoints"]', '1');
     await shows(page, '[data-figure="accepted"]', '4');
+    // The busiest topics clients publish to on this node: so far the one retained message.
+    await shows(
+      page,
+      '[data-panel="mqtt-busiest-topics"] tr[data-row="dash/retained"] [data-cell="messages"]',
+      '1',
+    );
+    assert.match(
+      (await page.locator('section#panel-mqtt-busiest-topics').textContent()) ?? '',
+      /Busiest MQTT topics on this node/,
+    );
 
     // A charge point's status change.
     await shows(
