@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { TestCluster } from '../support/cluster.js';
 import {
   lostContext,
+  qos2TwiceContext,
   NEMESES,
   reportTable,
   runNemesis,
@@ -57,6 +58,9 @@ try {
   }
   if (report.sentAfterMove.length > 0) {
     console.log(`\nsent after a move, with what the nodes logged before:\n${sentAfterMoveContext(cluster)}`);
+  }
+  if (report.qos2Twice.length > 0) {
+    console.log(`\nQoS 2 twice, with what the nodes logged before:\n${qos2TwiceContext(cluster, report)}`);
   }
   if (report.lost.length > 0) {
     console.log(

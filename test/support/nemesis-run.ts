@@ -64,6 +64,8 @@ export interface NemesisReport {
   readonly repeatsWithoutDup: number;
   /** QoS 2 messages a QoS 2 device's application got more than once. */
   readonly qos2Repeats: number;
+  /** Each of those: the device's client id, the message, and when (epoch ms) its second copy came. */
+  readonly qos2Twice: readonly { readonly clientId: string; readonly n: number; readonly atMs: number }[];
   /** Wills that arrived while their device was connected. */
   readonly willsWhileConnected: number;
   /**
@@ -404,6 +406,18 @@ export function lostContext(cluster: TestCluster, report: NemesisReport): string
     .join('\n');
 }
 
+/** What the nodes logged before each QoS 2 message a device got twice (the first 10), for tracing it. */
+export function qos2TwiceContext(cluster: TestCluster, report: NemesisReport): string {
+  return report.qos2Twice
+    .slice(0, 10)
+    .map(
+      (t) =>
+        `#${t.n} twice to ${t.clientId}, the second at ${new Date(t.atMs).toISOString()}:\n` +
+        nodeLogAround(cluster, t.clientId, t.atMs, 6000, 500),
+    )
+    .join('\n');
+}
+
 function nodeLines(cluster: TestCluster): { node: string; line: Record<string, unknown> }[] {
   return cluster.nodes.flatMap((node) => node.logLines().map((line) => ({ node: node.id, line })));
 }
@@ -481,6 +495,7 @@ function checker(
   const epochOf = (n: number): number => Math.round(performance.timeOrigin + (ackedAt.get(n) ?? 0));
   let repeats = 0;
   let qos2Repeats = 0;
+  const qos2Twice: { clientId: string; n: number; atMs: number }[] = [];
   let repeatsWithoutDup = 0;
   const failovers: { ms: number; after: Fault | null }[] = [];
   const repeated: { kind: 'without DUP' | 'QoS 2 twice'; after: Fault | null }[] = [];
@@ -489,7 +504,11 @@ function checker(
     const secondCopy = (n: number) => device.seen.filter((m) => m.n === n)[1]?.at ?? 0;
     for (const n of verdict.repeatsWithoutDup)
       repeated.push({ kind: 'without DUP', after: before(secondCopy(n)) });
-    for (const n of verdict.qos2Repeats) repeated.push({ kind: 'QoS 2 twice', after: before(secondCopy(n)) });
+    for (const n of verdict.qos2Repeats) {
+      repeated.push({ kind: 'QoS 2 twice', after: before(secondCopy(n)) });
+      const clientId = device.client.options.clientId ?? '';
+      qos2Twice.push({ clientId, n, atMs: Math.round(performance.timeOrigin + secondCopy(n)) });
+    }
     for (const n of verdict.lost)
       lost.push({
         device: device.client.options.clientId ?? '',
@@ -530,6 +549,7 @@ function checker(
     repeats,
     repeatsWithoutDup,
     qos2Repeats,
+    qos2Twice,
     willsWhileConnected: whileConnected.length,
     twins: {
       takeovers: twins.reduce((sum, twin) => sum + twin.connections.length, 0),
