@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { integer, parseFlags, seconds } from '../cli-options.js';
+import { integer, parseFlags, seconds, UsageError } from '../cli-options.js';
 import { killChildrenOnExit } from '../child-servers.js';
 import { processCpuMs } from '../process-cpu.js';
 import { checkFdLimit, childFdLimit, processFdLimit } from '../scale/fd-limit.js';
@@ -16,9 +16,12 @@ What the dashboard's live feed costs the broker: the broker with --connections i
 (half MQTT, half chat.v1, as the scale mode opens them), its CPU time in --rounds pairs of windows
 of the same run, each a window with no feed then one with --feeds feeds open (each reading every
 snapshot); the cost is the difference. Also the page's bytes as the broker serves them (gzip -9).
+With --watch trace, the watched windows run a trace instead (an MQTT topic-filter trace of '#',
+read every second as the page reads it).
 
   --connections <n>  idle connections (default 10000)
   --feeds <n>        feeds open in the watched windows (default 1; the broker allows 8)
+  --watch <what>     feed (default) or trace: what runs in the watched windows
   --window <s>       seconds per window (default 15)
   --rounds <n>       pairs of windows (default 4)
   --help             this text`;
@@ -35,12 +38,23 @@ interface Feed {
 }
 
 export async function runDashboardBench(argv: readonly string[]): Promise<void> {
-  const values = parseFlags(argv, { connections: '10000', feeds: '1', window: '15', rounds: '4' });
+  const values = parseFlags(argv, {
+    connections: '10000',
+    feeds: '1',
+    window: '15',
+    rounds: '4',
+    watch: 'feed',
+  });
   if (values === null) return console.log(DASHBOARD_USAGE);
   const connections = integer('--connections', values.connections, 2, 1_000_000);
   const feeds = integer('--feeds', values.feeds, 1, 8);
   const windowMs = seconds('--window', values.window, 1) * 1000;
   const rounds = integer('--rounds', values.rounds, 1, 100);
+  if (values.watch !== 'feed' && values.watch !== 'trace') {
+    throw new UsageError(`--watch must be feed or trace, not ${values.watch}`);
+  }
+  const tracing = values.watch === 'trace';
+  const watching = tracing ? 'a trace' : `${feeds} feed(s)`;
   checkFdLimit(connections, childFdLimit(), 'A server started from here');
   killChildrenOnExit();
   const bundle = bundleBytes();
@@ -58,9 +72,11 @@ export async function runDashboardBench(argv: readonly string[]): Promise<void> 
       let events = 0;
       let bytes = 0;
       for (let round = 1; round <= rounds; round++) {
-        progress(`round ${round} of ${rounds}: no feed, then ${feeds} feed(s)`);
+        progress(`round ${round} of ${rounds}: nothing watched, then ${watching}`);
         const idle = await window(cpu, windowMs);
-        const open = await Promise.all(Array.from({ length: feeds }, () => openFeed(port)));
+        const open = tracing
+          ? [await openTrace(port)]
+          : await Promise.all(Array.from({ length: feeds }, () => openFeed(port)));
         await sleep(2000);
         const counted = open.map((f) => f.events);
         const watched = await window(cpu, windowMs);
@@ -83,12 +99,14 @@ export async function runDashboardBench(argv: readonly string[]): Promise<void> 
         [
           `broker pid ${pid}, ${status.open} of ${connections} idle connections open, ${status.errors.total} errors; windows of ${windowMs / 1000} s`,
           '',
-          `| round | broker CPU, no feed | with ${feeds} feed(s) | feed cost |`,
+          `| round | broker CPU, nothing watched | with ${watching} | its cost |`,
           '| --: | --: | --: | --: |',
           ...rows,
           `| mean (median) |  |  | ${pct(mean)} (${pct(median)}) |`,
           '',
-          `feed: ${events} snapshots read in the watched windows, ${Math.round(bytes)} bytes each`,
+          tracing
+            ? `trace: ${events} reads in the watched windows, ${Math.round(bytes)} bytes each`
+            : `feed: ${events} snapshots read in the watched windows, ${Math.round(bytes)} bytes each`,
           `page: ${bundle.files} files, ${bundle.raw} bytes, ${bundle.gzipped} bytes gzipped (${bundle.script} of them the script)`,
         ].join('\n'),
       );
@@ -130,6 +148,39 @@ async function openFeed(port: number): Promise<Feed> {
       // Aborted by close().
     }
   })();
+  return feed;
+}
+
+/**
+ * A trace running as the page runs one: started on the broker (a topic filter matching every topic),
+ * read every second; `events` counts the reads. Closing it stops it on the broker.
+ */
+async function openTrace(port: number): Promise<Feed> {
+  const base = `http://127.0.0.1:${port}/admin/v1/traces`;
+  const res = await fetch(base, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ kind: 'mqtt-topic', key: '#', durationSec: 1800 }),
+  });
+  if (!res.ok) throw new Error(`the trace start answered ${res.status}: ${await res.text()}`);
+  const { id } = (await res.json()) as { id: string };
+  const feed: Feed = {
+    events: 0,
+    bytes: 0,
+    close: () => {
+      clearInterval(timer);
+      void fetch(`${base}/${encodeURIComponent(id)}`, { method: 'DELETE' }).catch(() => undefined);
+    },
+  };
+  const timer = setInterval(() => {
+    void fetch(`${base}/${encodeURIComponent(id)}?limit=500`)
+      .then((read) => read.arrayBuffer())
+      .then((body) => {
+        feed.events++;
+        feed.bytes += body.byteLength;
+      })
+      .catch(() => undefined);
+  }, 1000);
   return feed;
 }
 
