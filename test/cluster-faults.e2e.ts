@@ -42,6 +42,40 @@ async function connectWhenAccepted(node: BrokerNode, clientId: string): Promise<
   return client as unknown as MqttClient;
 }
 
+/**
+ * A persistent session of `clientId` on `node`, subscribed to `filter` at QoS 1: connected again until
+ * the SUBACK comes, as a device would (a node back from a pause under a NATS restart may still let a new
+ * connection go while it fences itself).
+ */
+async function subscribedOn(node: BrokerNode, clientId: string, filter: string): Promise<MqttClient> {
+  let client: MqttClient | null = null;
+  await until(
+    `${clientId} is subscribed on ${node.id}`,
+    async () => {
+      const attempt = mqtt.connect(`${node.url}/mqtt`, {
+        ...persistentSession(clientId),
+        keepalive: 60,
+        reconnectPeriod: 0,
+      });
+      attempt.on('error', () => undefined);
+      const ok = await new Promise<void>((resolve, reject) => {
+        attempt.once('connect', () => resolve());
+        attempt.once('close', () => reject(new Error('closed')));
+      })
+        .then(() => attempt.subscribeAsync(filter, { qos: 1 }))
+        .then(
+          () => true,
+          () => false,
+        );
+      if (ok) client = attempt;
+      else attempt.end(true);
+      return ok;
+    },
+    10_000,
+  );
+  return client as unknown as MqttClient;
+}
+
 describe('cluster faults: a paused node, a NATS restart under a pause', () => {
   let cluster: TestCluster;
 
@@ -131,18 +165,12 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
 
   it('a node paused while its QoS 1 subscriber is taken over elsewhere: once resumed, it sends that connection nothing more', async () => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
-    const first = await mqtt.connectAsync(`${n3.url}/mqtt`, { ...persistentSession('moved'), keepalive: 60 });
-    first.on('error', () => undefined);
+    const first = await subscribedOn(n3, 'moved', 'moved/x');
     let takenAt: number | null = null;
     const afterTakeover: string[] = [];
     first.on('message', (_topic, payload) => {
       if (takenAt !== null) afterTakeover.push(payload.toString());
     });
-    await until(
-      'the SUBACK on n3',
-      () => first.subscribeAsync('moved/x', { qos: 1 }).then(() => true),
-      10_000,
-    );
     const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
     const publisher = await connect(n2, { clientId: 'moved-publisher' });
     let sent = 0;
@@ -183,21 +211,12 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
 
   it('a node paused past nodeTimeoutMs under a NATS restart, its session adopted elsewhere, then a reconnect of that id on it: the old connection gets nothing after the move', async (t) => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
-    const first = await mqtt.connectAsync(`${n3.url}/mqtt`, {
-      ...persistentSession('reclaimed'),
-      keepalive: 60,
-    });
-    first.on('error', () => undefined);
+    const first = await subscribedOn(n3, 'reclaimed', 'reclaimed/x');
     let movedAt: number | null = null;
     const afterMove: string[] = [];
     first.on('message', (_topic, payload) => {
       if (movedAt !== null) afterMove.push(payload.toString());
     });
-    await until(
-      'the SUBACK on n3',
-      () => first.subscribeAsync('reclaimed/x', { qos: 1 }).then(() => true),
-      10_000,
-    );
     const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
     const publisher = await connect(n1, { clientId: 'reclaimed-publisher' });
     let sent = 0;
