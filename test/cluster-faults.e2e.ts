@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect as natsConnect } from '@nats-io/transport-node';
@@ -47,7 +47,12 @@ async function connectWhenAccepted(node: BrokerNode, clientId: string): Promise<
  * the SUBACK comes, as a device would (a node back from a pause under a NATS restart may still let a new
  * connection go while it fences itself).
  */
-async function subscribedOn(node: BrokerNode, clientId: string, filter: string): Promise<MqttClient> {
+async function subscribedOn(
+  t: TestContext,
+  node: BrokerNode,
+  clientId: string,
+  filter: string,
+): Promise<MqttClient> {
   let client: MqttClient | null = null;
   await until(
     `${clientId} is subscribed on ${node.id}`,
@@ -58,6 +63,8 @@ async function subscribedOn(node: BrokerNode, clientId: string, filter: string):
         reconnectPeriod: 0,
       });
       attempt.on('error', () => undefined);
+      let disconnect = 'none';
+      attempt.on('disconnect', (packet) => (disconnect = `0x${(packet.reasonCode ?? 0).toString(16)}`));
       const ok = await new Promise<void>((resolve, reject) => {
         attempt.once('connect', () => resolve());
         attempt.once('close', () => reject(new Error('closed')));
@@ -68,7 +75,12 @@ async function subscribedOn(node: BrokerNode, clientId: string, filter: string):
           () => false,
         );
       if (ok) client = attempt;
-      else attempt.end(true);
+      else {
+        attempt.end(true);
+        // Shown in the test's output: why a node let a fresh connection go (DISCONNECT reason, its log).
+        const lines = node.log().trimEnd().split('\n').slice(-8).join('\n');
+        t.diagnostic(`${clientId} on ${node.id} not subscribed (DISCONNECT ${disconnect}):\n${lines}`);
+      }
       return ok;
     },
     10_000,
@@ -163,9 +175,9 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     await second.endAsync(true);
   });
 
-  it('a node paused while its QoS 1 subscriber is taken over elsewhere: once resumed, it sends that connection nothing more', async () => {
+  it('a node paused while its QoS 1 subscriber is taken over elsewhere: once resumed, it sends that connection nothing more', async (t) => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
-    const first = await subscribedOn(n3, 'moved', 'moved/x');
+    const first = await subscribedOn(t, n3, 'moved', 'moved/x');
     let takenAt: number | null = null;
     const afterTakeover: string[] = [];
     first.on('message', (_topic, payload) => {
@@ -211,7 +223,7 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
 
   it('a node paused past nodeTimeoutMs under a NATS restart, its session adopted elsewhere, then a reconnect of that id on it: the old connection gets nothing after the move', async (t) => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
-    const first = await subscribedOn(n3, 'reclaimed', 'reclaimed/x');
+    const first = await subscribedOn(t, n3, 'reclaimed', 'reclaimed/x');
     let movedAt: number | null = null;
     const afterMove: string[] = [];
     first.on('message', (_topic, payload) => {
