@@ -88,6 +88,32 @@ async function subscribedOn(
   return client as unknown as MqttClient;
 }
 
+/**
+ * QoS 1 PUBLISHes of a counter to `topic`, one every 20 ms until `stop()`. A PUBACK that never comes (a
+ * store a stall left waiting) holds up neither the loop nor the test: each waits at most a second.
+ */
+function publishUntilStopped(
+  publisher: MqttClient,
+  topic: string,
+): { sent(): number; stop(): Promise<void> } {
+  let sent = 0;
+  let publishing = true;
+  const loop = (async () => {
+    while (publishing) {
+      const published = publisher.publishAsync(topic, String(sent++), { qos: 1 }).catch(() => undefined);
+      await Promise.race([published, sleep(1000)]);
+      await sleep(20);
+    }
+  })();
+  return {
+    sent: () => sent,
+    stop: () => {
+      publishing = false;
+      return loop;
+    },
+  };
+}
+
 describe('cluster faults: a paused node, a NATS restart under a pause', () => {
   let cluster: TestCluster;
 
@@ -185,19 +211,8 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     });
     const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
     const publisher = await connect(n2, { clientId: 'moved-publisher' });
-    let sent = 0;
-    let publishing = true;
-    const publishes = (async () => {
-      while (publishing) {
-        // A PUBACK that never comes (a store the stall left waiting) holds up neither this loop nor the test.
-        const published = publisher
-          .publishAsync('moved/x', String(sent++), { qos: 1 })
-          .catch(() => undefined);
-        await Promise.race([published, sleep(1000)]);
-        await sleep(20);
-      }
-    })();
-    await until('the subscriber on n3 reads', () => sent > 20, 10_000);
+    const publishes = publishUntilStopped(publisher, 'moved/x');
+    await until('the subscriber on n3 reads', () => publishes.sent() > 20, 10_000);
 
     // While n3 is paused, the stream goes on filling its pull requests: deliveries wait in its socket.
     n3.pause();
@@ -210,8 +225,7 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
         throw new Error('the paused node still serves the client id another node holds');
       }),
     ]);
-    publishing = false;
-    await publishes;
+    await publishes.stop();
     assert.deepEqual(
       afterTakeover,
       [],
@@ -231,18 +245,8 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     });
     const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
     const publisher = await connect(n1, { clientId: 'reclaimed-publisher' });
-    let sent = 0;
-    let publishing = true;
-    const publishes = (async () => {
-      while (publishing) {
-        const published = publisher
-          .publishAsync('reclaimed/x', String(sent++), { qos: 1 })
-          .catch(() => undefined);
-        await Promise.race([published, sleep(1000)]);
-        await sleep(20);
-      }
-    })();
-    await until('the subscriber on n3 reads', () => sent > 20, 10_000);
+    const publishes = publishUntilStopped(publisher, 'reclaimed/x');
+    await until('the subscriber on n3 reads', () => publishes.sent() > 20, 10_000);
 
     // Paused past nodeTimeoutMs, with a NATS restart meanwhile: a survivor adopts the session while n3 is
     // away from NATS, so that its watch of the records misses the move and only its lease check can see it.
@@ -277,8 +281,7 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     } finally {
       adopter.resume();
     }
-    publishing = false;
-    await publishes;
+    await publishes.stop();
     assert.deepEqual(afterMove, [], 'messages reached the connection after another node took its session');
     third.end(true);
     await publisher.endAsync(true);
