@@ -4,6 +4,7 @@ import { type MqttClient } from 'mqtt';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { launchChromium } from './support/chromium.js';
 import { type BrokerNode, TestCluster } from './support/cluster.js';
+import { PHONE, signedInOnPhone } from './support/dashboard-page.js';
 import { connect, connectWithInbox, persistentSession, sessionPresent } from './support/mqtt-helpers.js';
 import { waitFor } from './support/ws-helpers.js';
 
@@ -14,7 +15,6 @@ import { waitFor } from './support/ws-helpers.js';
 
 const ADMIN = 'cluster-find-admin-0123456789';
 const WAIT_MS = 10_000;
-const PHONE = { width: 390, height: 844 };
 
 /** The dashboard of `node` in a phone's browser, signed in, its Find section set to the MQTT session `clientId`. */
 async function findSession(
@@ -22,12 +22,7 @@ async function findSession(
   node: BrokerNode,
   clientId: string,
 ): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: PHONE, isMobile: true });
-  const page = await context.newPage();
-  await page.goto(`${node.http}/dashboard`);
-  await page.getByLabel('Admin token').fill(ADMIN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+  const { context, page } = await signedInOnPhone(browser, node.http, ADMIN);
   await page.getByLabel('Look for').selectOption({ label: 'MQTT session' });
   await page.getByLabel('Client id', { exact: true }).fill(clientId);
   return { context, page };

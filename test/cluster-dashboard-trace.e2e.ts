@@ -4,6 +4,7 @@ import { type MqttClient } from 'mqtt';
 import { type Browser } from 'playwright-core';
 import { launchChromium } from './support/chromium.js';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+import { PHONE, signedInOnPhone } from './support/dashboard-page.js';
 import { connect, connectWithInbox } from './support/mqtt-helpers.js';
 
 // The dashboard's Trace section on one node of a real three-node cluster, in a real Chromium at a
@@ -14,7 +15,6 @@ import { connect, connectWithInbox } from './support/mqtt-helpers.js';
 
 const ADMIN = 'cluster-trace-admin-0123456789';
 const WAIT_MS = 10_000;
-const PHONE = { width: 390, height: 844 };
 
 interface Trace {
   state: string;
@@ -53,12 +53,7 @@ describe('cluster: tracing a client from the dashboard of another node', () => {
     clients.push(reader);
     await reader.subscribeAsync('traced/+/temp', { qos: 0 });
 
-    const context = await browser.newContext({ viewport: PHONE, isMobile: true });
-    const page = await context.newPage();
-    await page.goto(`${n1.http}/dashboard`);
-    await page.getByLabel('Admin token').fill(ADMIN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+    const { context, page } = await signedInOnPhone(browser, n1.http, ADMIN);
 
     await page.getByLabel('Follow').selectOption({ label: 'MQTT client' });
     await page.getByLabel('Client id to trace').fill('trace-device-x');
