@@ -61,6 +61,32 @@ describe('TopicRates', () => {
     ]);
   });
 
+  it('replaces topic after topic by the least busy, one that grew since the last scan not among them', () => {
+    const clock = new ManualClock();
+    const rates = new TopicRates(clock, 3);
+    record(rates, 'a', 1);
+    record(rates, 'b', 1);
+    record(rates, 'c', 1);
+    record(rates, 'd', 1);
+    // 'a' went (the first of the three least busy); 'b' grows before the next newcomer.
+    record(rates, 'b', 1);
+    record(rates, 'e', 1);
+    // 'c' went, not 'b' (2 now) nor 'd' (2).
+    assert.deepEqual(counts(rates), [
+      ['b', 2, 0],
+      ['d', 2, 1],
+      ['e', 2, 1],
+    ]);
+    // All three at 2: the next newcomers take their places in turn, never one that just came in.
+    record(rates, 'f', 1);
+    record(rates, 'g', 1);
+    assert.deepEqual(counts(rates), [
+      ['f', 3, 2],
+      ['g', 3, 2],
+      ['e', 2, 1],
+    ]);
+  });
+
   it('keeps the last full window and the current one, and forgets a topic quiet for a whole window', () => {
     const clock = new ManualClock();
     const rates = new TopicRates(clock);

@@ -37,6 +37,14 @@ export interface TopicRate {
  */
 export class TopicRates {
   private readonly counted = new Map<string, Counted>();
+  /**
+   * Entries that counted `fewest` messages at the last scan, in the order they were found. Until the next
+   * window, counts only grow and a newcomer counts more than the one it replaced, so one still at
+   * `fewest` is a least busy entry: replacing topic after topic (a fan-in over many topics) takes them
+   * from here, and scans the table again only once they are used up, not at every message.
+   */
+  private fewestTopics: string[] = [];
+  private fewest = 0;
   private readonly startedAt: number;
   private windowStart: number;
 
@@ -61,8 +69,12 @@ export class TopicRates {
     }
     const [evicted, least] = this.leastBusy();
     this.counted.delete(evicted);
+    // The evicted entry is the newcomer's: no allocation per message in a fan-in over many topics.
     const total = least.previous + least.current;
-    this.counted.set(topic, { previous: 0, current: total + 1, errorPrevious: 0, errorCurrent: total });
+    least.previous = least.errorPrevious = 0;
+    least.current = total + 1;
+    least.errorCurrent = total;
+    this.counted.set(topic, least);
   }
 
   /** The `limit` busiest topics now, busiest first (ties by topic). */
@@ -93,6 +105,7 @@ export class TopicRates {
     if (now < this.windowStart + RATE_WINDOW_MS) return;
     const idle = now >= this.windowStart + 2 * RATE_WINDOW_MS;
     this.windowStart = now - ((now - this.windowStart) % RATE_WINDOW_MS);
+    this.fewestTopics = [];
     if (idle) {
       this.counted.clear();
       return;
@@ -111,11 +124,23 @@ export class TopicRates {
 
   /** The entry counting the fewest messages (called with the table full, so there is one). */
   private leastBusy(): [string, Counted] {
-    let least: [string, Counted] | undefined;
-    for (const pair of this.counted) {
-      const [, c] = pair;
-      if (least === undefined || c.previous + c.current < least[1].previous + least[1].current) least = pair;
+    for (let topic = this.fewestTopics.pop(); topic !== undefined; topic = this.fewestTopics.pop()) {
+      const c = this.counted.get(topic);
+      if (c !== undefined && c.previous + c.current === this.fewest) return [topic, c];
     }
-    return least as [string, Counted];
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const [topic, c] of this.counted) {
+      const messages = c.previous + c.current;
+      if (messages < fewest) {
+        fewest = messages;
+        this.fewestTopics = [];
+      }
+      if (messages === fewest) this.fewestTopics.push(topic);
+    }
+    this.fewest = fewest;
+    // The first found goes first, as the scan before this one chose.
+    this.fewestTopics.reverse();
+    const topic = this.fewestTopics.pop() as string;
+    return [topic, this.counted.get(topic) as Counted];
   }
 }
