@@ -20,6 +20,7 @@ export * from './nest/broker-ws-adapter.js';
 export * from './connections/gateway-client.js';
 export * from './observability/dashboard-lookups.js';
 export * from './observability/dashboard-panels.js';
+export * from './observability/panel-calls.js';
 export * from './observability/dashboard-traces.js';
 export * from './observability/module-alarms.js';
 export * from './observability/module-figures.js';

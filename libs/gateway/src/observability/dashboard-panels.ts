@@ -1,3 +1,5 @@
+import { checkPanelCalls, type PanelCalls, type PanelCallsInfo } from './panel-calls.js';
+
 /** One column of a panel's table. */
 export interface PanelColumn {
   readonly key: string;
@@ -36,6 +38,8 @@ export interface DashboardPanel {
   readonly columns: readonly PanelColumn[];
   /** Shown when there are no rows. */
   readonly empty: string;
+  /** Calls an operator may send a row from the page (listed once, never in the feed). */
+  readonly calls?: PanelCalls;
   /** Someone opened the feed: start noticing changes. */
   watch?(): void;
   /** Nobody watches any longer. */
@@ -56,10 +60,21 @@ export interface PanelSnapshot {
 export class DashboardPanels {
   private readonly panels = new Map<string, DashboardPanel>();
 
-  /** Adds `panel`; a panel with its id already there is refused (two modules would show as one). */
+  /**
+   * Adds `panel`; a panel with its id already there is refused (two modules would show as one), and so
+   * are calls that could not make a form (see checkPanelCalls).
+   */
   add(panel: DashboardPanel): void {
     if (this.panels.has(panel.id)) throw new Error(`a dashboard panel ${panel.id} is already there`);
+    if (panel.calls !== undefined) checkPanelCalls(panel.id, panel.calls);
     this.panels.set(panel.id, panel);
+  }
+
+  /** The calls of the panels that offer some, in the order the panels were added. */
+  calls(): PanelCallsInfo[] {
+    return [...this.panels.values()].flatMap((panel) =>
+      panel.calls === undefined ? [] : [{ panel: panel.id, ...panel.calls }],
+    );
   }
 
   watch(): void {
