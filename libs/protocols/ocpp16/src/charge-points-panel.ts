@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { type BusSubscription, TOPIC_BUS, type TopicBus } from '#broker/bus';
-import { type DashboardPanel, GatewayMetrics, type PanelRow } from '#broker/gateway';
+import { type DashboardPanel, GatewayMetrics, type PanelCalls, type PanelRow } from '#broker/gateway';
+import { CALL_EXAMPLES } from './call-examples.js';
 import { OcppRepositories } from './store/ocpp.repositories.js';
 
 /** The panel shows this many charge points at most (by identity); the admin API lists them all. */
@@ -25,6 +26,13 @@ export class ChargePointsPanel implements DashboardPanel, OnModuleInit {
     { key: 'lastHeartbeat', label: 'Last heartbeat', kind: 'time' },
   ] as const;
   readonly empty = 'No charge point has connected yet.';
+  /** The page's form for the admin API's central-system calls (OcppCallsController). */
+  readonly calls: PanelCalls = {
+    title: 'Call a charge point',
+    targetLabel: 'Charge point identity',
+    route: 'charge-points/{target}/calls/{action}',
+    actions: CALL_EXAMPLES,
+  };
 
   private rowsRead: PanelRow[] = [];
   private stale = true;
