@@ -50,6 +50,34 @@ export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, bo
   return (await res.json()) as T;
 }
 
+/** An admin API answer as it came, refusals included: its status, a refusal's title, its body. */
+export interface RawAnswer {
+  readonly status: number;
+  /** A problem+json answer's title, else the status line's text. */
+  readonly title: string;
+  /** The JSON body, its text when it is not JSON, or null when there is none. */
+  readonly body: unknown;
+}
+
+/** POSTs `body` as JSON to `path` (under /admin/v1/) and resolves with what answers, whatever its status. */
+export async function postRaw(path: string, body: unknown): Promise<RawAnswer> {
+  const res = await fetch(`${ADMIN_API}${path}`, {
+    method: 'POST',
+    headers: { ...authHeaders(), 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text === '' ? null : text;
+  try {
+    if (text !== '') parsed = JSON.parse(text);
+  } catch {
+    // Shown as the text it is.
+  }
+  // Only a refusal is a problem: a 200's own `title` field is the answer's, not the status's.
+  const title = res.ok ? undefined : (parsed as { title?: unknown } | null)?.title;
+  return { status: res.status, title: typeof title === 'string' ? title : res.statusText, body: parsed };
+}
+
 /** A query string of the fields that are set. */
 export function query(fields: Record<string, string>): string {
   const params = new URLSearchParams();

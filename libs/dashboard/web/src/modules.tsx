@@ -1,5 +1,7 @@
+import type { PanelCallsInfo } from '../../../gateway/src/observability/panel-calls.js';
 import type { PanelCell, PanelColumn, PanelRow, PanelSnapshot, Snapshot } from '../../src/snapshot.types.js';
 import { formatCount, formatCpu, formatMiB, formatMs, formatTime } from './format.js';
+import { CallForm, usePanelCalls } from './panel-calls.js';
 
 function Figures(props: {
   readonly id: string;
@@ -84,14 +86,15 @@ export function PanelTable(props: {
   );
 }
 
-/** A module's panel: its table under its title. */
-function Panel(props: { readonly panel: PanelSnapshot }) {
+/** A module's panel: its table under its title, and the form for the calls it offers its rows. */
+function Panel(props: { readonly panel: PanelSnapshot; readonly calls: PanelCallsInfo | undefined }) {
   const { id, title, columns, empty, rows } = props.panel;
   if (columns.length === 0) return null;
   return (
     <section aria-labelledby={`panel-${id}-title`} id={`panel-${id}`} data-panel={id}>
       <h2 id={`panel-${id}-title`}>{title}</h2>
       <PanelTable labelledBy={`panel-${id}-title`} columns={columns} empty={empty} rows={rows} />
+      {props.calls !== undefined && <CallForm calls={props.calls} targets={rows.map((r) => r.key)} />}
     </section>
   );
 }
@@ -99,6 +102,7 @@ function Panel(props: { readonly panel: PanelSnapshot }) {
 /** The modules' live counts and panels, and the cluster's nodes, each module's first count among them. */
 export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
   const snapshot = props.snapshot;
+  const calls = usePanelCalls();
   const cards = Object.entries(snapshot?.modules ?? {});
   // Each module's first count is its column in the nodes table.
   const headlines = cards.flatMap(([name, card]) => {
@@ -118,8 +122,13 @@ export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
           ))}
         </div>
       </section>
+      {calls.error !== null && (
+        <p role="alert" class="error">
+          {calls.error}
+        </p>
+      )}
       {snapshot?.panels.map((panel) => (
-        <Panel key={panel.id} panel={panel} />
+        <Panel key={panel.id} panel={panel} calls={calls.calls.find((c) => c.panel === panel.id)} />
       ))}
       {snapshot?.nodes && (
         <section aria-labelledby="nodes-title" id="nodes">
