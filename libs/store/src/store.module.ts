@@ -20,7 +20,7 @@ class StoreLifecycle implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
-    this.health.add('store', { check: () => this.store.ping() });
+    this.health.add('store', { kind: this.store.backend, check: () => this.store.ping() });
   }
 
   async onApplicationShutdown(): Promise<void> {

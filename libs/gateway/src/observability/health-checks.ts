@@ -1,4 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { ServiceOutcomes, type ServiceStatus } from './service-outcomes.js';
+
+export type { ServiceStatus } from './service-outcomes.js';
 
 /** How long /health/ready waits for one check before calling its service down. */
 const CHECK_TIMEOUT_MS = 2000;
@@ -11,16 +14,20 @@ export interface HealthCheck {
    * down, upgrades are refused with 503 and this text as the reason, and connections already open go on.
    */
   readonly outage?: () => string | null;
+  /** What serves it, when there is a choice (the store's backend: sqlite, postgres). */
+  readonly kind?: string;
 }
 
 /**
  * The services the node depends on, as other modules register them (the store, NATS): /health/ready
- * asks each, and the handshake refuses new connections while one that gates them is down.
+ * asks each, and the handshake refuses new connections while one that gates them is down. Each check's
+ * last outcome is kept, for the dashboard's nodes table (`status`).
  */
 @Injectable()
 export class HealthChecks {
   private readonly checks = new Map<string, HealthCheck>();
   private readonly details = new Map<string, () => unknown>();
+  private readonly outcomes = new ServiceOutcomes();
 
   add(name: string, check: HealthCheck): void {
     if (this.checks.has(name)) throw new Error(`a health check named '${name}' is already registered`);
@@ -54,22 +61,44 @@ export class HealthChecks {
   /** Each service's state, asked in parallel, each within its time limit. */
   async report(): Promise<Record<string, 'up' | 'down'>> {
     const entries = await Promise.all(
-      [...this.checks].map(async ([name, check]) => [name, (await answers(check)) ? 'up' : 'down'] as const),
+      [...this.checks].map(
+        async ([name, check]) => [name, (await this.run(name, check)) ? 'up' : 'down'] as const,
+      ),
     );
     return Object.fromEntries(entries);
   }
-}
 
-async function answers(check: HealthCheck): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), CHECK_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([check.check().then(() => true), timeout]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
+  /**
+   * A service's last outcome, from /health/ready's checks or from the one this starts, in the
+   * background, when the last is older than `maxAgeMs` and none runs: at most one check per `maxAgeMs`
+   * however often it is read. Null when no check has that name.
+   */
+  status(name: string, maxAgeMs: number): ServiceStatus | null {
+    const check = this.checks.get(name);
+    if (check === undefined) return null;
+    if (this.outcomes.due(name, maxAgeMs)) void this.run(name, check);
+    return this.outcomes.status(name, check.kind ?? null);
+  }
+
+  /** Runs one check within its time limit and keeps its outcome; true when it answered. */
+  private async run(name: string, check: HealthCheck): Promise<boolean> {
+    const done = this.outcomes.started(name);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
+        CHECK_TIMEOUT_MS,
+      );
+    });
+    try {
+      await Promise.race([check.check(), timeout]);
+      done(null);
+      return true;
+    } catch (err) {
+      done(err);
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
