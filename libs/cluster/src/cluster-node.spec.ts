@@ -4,7 +4,13 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KvOptions } from '@nats-io/kv';
 import { NodeTimeoutError, NoHolderError, RemoteError } from './cluster-errors.js';
 import { ClusterNode } from './cluster-node.js';
-import { capturedLogger, eventually, removeClusterState, testClusterConfig } from './cluster.spec-support.js';
+import {
+  capturedLogger,
+  eventually,
+  NATS_URL,
+  removeClusterState,
+  testClusterConfig,
+} from './cluster.spec-support.js';
 
 describe('ClusterNode', () => {
   const config = testClusterConfig();
@@ -25,6 +31,29 @@ describe('ClusterNode', () => {
       ClusterNode.join({ ...config, natsUrl: ['nats://127.0.0.1:1'] }, 'x', capturedLogger().logger),
       /cannot reach NATS at nats:\/\/127\.0\.0\.1:1/,
     );
+  });
+
+  it("natsStatus: connected, the server's version and host:port without the URL's credentials, its beat confirmed", async () => {
+    const url = new URL(NATS_URL);
+    url.username = 'someone';
+    url.password = 'secret-word';
+    const node = await ClusterNode.join(
+      { ...config, natsUrl: [url.toString()] },
+      's-a',
+      capturedLogger().logger,
+    );
+    try {
+      const status = node.natsStatus();
+      assert.equal(status.state, 'connected');
+      assert.equal(status.server.address, url.host);
+      assert.match(status.server.version ?? '', /^\d+\.\d+\.\d+/);
+      assert.ok(status.connectedAgoMs >= 0);
+      assert.ok(!JSON.stringify(status).includes('secret-word'));
+      await eventually('its beat confirmed', () => node.natsStatus().heartbeatConfirmed);
+    } finally {
+      await node.leave();
+    }
+    assert.equal(node.natsStatus().state, 'disconnected');
   });
 
   it('membership: nodes see each other join, leave cleanly at once, and die by heartbeat timeout', async () => {

@@ -6,7 +6,7 @@ import { type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { type Logger } from 'pino';
 import { NoHolderError } from './cluster-errors.js';
 import { answer, ask, parseJson, type RequestHandler, runLocal } from './cluster-requests.js';
-import { ConnectionStatus } from './connection-status.js';
+import { ConnectionStatus, type NatsState } from './connection-status.js';
 import { Membership } from './membership.js';
 import { connectNode } from './nats-connect.js';
 import { NATS_SERVER_KEEPS_ACKS, olderThan } from './nats-version.js';
@@ -15,6 +15,17 @@ import { MAX_SUBJECT_BYTES, topicToSubject } from './subjects.js';
 
 /** The node-addressed request a node answers to show it reaches the others over NATS. */
 const PING = 'membership.ping';
+
+/** A node's NATS connection as its client knows it (never a credential). */
+export interface NatsStatus {
+  readonly state: NatsState;
+  /** The server it is (or was last) connected to: its version, as the server said, and host:port. */
+  readonly server: { readonly version: string | null; readonly address: string | null };
+  /** Milliseconds since it last connected or reconnected. */
+  readonly connectedAgoMs: number;
+  /** Whether its own heartbeat was written lately (false: it acts under no lease meanwhile). */
+  readonly heartbeatConfirmed: boolean;
+}
 
 export interface ScatterResult<T> {
   /** Each answering node's value, by node id. */
@@ -117,6 +128,17 @@ export class ClusterNode {
 
   get isConnected(): boolean {
     return this.status.connected && !this.nc.isClosed();
+  }
+
+  /** The NATS connection's state and server, for the dashboard's nodes table. */
+  natsStatus(): NatsStatus {
+    return {
+      state: this.nc.isClosed() ? 'disconnected' : this.status.state,
+      // The URL's host part: what was configured minus any user and password.
+      server: { version: this.nc.info?.version ?? null, address: this.nc.getServer() || null },
+      connectedAgoMs: this.status.connectedAgoMs(),
+      heartbeatConfirmed: this.membership.beatConfirmed(),
+    };
   }
 
   /** A subject under this cluster's name. */

@@ -1,7 +1,8 @@
 export { type BucketWatch, watchBucket } from './bucket-watch.js';
 export { ClusterModule } from './cluster.module.js';
 export { NodeTimeoutError, NoHolderError, RemoteError } from './cluster-errors.js';
-export { ClusterNode, type ScatterResult } from './cluster-node.js';
+export { ClusterNode, type NatsStatus, type ScatterResult } from './cluster-node.js';
+export type { NatsState } from './connection-status.js';
 export type { RequestHandler } from './cluster-requests.js';
 export type { Membership, MembershipChange } from './membership.js';
 export { NatsTopicBus } from './nats-topic-bus.js';

@@ -218,6 +218,14 @@ export class Membership {
   }
 
   /**
+   * Whether this node's own heartbeat was written within UNCONFIRMED_BEATS heartbeats: while it is not,
+   * its deliveries wait (see `caughtUp`).
+   */
+  beatConfirmed(): boolean {
+    return performance.now() - this.lastBeat <= UNCONFIRMED_BEATS * this.options.heartbeatMs;
+  }
+
+  /**
    * In how many milliseconds `node` will have stopped acting under its leases, whatever it may still
    * believe (0: it has, or this node does not count it live): once this node has not seen its heartbeat
    * change for `UNCONFIRMED_BEATS` heartbeats and a half, its own beats went unconfirmed at least as
