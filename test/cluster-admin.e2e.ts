@@ -102,6 +102,48 @@ describe('cluster: the admin API sees every node', () => {
     }
   });
 
+  it("GET /admin/v1/nodes on one node: every node's NATS connection and store, as a script reads them", async () => {
+    const [n1] = cluster.nodes as [BrokerNode];
+    interface Row {
+      node: string;
+      nats: {
+        state: string;
+        server: { version: string | null; address: string | null };
+        connectedAgoMs: number;
+        heartbeatConfirmed: boolean;
+      };
+      store: { kind: string; working: boolean | null; lastError: unknown };
+    }
+    const read = async (): Promise<{ answered: Row[]; missing: string[] }> => {
+      const res = await fetch(`${n1.http}/admin/v1/nodes`);
+      assert.equal(res.status, 200);
+      return (await res.json()) as { answered: Row[]; missing: string[] };
+    };
+    // Each node's store check starts with its first reading.
+    await until(
+      "every node's store checked and beat confirmed",
+      async () =>
+        (await read()).answered.filter((row) => row.store.working === true && row.nats.heartbeatConfirmed)
+          .length === 3,
+      10_000,
+    );
+    const { answered, missing } = await read();
+    assert.deepEqual(missing, []);
+    assert.deepEqual(
+      answered.map((row) => row.node),
+      ['n1', 'n2', 'n3'],
+    );
+    const address = new URL(cluster.nats.urls[0] as string).host;
+    for (const { node, nats, store } of answered) {
+      assert.equal(nats.state, 'connected', node);
+      assert.equal(nats.server.address, address, node);
+      assert.match(nats.server.version ?? '', /^\d+\.\d+\.\d+/, node);
+      assert.ok(nats.connectedAgoMs >= 0, node);
+      assert.equal(typeof nats.heartbeatConfirmed, 'boolean', node);
+      assert.deepEqual([store.kind, store.lastError], ['postgres', null], node);
+    }
+  });
+
   it('an origin added through one node is allowed on the others by the notice on NATS, not the store poll', async () => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
     const origin = 'https://new.example';

@@ -98,6 +98,44 @@ describe('dashboard page and feed', () => {
     for (const secret of ['query-secret', 'header-secret', ADMIN]) assert.ok(!event.includes(secret), secret);
   });
 
+  it("GET /admin/v1/nodes: this node alone, NATS not clustered, its store's backend and last check", async () => {
+    assert.equal((await fetch(`${base}/admin/v1/nodes`)).status, 401);
+    interface Nodes {
+      answered: {
+        node: string | null;
+        connections: number;
+        load: { rssBytes: number };
+        nats: { state: string };
+        store: { kind: string; working: boolean | null; checkedAgoMs: number | null; lastError: unknown };
+        modules: Record<string, Record<string, number>>;
+      }[];
+      missing: string[];
+    }
+    const nodes = async (): Promise<Nodes> => {
+      const res = await fetch(`${base}/admin/v1/nodes`, { headers: BEARER });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('broker-missing-nodes'), null);
+      return (await res.json()) as Nodes;
+    };
+    // The store's first check starts with the first reading.
+    await waitFor(async () => (await nodes()).answered[0]?.store.working === true);
+    const { answered, missing } = await nodes();
+    assert.deepEqual(missing, []);
+    assert.equal(answered.length, 1);
+    const [row] = answered;
+    assert.equal(row?.node, null);
+    assert.deepEqual(row?.nats, { state: 'not clustered' });
+    assert.equal(row?.store.kind, 'sqlite');
+    assert.equal(row?.store.lastError, null);
+    assert.ok((row?.store.checkedAgoMs ?? -1) >= 0);
+    assert.ok((row?.load.rssBytes ?? 0) > 0);
+    assert.deepEqual(Object.keys(row?.modules ?? {}).sort(), ['mqtt', 'ocpp1.6', 'wamp.2.json']);
+    const doc = (await (await fetch(`${base}/admin/openapi.json`, { headers: BEARER })).json()) as {
+      paths: Record<string, { get?: { summary?: string } }>;
+    };
+    assert.match(doc.paths['/admin/v1/nodes']?.get?.summary ?? '', /NATS connection and store/);
+  });
+
   it('holds at most 8 feeds at once, and takes a new one when one leaves', async () => {
     const feeds = await Promise.all(Array.from({ length: 8 }, () => openFeed(base, BEARER)));
     try {

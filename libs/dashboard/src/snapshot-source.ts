@@ -1,9 +1,10 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { ClusterNode } from '#broker/cluster';
-import { EndpointRegistry, GatewayMetrics } from '#broker/gateway';
+import { EndpointRegistry, GatewayMetrics, HealthChecks } from '#broker/gateway';
 import { Alarms } from './alarms.js';
 import { NodeLoad } from './node-load.js';
-import { type NodeRow, type Snapshot } from './snapshot.types.js';
+import { natsOf, storeOf } from './node-status.js';
+import { type NodeRow, type NodesView, type Snapshot } from './snapshot.types.js';
 
 /** What each node answers the feed's node in cluster mode. */
 const NODE_FIGURES = 'dashboard.node';
@@ -24,6 +25,7 @@ export class SnapshotSource implements OnModuleInit, OnModuleDestroy {
     private readonly metrics: GatewayMetrics,
     private readonly endpoints: EndpointRegistry,
     private readonly alarms: Alarms,
+    private readonly health: HealthChecks,
     @Optional() @Inject(ClusterNode) private readonly cluster: ClusterNode | null = null,
   ) {}
 
@@ -74,10 +76,11 @@ export class SnapshotSource implements OnModuleInit, OnModuleDestroy {
     };
   }
 
-  private async nodes(): Promise<Snapshot['nodes']> {
-    if (this.cluster === null) return null;
+  /** Every live node's row (this node's alone on a single node), sorted by node id, and those missing. */
+  async nodes(): Promise<NodesView> {
+    if (this.cluster === null) return { answered: [this.nodeRow()], missing: [] };
     const { answers, missing } = await this.cluster.scatter<NodeRow>(NODE_FIGURES, {}, NODE_TIMEOUT_MS);
-    const answered = [...answers.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+    const answered = [...answers.values()].sort((a, b) => byNode(a.node, b.node));
     return { answered, missing };
   }
 
@@ -85,10 +88,17 @@ export class SnapshotSource implements OnModuleInit, OnModuleDestroy {
     let connections = 0;
     for (const { connection } of this.metrics.entries()) connections += connection.open;
     return {
-      node: this.cluster?.nodeId ?? '',
+      node: this.cluster?.nodeId ?? null,
       connections,
       load: this.load.read(),
+      nats: natsOf(this.cluster),
+      store: storeOf(this.health),
       modules: this.metrics.modules.read(),
     };
   }
+}
+
+function byNode(a: string | null, b: string | null): number {
+  const [x, y] = [a ?? '', b ?? ''];
+  return x < y ? -1 : x > y ? 1 : 0;
 }

@@ -23,8 +23,8 @@ export interface Snapshot {
   readonly modules: Readonly<Record<string, ModuleCard>>;
   /** The modules' own tables (the OCPP module's charge points, say), in the order they were added. */
   readonly panels: readonly PanelSnapshot[];
-  /** Every live node in cluster mode (null on a single node), and those that did not answer in time. */
-  readonly nodes: { readonly answered: readonly NodeRow[]; readonly missing: readonly string[] } | null;
+  /** Every live node in cluster mode (this one alone on a single node), and those that did not answer in time. */
+  readonly nodes: NodesView;
   /** The alarms holding now, and the last ones cleared (newest first). */
   readonly alarms: { readonly active: readonly AlarmView[]; readonly cleared: readonly AlarmView[] };
 }
@@ -45,11 +45,22 @@ export interface RefusalRow {
   readonly detail: string;
 }
 
+/** The nodes table, as the feed and GET /admin/v1/nodes give it. */
+export interface NodesView {
+  readonly answered: readonly NodeRow[];
+  /** Live nodes that did not answer in time. */
+  readonly missing: readonly string[];
+}
+
 export interface NodeRow {
-  readonly node: string;
+  /** Its node id; null on a single node. */
+  readonly node: string | null;
   readonly connections: number;
   /** Its process's CPU (a share of one core), resident memory and event-loop delay p99. */
   readonly load: NodeLoadFigures;
+  readonly nats: NodeNats;
+  /** Its store, as its last check found it; null when it has none. */
+  readonly store: NodeStore | null;
   /** Each module's live counts, by module name. */
   readonly modules: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
@@ -61,6 +72,31 @@ export interface NodeLoadFigures {
   readonly rssBytes: number;
   /** The event loop's delay beyond its sampling period, p99 since the node's last reading, in ms. */
   readonly loopDelayP99Ms: number | null;
+}
+
+/** A node's NATS connection as its client knows it (never a credential); `not clustered` on a single node. */
+export type NodeNats =
+  | { readonly state: 'not clustered' }
+  | {
+      readonly state: 'connected' | 'reconnecting' | 'disconnected';
+      /** The server it is (or was last) connected to: its version and host:port. */
+      readonly server: { readonly version: string | null; readonly address: string | null };
+      /** Milliseconds since it last connected or reconnected. */
+      readonly connectedAgoMs: number;
+      /** Whether its own heartbeat was written lately (while not, it acts under no lease). */
+      readonly heartbeatConfirmed: boolean;
+    };
+
+/** A node's store, as its last check (a `select 1`) found it. */
+export interface NodeStore {
+  /** Its backend: sqlite or postgres. */
+  readonly kind: string | null;
+  /** Whether the last check answered; null before the first ended. */
+  readonly working: boolean | null;
+  /** Milliseconds since the last check ended; null before the first. */
+  readonly checkedAgoMs: number | null;
+  /** The last failure: its first line, shortened, and how many milliseconds ago; null if none yet. */
+  readonly lastError: { readonly message: string; readonly agoMs: number } | null;
 }
 
 /** An alarm as the dashboard shows it: `until` null while it holds. */

@@ -29,7 +29,7 @@ export function Connections(props: { readonly snapshot: Snapshot | undefined }) 
     });
   const shown = rows.filter((c) => !closedIds.has(c.id));
   // In cluster mode the list holds every node's connections: each row says whose it is.
-  const clustered = (props.snapshot?.nodes ?? null) !== null;
+  const clustered = (props.snapshot?.node ?? null) !== null;
   const here = props.snapshot?.node ?? null;
   const field = (name: keyof typeof EMPTY) => ({
     id: `filter-${name}`,
