@@ -9,6 +9,7 @@ import { Find } from './find.js';
 import { FeedStatus } from './feed-status.js';
 import { appendSnapshot } from './history.js';
 import { Modules } from './modules.js';
+import { Nodes } from './nodes.js';
 import { Overview } from './overview.js';
 import { Publish } from './publish.js';
 import { SignIn } from './sign-in.js';
@@ -90,7 +91,7 @@ export function App() {
             ...BEFORE_PANELS,
             ...(snapshot?.panels ?? []).map((panel) => [`panel-${panel.id}`, panel.title] as const),
             ...AFTER_PANELS,
-            ...(snapshot?.nodes ? ([['nodes', 'Nodes']] as const) : []),
+            ['nodes', 'Nodes'],
           ].map(([id, label]) => (
             <li key={id}>
               <a href={`#${id}`}>{label}</a>
@@ -102,6 +103,7 @@ export function App() {
         <Overview history={history} />
         <Alarms snapshot={snapshot} />
         <Modules snapshot={snapshot} />
+        <Nodes snapshot={snapshot} />
         <Find here={snapshot?.node ?? null} />
         <Trace />
         <Connections snapshot={snapshot} />

@@ -30,3 +30,13 @@ export function formatClock(at: string | null): string {
   const time = new Date(at);
   return `${formatTime(at)}.${String(time.getMilliseconds()).padStart(3, '0')}`;
 }
+
+/** A span of milliseconds as a short age ("under 1 s", "12 s", "3 min", "2 h"), or a dash when unknown. */
+export function formatAgo(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '–';
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 1) return 'under 1 s';
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.floor(seconds / 60)} min`;
+  return `${Math.floor(seconds / 3600)} h`;
+}

@@ -1,6 +1,6 @@
 import type { PanelCallsInfo } from '../../../gateway/src/observability/panel-calls.js';
 import type { PanelCell, PanelColumn, PanelRow, PanelSnapshot, Snapshot } from '../../src/snapshot.types.js';
-import { formatCount, formatCpu, formatMiB, formatMs, formatTime } from './format.js';
+import { formatCount, formatTime } from './format.js';
 import { CallForm, usePanelCalls } from './panel-calls.js';
 
 function Figures(props: {
@@ -99,16 +99,11 @@ function Panel(props: { readonly panel: PanelSnapshot; readonly calls: PanelCall
   );
 }
 
-/** The modules' live counts and panels, and the cluster's nodes, each module's first count among them. */
+/** The modules' live counts and panels. */
 export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
   const snapshot = props.snapshot;
   const calls = usePanelCalls();
   const cards = Object.entries(snapshot?.modules ?? {});
-  // Each module's first count is its column in the nodes table.
-  const headlines = cards.flatMap(([name, card]) => {
-    const [key, label] = Object.entries(card.labels)[0] ?? [];
-    return key === undefined ? [] : [{ name, key, label: `${card.title} ${label?.toLowerCase()}` }];
-  });
   return (
     <>
       <section aria-labelledby="modules-title" id="modules">
@@ -130,68 +125,6 @@ export function Modules(props: { readonly snapshot: Snapshot | undefined }) {
       {snapshot?.panels.map((panel) => (
         <Panel key={panel.id} panel={panel} calls={calls.calls.find((c) => c.panel === panel.id)} />
       ))}
-      {snapshot?.nodes && (
-        <section aria-labelledby="nodes-title" id="nodes">
-          <h2 id="nodes-title">Cluster nodes</h2>
-          <div class="scroll" tabIndex={0} role="region" aria-labelledby="nodes-title">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Node</th>
-                  <th scope="col" class="num">
-                    Connections
-                  </th>
-                  <th scope="col" class="num">
-                    CPU
-                  </th>
-                  <th scope="col" class="num">
-                    Memory
-                  </th>
-                  <th scope="col" class="num">
-                    Loop delay p99
-                  </th>
-                  {headlines.map((h) => (
-                    <th key={h.name} scope="col" class="num">
-                      {h.label}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {snapshot.nodes.answered.map((n) => (
-                  <tr key={n.node}>
-                    <th scope="row">
-                      {n.node}
-                      {n.node === snapshot.node && ' (this one)'}
-                    </th>
-                    <td class="num">{formatCount(n.connections)}</td>
-                    <td class="num" data-load="cpu">
-                      {formatCpu(n.load.cpu)}
-                    </td>
-                    <td class="num" data-load="memory">
-                      {formatMiB(n.load.rssBytes)}
-                    </td>
-                    <td class="num" data-load="loop">
-                      {formatMs(n.load.loopDelayP99Ms)}
-                    </td>
-                    {headlines.map((h) => (
-                      <td key={h.name} class="num">
-                        {formatCount(n.modules[h.name]?.[h.key])}
-                      </td>
-                    ))}
-                  </tr>
-                ))}
-                {snapshot.nodes.missing.map((node) => (
-                  <tr key={node}>
-                    <th scope="row">{node}</th>
-                    <td colSpan={headlines.length + 4}>did not answer in time</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </section>
-      )}
     </>
   );
 }
