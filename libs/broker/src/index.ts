@@ -49,6 +49,7 @@ export type {
   PanelChip,
   PanelColumn,
   PanelRow,
+  PanelRows,
   RunningBroker,
   SubprotocolGatewayOptions,
   SubprotocolHandler,

@@ -88,11 +88,16 @@ export function PanelTable(props: {
 
 /** A module's panel: its table under its title, and the form for the calls it offers its rows. */
 function Panel(props: { readonly panel: PanelSnapshot; readonly calls: PanelCallsInfo | undefined }) {
-  const { id, title, columns, empty, rows } = props.panel;
+  const { id, title, columns, empty, rows, missing } = props.panel;
   if (columns.length === 0) return null;
   return (
     <section aria-labelledby={`panel-${id}-title`} id={`panel-${id}`} data-panel={id}>
       <h2 id={`panel-${id}-title`}>{title}</h2>
+      {missing.length > 0 && (
+        <p role="alert" class="notice" data-missing={missing.join(' ')}>
+          Nodes {missing.join(', ')} did not answer in time: what they count is not in this table.
+        </p>
+      )}
       <PanelTable labelledBy={`panel-${id}-title`} columns={columns} empty={empty} rows={rows} />
       {props.calls !== undefined && <CallForm calls={props.calls} targets={rows.map((r) => r.key)} />}
     </section>

@@ -46,8 +46,20 @@ describe('DashboardPanels', () => {
         columns: [{ key: 'serial', label: 'Serial' }],
         empty: 'none',
         rows: [{ key: 'd-1', cells: { serial: 'd-1' } }],
+        missing: [],
       },
     ]);
+  });
+
+  it('passes on the nodes a panel gathered across the cluster could not ask', async () => {
+    const panels = new DashboardPanels();
+    panels.add({
+      ...panel('topics'),
+      rows: () => Promise.resolve({ rows: [{ key: 't', cells: { serial: 't' } }], missing: ['node-b'] }),
+    });
+    const [read] = await panels.read();
+    assert.deepEqual(read?.rows, [{ key: 't', cells: { serial: 't' } }]);
+    assert.deepEqual(read?.missing, ['node-b']);
   });
 
   it('refuses a panel whose calls could not make a form, and one with an id already there', () => {

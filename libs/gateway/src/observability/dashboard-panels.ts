@@ -27,6 +27,15 @@ export interface PanelRow {
 }
 
 /**
+ * Rows gathered from the cluster's live nodes, with the nodes that did not answer in time (what they
+ * hold is not in the rows).
+ */
+export interface PanelRows {
+  readonly rows: readonly PanelRow[];
+  readonly missing: readonly string[];
+}
+
+/**
  * A table a module adds to the dashboard (the OCPP module's charge points, an application's devices):
  * read on the feed's tick while someone watches, so it must be bounded (a few hundred rows at most)
  * and cheap when nothing changed.
@@ -44,7 +53,8 @@ export interface DashboardPanel {
   watch?(): void;
   /** Nobody watches any longer. */
   unwatch?(): void;
-  rows(): Promise<readonly PanelRow[]> | readonly PanelRow[];
+  /** Its rows now: this node's, or gathered from the cluster's nodes with those that did not answer. */
+  rows(): Promise<readonly PanelRow[] | PanelRows> | readonly PanelRow[] | PanelRows;
 }
 
 /** A panel as the dashboard's feed sends it. */
@@ -54,6 +64,8 @@ export interface PanelSnapshot {
   readonly columns: readonly PanelColumn[];
   readonly empty: string;
   readonly rows: readonly PanelRow[];
+  /** Live nodes that did not answer in time (a panel gathered across the cluster); empty otherwise. */
+  readonly missing: readonly string[];
 }
 
 /** Where modules add their dashboard panels; the dashboard reads them only while someone watches. */
@@ -88,13 +100,18 @@ export class DashboardPanels {
   /** Every panel with its rows now, in the order they were added. */
   async read(): Promise<PanelSnapshot[]> {
     return Promise.all(
-      [...this.panels.values()].map(async (panel) => ({
-        id: panel.id,
-        title: panel.title,
-        columns: panel.columns,
-        empty: panel.empty,
-        rows: await panel.rows(),
-      })),
+      [...this.panels.values()].map(async (panel) => {
+        const read = await panel.rows();
+        const { rows, missing } = 'rows' in read ? read : { rows: read, missing: [] };
+        return {
+          id: panel.id,
+          title: panel.title,
+          columns: panel.columns,
+          empty: panel.empty,
+          rows,
+          missing,
+        };
+      }),
     );
   }
 }
