@@ -5,8 +5,9 @@ import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
 import { openFeed, snapshotOf } from './support/dashboard-feed.js';
 import { connect } from './support/mqtt-helpers.js';
 
-// The MQTT module's "busiest topics" panel on the dashboard's feed, against a real broker and real
-// MQTT.js clients: the topics published to most on this node, busiest first, with their counts.
+// The MQTT module's "busiest topics" panel on the dashboard's feed and its admin route, against a real
+// broker and real MQTT.js clients: the topics published to most on this node, busiest first, with their
+// counts (test/cluster-busiest-topics.e2e.ts has them across a cluster's nodes).
 
 const ADMIN = 'busiest-admin-token-0123456789abcdef';
 
@@ -69,5 +70,31 @@ describe('dashboard: the busiest MQTT topics on this node', () => {
       ],
     );
     for (const row of rows) assert.match(String(row.cells['rate']), /^\d+\.\d+$/);
+
+    // The admin API answers the same, with no node on a single broker, and documents itself.
+    const res = await fetch(`${base}/admin/v1/mqtt/topics/busiest`, {
+      headers: { Authorization: `Bearer ${ADMIN}` },
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('broker-missing-nodes'), null);
+    const view = (await res.json()) as {
+      topics: { topic: string; messages: number; overcount: number; nodes: string[] }[];
+      missing: string[];
+    };
+    assert.deepEqual(view.missing, []);
+    assert.deepEqual(
+      view.topics.map((t) => [t.topic, t.messages, t.overcount, t.nodes]),
+      [
+        ['busy/b', 12, 0, []],
+        ['busy/a', 10, 0, []],
+        ['busy/c', 2, 0, []],
+      ],
+    );
+    const unauthorized = await fetch(`${base}/admin/v1/mqtt/topics/busiest`);
+    assert.equal(unauthorized.status, 401);
+    const doc = (await (await fetch(`${base}/admin/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+    };
+    assert.ok(doc.paths['/admin/v1/mqtt/topics/busiest'], 'the route is in the OpenAPI document');
   });
 });

@@ -1,0 +1,69 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MAX_COUNTED_TOPICS, type TopicRate } from '../topic-rates.js';
+import { mergeBusiest } from './busiest-topics.js';
+
+function rate(topic: string, messages: number, overcount = 0): TopicRate {
+  return { topic, messages, overcount, perSecond: messages / 30, spanMs: 30_000 };
+}
+
+describe('mergeBusiest', () => {
+  it('sums each topic over the nodes that counted it, busiest first, naming them and the missing', () => {
+    const merged = mergeBusiest(
+      new Map([
+        ['node-b', [rate('a', 5), rate('b', 4, 1)]],
+        ['node-a', [rate('b', 9, 2), rate('c', 1)]],
+        ['node-c', [rate('a', 3)]],
+      ]),
+      ['node-e', 'node-d'],
+    );
+    assert.deepEqual(
+      merged.topics.map((t) => [t.topic, t.messages, t.overcount, t.nodes]),
+      [
+        ['b', 13, 3, ['node-a', 'node-b']],
+        ['a', 8, 0, ['node-b', 'node-c']],
+        ['c', 1, 0, ['node-a']],
+      ],
+    );
+    assert.ok(Math.abs((merged.topics[0]?.perSecond ?? 0) - 13 / 30) < 1e-9);
+    assert.deepEqual(merged.missing, ['node-d', 'node-e']);
+  });
+
+  it('names no node on a single broker, and orders equal counts by topic', () => {
+    const merged = mergeBusiest(new Map([[null, [rate('y', 2), rate('x', 2)]]]), []);
+    assert.deepEqual(
+      merged.topics.map((t) => [t.topic, t.nodes]),
+      [
+        ['x', []],
+        ['y', []],
+      ],
+    );
+  });
+
+  it('reads at most MAX_COUNTED_TOPICS entries of a node', () => {
+    const answer = Array.from({ length: MAX_COUNTED_TOPICS + 1 }, (_, i) => rate(`t${i}`, 1));
+    const merged = mergeBusiest(new Map([['node-a', answer]]), []);
+    assert.equal(merged.topics.length, MAX_COUNTED_TOPICS);
+    assert.ok(!merged.topics.some((t) => t.topic === `t${MAX_COUNTED_TOPICS}`));
+  });
+
+  it('keeps the busiest MAX_COUNTED_TOPICS of all the nodes counted', () => {
+    const half = MAX_COUNTED_TOPICS / 2;
+    const answer = (prefix: string, base: number): TopicRate[] =>
+      Array.from({ length: half + 10 }, (_, i) => rate(`${prefix}${i}`, base - 2 * i));
+    const merged = mergeBusiest(
+      new Map([
+        ['node-a', answer('a', 1000)],
+        ['node-b', answer('b', 999)],
+      ]),
+      [],
+    );
+    // a0 1000, b0 999, a1 998, ...: the first half of each node's entries.
+    assert.equal(merged.topics.length, MAX_COUNTED_TOPICS);
+    assert.deepEqual(
+      merged.topics.slice(0, 3).map((t) => t.topic),
+      ['a0', 'b0', 'a1'],
+    );
+    assert.equal(merged.topics.at(-1)?.topic, `b${half - 1}`);
+  });
+});
