@@ -5,6 +5,7 @@ import { type MqttClient } from 'mqtt';
 import request from 'supertest';
 import { badFields, problem } from './support/problems.js';
 import { connect, connectWithInbox, startMqttBroker } from './support/mqtt-helpers.js';
+import { RawMqtt } from './support/raw-mqtt.js';
 import { type TestBroker } from './support/test-broker.js';
 
 // The dashboard's traces through the admin API, against the real broker and real MQTT.js clients: the
@@ -250,6 +251,90 @@ describe('admin API: the dashboard traces, with the MQTT module', { timeout: 120
         ['delivered', 'tr-reader', 'tr/topic/a', 'sent'],
       ],
     );
+    await api.delete(`/admin/v1/traces/${id}`).set(auth).expect(200);
+  });
+
+  it('shows what a persistent session gets again at its reconnect (DUP, PUBREL), and a queued message that expired', async () => {
+    const started = await start({ kind: 'mqtt-client', key: 'tr-resend', durationSec: 600 });
+    assert.equal(started.status, 201, started.text);
+    const id = (started.body as Trace).id;
+    const url = `${broker.url}/mqtt`;
+    const session = { clientId: 'tr-resend', clean: false, properties: { sessionExpiryInterval: 300 } };
+    // A raw client: MQTT.js acknowledges every message as it reads it.
+    const first = await RawMqtt.connected(url, session);
+    first.send({
+      cmd: 'subscribe',
+      messageId: 1,
+      subscriptions: [
+        { topic: 'tr/resend/#', qos: 1 },
+        { topic: 'tr/resend2/#', qos: 2 },
+      ],
+    });
+    await first.next('suback');
+    const publisher = await connect(broker, { clientId: 'tr-resend-publisher', protocolVersion: 5 });
+    clients.push(publisher);
+    await publisher.publishAsync('tr/resend/acked', 'secret-1', { qos: 1 });
+    await publisher.publishAsync('tr/resend/unacked', 'secret-2', { qos: 1 });
+    await publisher.publishAsync('tr/resend2/received', 'secret-3', { qos: 2 });
+    const sent = new Map<string, number>();
+    for (let n = 0; n < 3; n++) {
+      const publish = await first.next('publish');
+      sent.set(publish.topic, publish.messageId as number);
+    }
+    // One acknowledged; one not; the QoS 2 one received (PUBREC) but its PUBREL left unanswered.
+    first.send({ cmd: 'puback', messageId: sent.get('tr/resend/acked') as number });
+    first.send({ cmd: 'pubrec', messageId: sent.get('tr/resend2/received') as number });
+    await first.next('pubrel');
+    first.ws.close();
+    await first.closed();
+    await readUntil(id, (t) => t.events.some((e) => e.event === 'disconnect'));
+
+    // Queued while away, with a message expiry interval of 1 s, and waited past it.
+    await publisher.publishAsync('tr/resend/expiring', 'secret-4', {
+      qos: 1,
+      properties: { messageExpiryInterval: 1 },
+    });
+    await readUntil(id, (t) =>
+      t.events.some((e) => e.topic === 'tr/resend/expiring' && e.outcome === 'queued'),
+    );
+    await sleep(2500);
+
+    const second = await RawMqtt.connected(url, session);
+    const again = await second.next('publish');
+    assert.deepEqual(
+      [again.topic, again.dup, again.messageId],
+      ['tr/resend/unacked', true, sent.get('tr/resend/unacked')],
+    );
+    assert.equal((await second.next('pubrel')).messageId, sent.get('tr/resend2/received'));
+    const trace = await readUntil(
+      id,
+      (t) =>
+        t.events.some((e) => e.outcome === 'resent' && e.event === 'pubrel') &&
+        t.events.some((e) => e.outcome === 'resent' && e.event === 'delivered') &&
+        t.events.some((e) => e.outcome === 'expired'),
+    );
+    const fields = (e: TraceEvent) => [e.event, e.client, e.topic, e.qos, e.packetId, e.outcome];
+    assert.deepEqual(
+      trace.events.filter((e) => e.outcome === 'resent' || e.outcome === 'expired').map(fields),
+      [
+        ['delivered', 'tr-resend', 'tr/resend/unacked', 1, sent.get('tr/resend/unacked'), 'resent'],
+        ['pubrel', 'tr-resend', 'tr/resend2/received', 2, sent.get('tr/resend2/received'), 'resent'],
+        ['delivered', 'tr-resend', 'tr/resend/expiring', 1, null, 'expired'],
+      ],
+    );
+    const resent = trace.events.find((e) => e.outcome === 'resent' && e.event === 'delivered');
+    assert.equal(resent?.reason, 'DUP, in flight when the client went away, from tr-resend-publisher');
+    assert.equal(resent?.bytes, 8);
+    const expired = trace.events.find((e) => e.outcome === 'expired');
+    assert.match(expired?.reason ?? '', /message expiry interval/);
+    // The resends come after the reconnect's CONNECT, which found the session.
+    const reconnected = trace.events.findLast((e) => e.event === 'connect');
+    assert.match(reconnected?.reason ?? '', /session present/);
+    assert.ok(trace.events.indexOf(reconnected as TraceEvent) < trace.events.indexOf(resent as TraceEvent));
+    // The expired message never reached the client; no payload is in the trace.
+    assert.ok(!second.received().some((p) => p.cmd === 'publish' && p.topic === 'tr/resend/expiring'));
+    assert.doesNotMatch(JSON.stringify(trace), /secret/);
+    second.ws.close();
     await api.delete(`/admin/v1/traces/${id}`).set(auth).expect(200);
   });
 

@@ -13,7 +13,7 @@ export interface TraceRecord {
   readonly packetId: number | null;
   /** The payload's size in bytes, or null where there is none. */
   readonly bytes: number | null;
-  /** What came of it ('accepted', 'refused', 'sent', 'queued', 'dropped'). */
+  /** What came of it ('accepted', 'refused', 'sent', 'queued', 'dropped', 'resent', 'expired'). */
   readonly outcome: string;
   /** Why, or what else there is to say (a reason code and its name), or null. */
   readonly reason: string | null;

@@ -12,7 +12,7 @@ import { type SessionDirectory } from './session-directory.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { type Subscription, type SubscriptionMatch } from './subscription.js';
 import { SubscriptionStore } from './subscription-store.js';
-import { deliveryRecord } from './trace-records.js';
+import { deliveryRecord, pubrelRecord } from './trace-records.js';
 import { TraceTaps } from './trace-taps.js';
 import { TopicRates } from './topic-rates.js';
 
@@ -230,7 +230,10 @@ export class MqttBroker {
       if (session.queue.peek()?.streamSequence !== undefined && this.heldBack(session)) return;
       const delivery = session.queue.shift() as Delivery;
       if (!isExpired(delivery.message, now)) this.launch(session, owner, delivery);
-      else delivery.settle?.(true);
+      else {
+        delivery.settle?.(true);
+        if (this.traces.active) this.traceExpired(session, delivery);
+      }
     }
   }
 
@@ -336,14 +339,45 @@ export class MqttBroker {
     this.traces.message(record, delivery.message.publisherId);
   }
 
+  /** A queued delivery whose message expired (v5 message expiry interval) before it could be sent. */
+  private traceExpired(session: Session, delivery: Delivery): void {
+    const why = 'message expiry interval passed while queued';
+    const record = deliveryRecord(session.clientId, delivery, null, 'expired', why);
+    this.traces.message(record, delivery.message.publisherId);
+  }
+
+  /** A delivery in flight when its client went away, sent again with DUP set at its reconnect (or not). */
+  private traceResent(session: Session, inflight: InFlight, sent: boolean): void {
+    const { publisherId } = inflight.message;
+    const from = publisherId === null ? '' : `, from ${publisherId}`;
+    const why = sent
+      ? `DUP, in flight when the client went away${from}`
+      : 'not sent again (too large for it, or not authorized)';
+    const record = deliveryRecord(
+      session.clientId,
+      inflight,
+      inflight.packetId,
+      sent ? 'resent' : 'dropped',
+      why,
+    );
+    this.traces.message(record, inflight.message.publisherId);
+  }
+
   /** Resends what was in flight when the client went away (DUP set), then the queue (4.4). */
   resume(session: Session): void {
     const owner = session.owner;
     if (owner === null) return;
     if (session.inflightCount > 0) {
       for (const inflight of session.inflight.values()) {
-        if (inflight.state === 'pubrel') owner.sendPubrel(inflight.packetId);
-        else if (!owner.sendPublish(inflight, true)) session.inflight.delete(inflight.packetId);
+        if (inflight.state === 'pubrel') {
+          owner.sendPubrel(inflight.packetId);
+          if (this.traces.active)
+            this.traces.message(pubrelRecord(session.clientId, inflight), inflight.message.publisherId);
+          continue;
+        }
+        const sent = owner.sendPublish(inflight, true);
+        if (!sent) session.inflight.delete(inflight.packetId);
+        if (this.traces.active) this.traceResent(session, inflight, sent);
       }
     }
     this.pump(session);

@@ -1,5 +1,5 @@
 import { type TraceRecord } from '#broker/gateway';
-import { type Delivery } from './delivery.js';
+import { type Delivery, type InFlight } from './delivery.js';
 import { RC } from './reason-codes.js';
 
 /** MQTT's packets as the records of a trace: what happened, to whom, and never a payload's contents. */
@@ -34,12 +34,15 @@ export function clientRecord(
   };
 }
 
-/** A message delivered to (or queued for, or dropped before) `client`. */
+/**
+ * A message delivered to (or queued for, or dropped before) `client`; `resent` with DUP at its
+ * reconnect, having been in flight when it went away; `expired` in its queue (v5 message expiry).
+ */
 export function deliveryRecord(
   client: string,
   delivery: Delivery,
   packetId: number | null,
-  outcome: 'sent' | 'queued' | 'dropped',
+  outcome: 'sent' | 'queued' | 'dropped' | 'resent' | 'expired',
   why: string | null,
 ): TraceRecord {
   const { message } = delivery;
@@ -76,5 +79,19 @@ export function publishRecord(
     bytes: publish.bytes,
     outcome,
     reason,
+  };
+}
+
+/** A PUBREL sent again to `client` at its reconnect: the QoS 2 delivery it had received (PUBREC) before it went away. */
+export function pubrelRecord(client: string, inflight: InFlight): TraceRecord {
+  return {
+    event: 'pubrel',
+    client,
+    topic: inflight.message.topic,
+    qos: inflight.qos,
+    packetId: inflight.packetId,
+    bytes: null,
+    outcome: 'resent',
+    reason: 'in flight when the client went away',
   };
 }
