@@ -51,10 +51,13 @@ export class BusiestTopics implements OnModuleInit {
     this.cluster?.serve(BUSIEST, () => this.here());
   }
 
-  /** The busiest MAX_COUNTED_TOPICS topics, across the live nodes in cluster mode. */
-  async gather(): Promise<BusiestTopicsView> {
+  /**
+   * The busiest MAX_COUNTED_TOPICS topics, across the live nodes in cluster mode, each waited for up to
+   * `timeoutMs` (the cluster's request limit by default).
+   */
+  async gather(timeoutMs?: number): Promise<BusiestTopicsView> {
     if (this.cluster === null) return mergeBusiest(new Map([[null, this.here()]]), []);
-    const { answers, missing } = await this.cluster.scatter<TopicRate[]>(BUSIEST, null);
+    const { answers, missing } = await this.cluster.scatter<TopicRate[]>(BUSIEST, null, timeoutMs);
     return mergeBusiest(answers, missing);
   }
 
