@@ -96,6 +96,8 @@ export interface NemesisReport {
   readonly shared: {
     readonly acked: number;
     readonly lost: readonly number[];
+    /** The first lost, each with the fault before its acknowledgement. */
+    readonly lostAfter: readonly string[];
     readonly repeats: number;
     readonly repeatsWithoutDup: number;
     /** The first repeats without DUP, each copy with its member, packet id and time. */
@@ -540,6 +542,10 @@ function checker(
   const overlapped = overlaps(twins);
   const whileConnected = willsAt.filter((at) => devices.some((device) => device.connectedAt(at)));
   const group = judgeGroup(beside.sharedPublisher.acked, beside.members);
+  const { sharedPublisher } = beside;
+  const sharedAckedAt = new Map(
+    sharedPublisher.acked.map((n, i) => [n, sharedPublisher.ackedAt[i] as number]),
+  );
   return {
     seed,
     faults,
@@ -567,6 +573,10 @@ function checker(
     shared: {
       acked: beside.sharedPublisher.acked.length,
       lost: group.lost,
+      lostAfter: group.lost.slice(0, 10).map((n) => {
+        const fault = before(sharedAckedAt.get(n) ?? 0);
+        return `${n} after ${fault === null ? 'no fault' : `${fault.nemesis} ${fault.node} at ${Math.round(fault.at)}`}`;
+      }),
       repeats: group.repeats,
       repeatsWithoutDup: group.repeatsWithoutDup.length,
       withoutDup: group.repeatsWithoutDup.slice(0, 5).map((n) => `${n}: ${group.copies(n)}`),
@@ -660,7 +670,7 @@ export function reportTable(report: NemesisReport): string {
       .join(
         '',
       )}, ${report.retained.unreachable} probes not connected; at the end ${report.retained.wrongAtEnd.length} nodes not at the last acknowledged`,
-    `shared subscription: ${report.shared.acked} acknowledged, ${report.shared.lost.length} lost by the group${report.shared.lost.length === 0 ? '' : ` (${report.shared.lost.slice(0, 10).join(' ')})`}, ${report.shared.repeats} repeats (${report.shared.repeatsWithoutDup} without DUP${report.shared.withoutDup.map((copies) => `; ${copies}`).join('')})`,
+    `shared subscription: ${report.shared.acked} acknowledged, ${report.shared.lost.length} lost by the group${report.shared.lost.length === 0 ? '' : ` (${report.shared.lostAfter.join('; ')})`}, ${report.shared.repeats} repeats (${report.shared.repeatsWithoutDup} without DUP${report.shared.withoutDup.map((copies) => `; ${copies}`).join('')})`,
     ...report.shared.members,
     callLine('WAMP calls', report.wamp),
     callLine('OCPP calls (admin API)', report.ocpp),
