@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type MqttClient } from 'mqtt';
+import { type IClientOptions, type MqttClient } from 'mqtt';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { launchChromium } from './support/chromium.js';
 import { type BrokerNode, TestCluster } from './support/cluster.js';
@@ -10,8 +10,9 @@ import { waitFor } from './support/ws-helpers.js';
 
 // The dashboard's Find section on one node of a real three-node cluster, in a real Chromium at a
 // phone's width: it finds an MQTT.js client connected to another node by its client id, through the
-// MQTT module's lookup, and closes its connection after the operator confirms; and finds the
-// subscribers of a topic on every node through the admin API.
+// MQTT module's lookup, and closes its connection after the operator confirms; finds the
+// subscribers of a topic on every node through the admin API; and browses the retained messages the
+// nodes share in their bucket, and clears one for every node.
 
 const ADMIN = 'cluster-find-admin-0123456789';
 const WAIT_MS = 10_000;
@@ -26,6 +27,40 @@ async function findSession(
   await page.getByLabel('Look for').selectOption({ label: 'MQTT session' });
   await page.getByLabel('Client id', { exact: true }).fill(clientId);
   return { context, page };
+}
+
+/** The retained messages of `filter` as `node`'s lookup answers: each topic's preview and stored time (none on 404). */
+async function retainedView(
+  node: BrokerNode,
+  filter: string,
+): Promise<Map<string, { preview: string; stored: string | null }>> {
+  const res = await fetch(`${node.http}/admin/v1/lookups/mqtt-retained/${encodeURIComponent(filter)}`, {
+    headers: { Authorization: `Bearer ${ADMIN}` },
+  });
+  if (res.status === 404) return new Map();
+  assert.equal(res.status, 200, await res.clone().text());
+  const view = (await res.json()) as {
+    tables: { rows: { key: string; cells: { preview: string; stored: string | null } }[] }[];
+  };
+  return new Map(
+    view.tables[0]?.rows.map((r) => [r.key, { preview: r.cells.preview, stored: r.cells.stored }]),
+  );
+}
+
+/** What a fresh subscriber to `filter` on `node` is given as retained, topic to payload in hex, by topic. */
+async function retainedTo(node: BrokerNode, filter: string): Promise<[string, string][]> {
+  const options: IClientOptions = { clientId: `retained-probe-${Math.random().toString(36).slice(2)}` };
+  const probe = await connect(node, options);
+  const got: [string, string][] = [];
+  probe.on('message', (topic, payload, packet) => {
+    if (packet.retain) got.push([topic, payload.toString('hex')]);
+  });
+  await probe.subscribeAsync(filter, { qos: 1 });
+  // The retained messages go out right after the SUBACK, before the node reads the next packet: the
+  // SUBACK of a second SUBSCRIBE comes after them.
+  await probe.subscribeAsync(`fence/${Math.random().toString(36).slice(2)}`, { qos: 0 });
+  await probe.endAsync();
+  return got.sort(([a], [b]) => a.localeCompare(b));
 }
 
 describe('cluster: finding a client from the dashboard of another node', () => {
@@ -187,5 +222,95 @@ describe('cluster: finding a client from the dashboard of another node', () => {
         },
       ],
     );
+  });
+
+  it('browses from node 1 the retained messages set through nodes 2 and 3, the newest of each, and clears one for every node once confirmed', async () => {
+    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const two = await connect(n2, { clientId: 'plant-retainer-n2' });
+    const three = await connect(n3, { clientId: 'plant-retainer-n3' });
+    clients.push(two, three);
+    // QoS 1: each is acknowledged once the cluster's bucket holds it.
+    const hex = (text: string) => Buffer.from(text).toString('hex');
+    await two.publishAsync('plant/line1/temp', '21.5', { qos: 1, retain: true });
+    await two.publishAsync('plant/line1/raw', Buffer.from([0x00, 0xff, 0x41]), { qos: 1, retain: true });
+    await two.publishAsync('plant/line2/state', 'starting', { qos: 1, retain: true });
+    await two.publishAsync('plant/line3/state', 'stopped', { qos: 1, retain: true });
+    // Replaced and cleared through another node than the one that set them.
+    await three.publishAsync('plant/line2/state', 'running', { qos: 1, retain: true });
+    await three.publishAsync('plant/line3/state', '', { qos: 1, retain: true });
+    const current = [
+      ['plant/line1/raw', '00ff41'],
+      ['plant/line1/temp', hex('21.5')],
+      ['plant/line2/state', hex('running')],
+    ];
+    const previews = new Map([
+      ['plant/line1/raw', '\\x00\\xffA'],
+      ['plant/line1/temp', '21.5'],
+      ['plant/line2/state', 'running'],
+    ]);
+
+    // Every node's watch of the bucket catches up in its own time; then each holds the same messages,
+    // each stored at the time the bucket took it.
+    const views = async () => Promise.all([n1, n2, n3].map((node) => retainedView(node, 'plant/#')));
+    const settled = (view: Map<string, { preview: string }>) =>
+      view.size === previews.size && [...previews].every(([topic, p]) => view.get(topic)?.preview === p);
+    await waitFor(async () => (await views()).every(settled), WAIT_MS);
+    const [at1, at2, at3] = await views();
+    for (const topic of previews.keys()) {
+      const stored = at1?.get(topic)?.stored;
+      assert.ok(typeof stored === 'string', `${topic} has a stored time on node 1`);
+      assert.deepEqual(
+        [at2?.get(topic)?.stored, at3?.get(topic)?.stored],
+        [stored, stored],
+        `${topic}: stored at the same time on every node`,
+      );
+    }
+
+    const { context, page } = await signedInOnPhone(browser, n1.http, ADMIN);
+    await page.getByLabel('Look for').selectOption({ label: 'MQTT retained messages' });
+    await page.getByLabel('Topic filter', { exact: true }).fill('plant/#');
+    await page.getByRole('button', { name: 'Find', exact: true }).click();
+    const result = page.locator('#find [data-lookup="mqtt-retained"]');
+    await result.waitFor({ timeout: WAIT_MS });
+    assert.equal(await result.locator('[data-field="Matched"]').innerText(), '3');
+    const table = result.locator('[data-lookup-table="retained"]');
+    const rows = table.locator('tbody tr');
+    const shown = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-row') ?? ''));
+    assert.deepEqual(shown.sort(), [...previews.keys()]);
+    for (const [topic, p] of previews) {
+      const row = table.locator(`tr[data-row="${topic}"]`);
+      assert.equal(await row.locator('[data-cell="preview"]').innerText(), p);
+      // The page shows the time of day the bucket took it, as node 1 stored it.
+      const stored = await page.evaluate(
+        (iso) => new Date(iso).toLocaleTimeString('en-GB', { hour12: false }),
+        at1?.get(topic)?.stored ?? '',
+      );
+      assert.equal(await row.locator('[data-cell="stored"]').innerText(), stored);
+    }
+    const scrollWidth = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+    assert.ok(scrollWidth <= PHONE.width, `the page is ${scrollWidth} px wide in a ${PHONE.width} px screen`);
+
+    // One of them cleared from node 1's page, once the operator confirms.
+    await page.getByLabel('Topic filter', { exact: true }).fill('plant/line1/temp');
+    await page.getByRole('button', { name: 'Find', exact: true }).click();
+    await result.locator('[data-field="Matched"]', { hasText: /^1$/ }).waitFor({ timeout: WAIT_MS });
+    const asked = new Promise<string>((resolve) =>
+      page.once('dialog', (dialog) => {
+        resolve(dialog.message());
+        void dialog.accept();
+      }),
+    );
+    await result.locator('[data-action="clear"]').click();
+    assert.match(await asked, /Clear the retained message matching plant\/line1\/temp\?/);
+    await page.locator('#find [data-lookup-outcome="not-found"]').waitFor({ timeout: WAIT_MS });
+    await context.close();
+
+    // A new subscriber on node 3 gets the two others as retained, not the cleared one.
+    const others = current.filter(([topic]) => topic !== 'plant/line1/temp');
+    await waitFor(
+      async () => JSON.stringify(await retainedTo(n3, 'plant/#')) === JSON.stringify(others),
+      WAIT_MS,
+    );
+    assert.deepEqual(await retainedTo(n3, 'plant/#'), others);
   });
 });
