@@ -683,6 +683,51 @@ describe('cluster faults: a node cut off from NATS', () => {
     ).catch((err: Error) => assert.fail(`${err.message}; the nodes served ${JSON.stringify(held)}`));
   });
 
+  it('an empty retained QoS 1 publish on a node cut off from NATS, for a topic another node retained meanwhile: acknowledged only once the cluster cleared it', async (t) => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const clearer = await connect(n2, { clientId: 'retained-cut-clearer' });
+    t.after(() => clearer.end(true));
+    n2.cut();
+    t.after(() => n2.heal());
+    // Held by the bucket and node 1, never seen by node 2: as when node 2's watch is behind.
+    const setter = await connect(n1, { clientId: 'retained-cut-setter' });
+    t.after(() => setter.end(true));
+    await setter.publishAsync('retained/cut-clear', 'set', { qos: 1, retain: true });
+
+    const outcome = await new Promise<string>((resolve) => {
+      clearer.once('close', () => resolve('closed'));
+      clearer.publish('retained/cut-clear', '', { qos: 1, retain: true }, (err) => {
+        if (!err) return resolve('acknowledged');
+        resolve(`refused ${(err as Error & { code?: number }).code ?? err.message}`);
+      });
+    });
+    n2.heal();
+    t.diagnostic(`the clear on the cut-off node was ${outcome}`);
+    await until(
+      'every node sees the others again',
+      () =>
+        cluster.assertFullMembership().then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+    );
+
+    // An acknowledged clear leaves nothing anywhere; after a refusal either may hold, the same on every node.
+    const expected = outcome === 'acknowledged' ? [undefined] : [undefined, 'set'];
+    let held: (string | undefined)[] = [];
+    await until(
+      `every node serves one of ${JSON.stringify(expected)} after the clear was ${outcome}`,
+      async () => {
+        held = await Promise.all(
+          [n1, n2].map(async (node) => (await readRetained(node, 'retained/cut-clear', 500))?.toString()),
+        );
+        return held[0] === held[1] && expected.includes(held[0]);
+      },
+      15_000,
+    ).catch((err: Error) => assert.fail(`${err.message}; the nodes served ${JSON.stringify(held)}`));
+  });
+
   it('nats-server restarted while the holder is cut off: a claim right after the restart finds nobody listening for a node that still beats, and waits for its death instead of taking the record', async (t) => {
     const [n1, , n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
     const holder = await mqtt.connectAsync(`${n3.url}/mqtt`, persistentSession('nats-back'));

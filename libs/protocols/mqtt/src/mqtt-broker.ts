@@ -23,9 +23,10 @@ export interface BrokerHooks {
   dropped?(why: string, clientId: string | null, topic: string): void;
   /**
    * A client's retained message was stored (or, with an empty payload, cleared): for the cluster, which
-   * settles with null once it holds the change, or with why it does not.
+   * settles with null once it holds the change, or with why it does not. `held`: whether this node held
+   * a retained message on the topic before.
    */
-  retained?(message: MqttMessage): Promise<Error | null>;
+  retained?(message: MqttMessage, held: boolean): Promise<Error | null>;
   /** A shared group's members on this filter, or their connections, changed here: for the cluster. */
   shared?(group: string, filter: string): void;
 }
@@ -116,13 +117,13 @@ export class MqttBroker {
 
   /** Stores a retained message here, and hands a change to the cluster (whose outcome it returns). */
   private retain(message: MqttMessage): Promise<Error | null> | null {
-    // Clearing a topic nothing was retained on changes nothing, here or in the cluster.
-    const changes = message.payload.byteLength > 0 || this.retained.get(message.topic) !== undefined;
+    const held = this.retained.get(message.topic) !== undefined;
     if (!this.retained.store(message, this.clock.now())) {
       this.hooks.dropped?.('retained store full', message.publisherId, message.topic);
       return null;
     }
-    return changes ? (this.hooks.retained?.(message) ?? null) : null;
+    // A clear of a topic held nothing for here still goes to the cluster, which may hold one.
+    return this.hooks.retained?.(message, held) ?? null;
   }
 
   /**

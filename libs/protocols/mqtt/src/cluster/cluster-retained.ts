@@ -15,7 +15,8 @@ const MAX_KEY_LENGTH = 2048;
  * only once the bucket holds it: a change acknowledged while NATS was out of reach would be undone by
  * the bucket's older entry when the watch starts again. Every entry of the watch is applied in
  * the bucket's order, this node's own included, so after concurrent writes to one topic every node
- * holds the one the bucket kept. An empty payload deletes the entry.
+ * holds the one the bucket kept. An empty payload deletes the entry, also one the watch has not brought
+ * to this node yet.
  */
 export class ClusterRetained {
   private kv: KV | null = null;
@@ -33,7 +34,7 @@ export class ClusterRetained {
     // stop the boot on a server with less storage; the in-memory store keeps its own bounds.
     const kv = await this.node.bucket('mqtt-retained', { history: 1 });
     this.kv = kv;
-    this.broker.hooks.retained = (message) => this.write(message);
+    this.broker.hooks.retained = (message, held) => this.write(message, held);
     this.watch = await watchBucket(kv, (entry) => this.apply(entry), {
       log: this.log,
       what: 'mqtt retained',
@@ -51,8 +52,11 @@ export class ClusterRetained {
     this.broker.hooks.retained = undefined;
   }
 
-  /** Settles with null once the bucket holds the change, or with why it does not (never rejects). */
-  private async write(message: MqttMessage): Promise<Error | null> {
+  /**
+   * Settles with null once the bucket holds the change, or with why it does not (never rejects). `held`:
+   * whether this node's store held a message on the topic before.
+   */
+  private async write(message: MqttMessage, held: boolean): Promise<Error | null> {
     const kv = this.kv;
     // $SYS holds each node's own statistics.
     if (kv === null || message.topic.startsWith('$SYS/')) return null;
@@ -65,8 +69,11 @@ export class ClusterRetained {
       return null;
     }
     try {
-      if (message.payload.byteLength === 0) await kv.delete(key);
-      else await kv.put(key, encodeMessage(message));
+      if (message.payload.byteLength > 0) await kv.put(key, encodeMessage(message));
+      // A topic this node holds nothing for may still be in the bucket: another node's message that the
+      // watch has not brought here yet (or that this node's full store refused). Asked first, so that
+      // clearing topics nobody retained on leaves no delete marker in the bucket.
+      else if (held || (await kv.get(key))?.operation === 'PUT') await kv.delete(key);
       return null;
     } catch (err) {
       this.log.warn(
