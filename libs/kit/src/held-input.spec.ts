@@ -21,6 +21,13 @@ describe('HeldInput', () => {
     assert.deepEqual(bytes.take(), []);
   });
 
+  it('names when it holds in its reasons', () => {
+    const held = new HeldInput<string>({ maxQueued: 1, maxBytes: 4 }, 'behind a SUBSCRIBE');
+    assert.equal(held.push('a', 1), null);
+    assert.equal(held.push('b', 1), 'too many messages behind a SUBSCRIBE');
+    assert.equal(held.charge(4), 'too much data behind a SUBSCRIBE');
+  });
+
   it('charges bytes that are not held towards maxBytes', () => {
     const held = new HeldInput<string>({ maxQueued: 0, maxBytes: 8 });
     assert.equal(held.charge(8), null);
