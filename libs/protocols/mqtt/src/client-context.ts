@@ -6,6 +6,11 @@ import { RC } from './reason-codes.js';
 export interface MqttTransport extends PeerPort<Buffer> {
   /** Bytes written and not yet sent on (a client that stops reading makes it grow). */
   buffered(): number;
+  /**
+   * Loop time spent on the client's input after `receive` returned (a SUBSCRIBE handled over several
+   * turns), counted against its input budget as the time inside `receive` is.
+   */
+  charge?(ms: number): void;
 }
 
 /** What the transport knows about the client before CONNECT. */

@@ -9,6 +9,7 @@ import { MqttBroker } from './mqtt-broker.js';
 import { type Delivery } from './delivery.js';
 import { dispatch } from './handlers/dispatch.js';
 import { MqttClient, type MqttLogger } from './mqtt-client.js';
+import { FILTERS_PER_TURN } from './handlers/subscribe.js';
 
 const config: MqttConfig = {
   tcpPort: null,
@@ -518,5 +519,85 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
       attacker.publishes().map((p) => p.topic),
       ['rooms/victim/x'],
     );
+  });
+
+  describe('a SUBSCRIBE of more filters than one turn handles', () => {
+    const many = { ...config, maxSubscriptionsPerClient: 1000 };
+    const count = FILTERS_PER_TURN * 4 + 3;
+    const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    /** Turns of the loop until `peer` has its SUBACK (or a bounded number of them went by). */
+    async function subackOf(peer: Peer): Promise<mqttPacket.ISubackPacket> {
+      for (let i = 0; i < count && !peer.packets.some((p) => p.cmd === 'suback'); i++) await turn();
+      return peer.take('suback');
+    }
+
+    it('answers every filter in order, sends the retained messages, and lets no later packet overtake it', async () => {
+      const broker = new MqttBroker(many, OPEN);
+      const retainer = new Peer(broker);
+      await retainer.connect('retainer');
+      for (const i of [0, FILTERS_PER_TURN, count - 1]) {
+        retainer.send(publish(`many/${i}`, `kept ${i}`, 0, undefined, { retain: true }));
+      }
+      const sub = new Peer(broker);
+      await sub.connect('sub');
+      const subscriptions = Array.from({ length: count }, (_, i) => ({
+        // Every seventh filter is invalid (0x8F at its place); the QoS differs along the list.
+        topic: i % 7 === 3 ? `many/${i}/#/x` : `many/${i}`,
+        qos: (i % 3) as 0 | 1 | 2,
+      }));
+      sub.send({ cmd: 'subscribe', messageId: 9, subscriptions });
+      // Behind it, in the same turn: a PUBLISH to the last filter, which it must meet subscribed.
+      sub.send(publish(`many/${count - 1}`, 'live', 1, 1));
+      assert.equal(
+        sub.packets.some((p) => p.cmd === 'suback' || p.cmd === 'puback'),
+        false,
+        'nothing answered within the turn that read them',
+      );
+      const suback = await subackOf(sub);
+      assert.deepEqual(
+        suback.granted,
+        subscriptions.map((s, i) => (i % 7 === 3 ? 0x8f : s.qos)),
+      );
+      assert.equal(sub.take('puback').messageId, 1);
+      assert.deepEqual(
+        sub
+          .publishes()
+          .map((p) => String(p.payload))
+          .sort(),
+        ['kept 0', `kept ${count - 1}`, `kept ${FILTERS_PER_TURN}`, 'live'],
+      );
+      assert.equal(broker.sessions.get('sub')?.subscriptions.size, count - Math.ceil((count - 3) / 7));
+    });
+
+    it('other clients are served between its slices', async () => {
+      const broker = new MqttBroker(many, OPEN);
+      const sub = new Peer(broker);
+      await sub.connect('sub');
+      const other = new Peer(broker);
+      await other.connect('other');
+      const subscriptions = Array.from({ length: count }, (_, i) => ({ topic: `x/${i}/#`, qos: 0 as const }));
+      sub.send({ cmd: 'subscribe', messageId: 1, subscriptions });
+      await turn();
+      other.send({ cmd: 'pingreq' });
+      assert.equal(other.take('pingresp').cmd, 'pingresp');
+      assert.equal(
+        sub.packets.some((p) => p.cmd === 'suback'),
+        false,
+        'the SUBACK is still to come',
+      );
+      assert.equal((await subackOf(sub)).granted.length, count);
+    });
+
+    it('a client that floods behind it is disconnected (0x97), not held without bound', async () => {
+      const broker = new MqttBroker(many, OPEN);
+      const sub = new Peer(broker);
+      await sub.connect('sub');
+      const subscriptions = Array.from({ length: count }, (_, i) => ({ topic: `x/${i}`, qos: 0 as const }));
+      sub.send({ cmd: 'subscribe', messageId: 1, subscriptions });
+      for (let i = 0; i < 1001 && sub.ended === null; i++) sub.send({ cmd: 'pingreq' });
+      const disconnect = sub.packets.find((p) => p.cmd === 'disconnect');
+      assert.equal(disconnect?.reasonCode, 0x97);
+      assert.notEqual(sub.ended, null);
+    });
   });
 });

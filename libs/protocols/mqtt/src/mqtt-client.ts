@@ -38,6 +38,12 @@ function keepAliveExpired(client: MqttClient): void {
   client.disconnect(RC.keepAliveTimeout, 'keep alive timeout');
 }
 
+/**
+ * What may wait behind a packet handled over several turns of the loop (a SUBSCRIBE of many filters):
+ * generous, for a client that publishes right behind its SUBSCRIBE, and bounded, for one that floods.
+ */
+const BEHIND_BUSY_LIMITS = { maxQueued: 1000, maxBytes: 1024 * 1024 };
+
 function connectExpired(client: MqttClient): void {
   client.close(CLOSE.policyViolation, 'no CONNECT in time', false);
 }
@@ -71,6 +77,10 @@ export class MqttClient implements SessionOwner, PacketHandler {
   private inboundAliasTable: Map<number, string> | null = null;
   /** Packets pipelined behind CONNECT, held while its credential is checked. */
   readonly held: HeldInput<Packet>;
+  /** A packet is being handled over several turns (`hold`): the packets behind it wait in `behind`. */
+  private busy = false;
+  /** Made by the first packet that has to wait: most clients never send one. */
+  private behind: HeldInput<Packet> | null = null;
   /** Cluster mode: the acknowledgements of QoS 1/2 publishes, in order, each after its message is stored. */
   acks: Promise<void> = Promise.resolve();
   /** Acknowledgements chained on `acks` and not sent yet: with none, one that waits on nothing goes at once. */
@@ -120,6 +130,41 @@ export class MqttClient implements SessionOwner, PacketHandler {
       if (refusal !== null) this.close(CLOSE.policyViolation, refusal, false);
       return;
     }
+    if (this.busy) return this.wait(packet);
+    this.handle(packet);
+  }
+
+  /**
+   * The packet being handled goes on over later turns of the loop: the client's next packets wait
+   * until `resume`, so that none overtakes it (a PUBLISH behind a SUBSCRIBE meets its subscriptions).
+   */
+  hold(): void {
+    this.busy = true;
+  }
+
+  /** The packet that called `hold` is done: the packets that waited are handled, in order. */
+  resume(): void {
+    this.busy = false;
+    const waiting = this.behind?.take() ?? [];
+    for (const packet of waiting) {
+      if (this.state !== 'connected') return;
+      if (this.busy) this.wait(packet);
+      else this.handle(packet);
+    }
+  }
+
+  /** Loop time spent on this client's packet after `receive` returned, for its input budget. */
+  charge(ms: number): void {
+    this.transport.charge?.(ms);
+  }
+
+  private wait(packet: Packet): void {
+    this.behind ??= new HeldInput(BEHIND_BUSY_LIMITS, 'behind a packet still being handled');
+    const refusal = this.behind.push(packet, packetSize(packet.length ?? 0));
+    if (refusal !== null) this.disconnect(RC.quotaExceeded, refusal);
+  }
+
+  private handle(packet: Packet): void {
     try {
       this.dispatch(this, packet);
     } catch (err) {
@@ -217,12 +262,8 @@ export class MqttClient implements SessionOwner, PacketHandler {
   releaseHeld(): void {
     for (const packet of this.held.take()) {
       if (this.state !== 'connected') return;
-      try {
-        this.dispatch(this, packet);
-      } catch (err) {
-        if (!(err instanceof MqttProtocolError)) throw err;
-        return this.fail(err);
-      }
+      if (this.busy) this.wait(packet);
+      else this.handle(packet);
     }
   }
 

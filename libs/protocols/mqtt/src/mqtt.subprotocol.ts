@@ -44,6 +44,10 @@ class WebSocketLink implements MqttTransport, ClientContext {
     return this.connection.bufferedAmount;
   }
 
+  charge(ms: number): void {
+    this.connection.charge(ms);
+  }
+
   close(code: number, reason: string): void {
     this.connection.close(code, reason);
   }

@@ -83,6 +83,8 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
       path: null,
       timeoutMs: connectTimeoutMs,
     } as const;
+    const limits = mqttConfig.of(this.mqtt.config).tcpInputBudget;
+    const budget = limits === false ? null : new InputBudget(limits, systemClock, socket, this);
     const client = this.mqtt.open(
       {
         send: (bytes) => {
@@ -98,6 +100,10 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
           socket.write(bytes);
         },
         buffered: () => socket.writableLength,
+        // A client gone meanwhile has its budget stopped: no read is left to pause.
+        charge: (ms) => {
+          if (!socket.destroyed) budget?.charge(ms);
+        },
         close: () => {
           socket.end();
           socket.setTimeout(1000, () => socket.destroy());
@@ -115,8 +121,6 @@ export class MqttTcpListener implements OnApplicationBootstrap, BeforeApplicatio
       },
     );
     this.clients.set(socket, client);
-    const limits = mqttConfig.of(this.mqtt.config).tcpInputBudget;
-    const budget = limits === false ? null : new InputBudget(limits, systemClock, socket, this);
     socket.on('data', (data) => {
       const start = budget === null ? 0 : systemClock.monotonic();
       try {
