@@ -39,6 +39,30 @@ describe('strictParser', () => {
     assert.equal(result.packets.length, 0);
   });
 
+  it('refuses overlong forms and surrogates, and reads a U+FFFD sent as such', () => {
+    const subscribe = (topic: Buffer): Buffer => {
+      const bytes = mqttPacket.generate(
+        { cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'x'.repeat(topic.length), qos: 0 }] },
+        { protocolVersion: 4 },
+      );
+      topic.copy(bytes, bytes.indexOf('x'.charCodeAt(0)));
+      return bytes;
+    };
+    for (const bad of [
+      [0xc0, 0xaf],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0x61, 0x80],
+    ]) {
+      const result = parse(subscribe(Buffer.from(bad)), 4);
+      assert.equal(result.errors[0], 'ill-formed UTF-8 in a string', Buffer.from(bad).toString('hex'));
+      assert.equal(result.packets.length, 0);
+    }
+    const replacement = parse(subscribe(Buffer.from('a/\uFFFD', 'utf8')), 4);
+    assert.deepEqual(replacement.errors, []);
+    assert.equal((replacement.packets[0] as mqttPacket.ISubscribePacket).subscriptions[0]?.topic, 'a/\uFFFD');
+  });
+
   it('reads well-formed strings as mqtt-packet does, payloads untouched', () => {
     const publish: Packet = {
       cmd: 'publish',
