@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { OcppRepositories } from '#broker/protocols/ocpp16';
+import { type MeterValueInput, OcppRepositories } from '#broker/protocols/ocpp16';
 import { BrokerStore, ConflictError, NotFoundError } from '#broker/store';
 import { later, storeBackends } from './support/store-backends.js';
 
@@ -129,6 +129,44 @@ for (const backend of storeBackends) {
           identity,
         );
       }
+    });
+
+    it('OCPP: 1,000 sampled values are made a slice a turn, stored whole and in order; a small call meanwhile goes first', async () => {
+      const meterValue: MeterValueInput[] = [0, 1].map((m) => ({
+        timestamp: later(m),
+        sampledValue: Array.from({ length: 500 }, (_, i) => ({
+          value: String(m * 500 + i),
+          unit: 'Wh',
+          ...(i % 2 === 0 ? { measurand: 'Energy.Active.Import.Register' } : { phase: 'L1' }),
+        })),
+      }));
+      const settled: string[] = [];
+      const large = ocpp.meterValues.add('CP-large', 2, null, meterValue).then((stored) => {
+        settled.push('large');
+        return stored;
+      });
+      // Sent right behind it: its one row does not wait for the large call's thousand to be made.
+      const small = ocpp.meterValues.add('CP-small', 1, null, [
+        { timestamp: later(0), sampledValue: [{ value: 's' }] },
+      ]);
+      void small.then(() => settled.push('small'));
+      const [stored] = await Promise.all([large, small]);
+      assert.equal(stored.rows, 1000);
+      assert.deepEqual(settled, ['small', 'large']);
+      const kept = await ocpp.meterValues.list({ identity: 'CP-large', limit: 2000 });
+      assert.deepEqual(
+        kept.map((v) => [v.value, v.sampledAt, v.connectorId, v.measurand ?? null, v.phase ?? null, v.unit]),
+        meterValue.flatMap((mv) =>
+          mv.sampledValue.map((sv) => [
+            sv.value,
+            mv.timestamp,
+            2,
+            sv.measurand ?? null,
+            sv.phase ?? null,
+            'Wh',
+          ]),
+        ),
+      );
     });
 
     it('OCPP: id tags with audit; authorize answers Invalid, Blocked, Expired, Accepted with parent', async () => {
