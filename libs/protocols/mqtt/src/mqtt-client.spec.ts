@@ -74,6 +74,8 @@ class Peer {
   ended: number | null = null;
   /** What the transport reports as written and not yet sent (a test sets it to play a slow reader). */
   buffered = 0;
+  /** The loop time charged to it after `receive` returned (a SUBSCRIBE's slices). */
+  readonly charged: number[] = [];
   readonly client: MqttClient;
   private readonly parser = mqttPacket.parser({ protocolVersion: 5 });
 
@@ -88,6 +90,7 @@ class Peer {
       {
         send: (bytes) => this.parser.parse(bytes),
         buffered: () => this.buffered,
+        charge: (ms) => this.charged.push(ms),
         close: (code) => (this.ended = code),
       },
       {
@@ -586,6 +589,12 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
         'the SUBACK is still to come',
       );
       assert.equal((await subackOf(sub)).granted.length, count);
+      assert.equal(
+        sub.charged.length,
+        Math.ceil(count / FILTERS_PER_TURN),
+        'each slice charged to its client',
+      );
+      assert.deepEqual(other.charged, []);
     });
 
     it('a client that floods behind it is disconnected (0x97), not held without bound', async () => {
