@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { ClusterNode } from '#broker/cluster';
-import { EndpointRegistry, GatewayMetrics, HealthChecks } from '#broker/gateway';
+import { EndpointRegistry, FEED_NODE_WAIT_MS, GatewayMetrics, HealthChecks } from '#broker/gateway';
 import { Alarms } from './alarms.js';
 import { NodeLoad } from './node-load.js';
 import { natsOf, storeOf } from './node-status.js';
@@ -8,8 +8,6 @@ import { type NodeRow, type NodesView, type Snapshot } from './snapshot.types.js
 
 /** What each node answers the feed's node in cluster mode. */
 const NODE_FIGURES = 'dashboard.node';
-/** How long the feed waits for the other nodes' figures; a node slower than that is listed as missing. */
-const NODE_TIMEOUT_MS = 500;
 
 /**
  * One picture of the broker for the feed, from what the gateway already counts (connections and
@@ -62,6 +60,8 @@ export class SnapshotSource implements OnModuleInit, OnModuleDestroy {
     for (const { value } of (await this.metrics.plainRequests.get()).values) plain += value;
     handshakes['plain'] = plain;
     const { refusals } = this.metrics;
+    // Both may wait FEED_NODE_WAIT_MS for a slow node: at once, so that a tick waits it once.
+    const [panels, nodes] = await Promise.all([this.metrics.panels.read(), this.nodes()]);
     return {
       at: Date.now(),
       node: this.cluster?.nodeId ?? null,
@@ -70,8 +70,8 @@ export class SnapshotSource implements OnModuleInit, OnModuleDestroy {
       handshakes,
       refusals: { total: refusals.total, latest: refusals.latest() },
       modules: this.metrics.modules.cards(),
-      panels: await this.metrics.panels.read(),
-      nodes: await this.nodes(),
+      panels,
+      nodes,
       alarms: this.alarms.view(),
     };
   }
@@ -79,7 +79,7 @@ export class SnapshotSource implements OnModuleInit, OnModuleDestroy {
   /** Every live node's row (this node's alone on a single node), sorted by node id, and those missing. */
   async nodes(): Promise<NodesView> {
     if (this.cluster === null) return { answered: [this.nodeRow()], missing: [] };
-    const { answers, missing } = await this.cluster.scatter<NodeRow>(NODE_FIGURES, {}, NODE_TIMEOUT_MS);
+    const { answers, missing } = await this.cluster.scatter<NodeRow>(NODE_FIGURES, {}, FEED_NODE_WAIT_MS);
     const answered = [...answers.values()].sort((a, b) => byNode(a.node, b.node));
     return { answered, missing };
   }

@@ -36,6 +36,13 @@ export interface PanelRows {
 }
 
 /**
+ * How long the feed's picture waits for the other nodes, for their figures and for a panel's rows
+ * gathered across the cluster (asked at the same time): a node slower than that is named missing, and
+ * the feed's second goes on.
+ */
+export const FEED_NODE_WAIT_MS = 500;
+
+/**
  * A table a module adds to the dashboard (the OCPP module's charge points, an application's devices):
  * read on the feed's tick while someone watches, so it must be bounded (a few hundred rows at most)
  * and cheap when nothing changed.

@@ -1,15 +1,15 @@
 import { Inject, Injectable, type OnModuleInit, Optional } from '@nestjs/common';
-import { type DashboardPanel, GatewayMetrics, type PanelColumn, type PanelRows } from '#broker/gateway';
+import {
+  type DashboardPanel,
+  FEED_NODE_WAIT_MS,
+  GatewayMetrics,
+  type PanelColumn,
+  type PanelRows,
+} from '#broker/gateway';
 import { BusiestTopics } from './busiest-topics.js';
 
 /** The topics the panel shows at most (the counter holds up to MAX_COUNTED_TOPICS). */
 export const MAX_BUSIEST_ROWS = 20;
-
-/**
- * How long the live feed's picture waits for the other nodes' counts (as it does for their load): a
- * node slower than that is named missing, and the feed's second goes on.
- */
-const FEED_WAIT_MS = 500;
 
 const COLUMNS: readonly PanelColumn[] = [
   { key: 'topic', label: 'Topic' },
@@ -46,7 +46,7 @@ export class BusiestTopicsPanel implements DashboardPanel, OnModuleInit {
   }
 
   async rows(): Promise<PanelRows> {
-    const { topics, missing } = await this.topics.gather(FEED_WAIT_MS);
+    const { topics, missing } = await this.topics.gather(FEED_NODE_WAIT_MS);
     const rows = topics.slice(0, MAX_BUSIEST_ROWS).map((r) => ({
       key: r.topic,
       cells: {
