@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_COUNTED_TOPICS, type TopicRate } from '../topic-rates.js';
-import { mergeBusiest } from './busiest-topics.js';
+import { MAX_ANSWER_TOPIC_BYTES, mergeBusiest, nodeAnswer } from './busiest-topics.js';
 
 function rate(topic: string, messages: number, overcount = 0): TopicRate {
   return { topic, messages, overcount, perSecond: messages / 30, spanMs: 30_000 };
@@ -65,5 +65,23 @@ describe('mergeBusiest', () => {
       ['a0', 'b0', 'a1'],
     );
     assert.equal(merged.topics.at(-1)?.topic, `b${half - 1}`);
+  });
+});
+
+describe('nodeAnswer', () => {
+  it('keeps the first topics up to MAX_ANSWER_TOPIC_BYTES as JSON quotes them, control characters 6 bytes each', () => {
+    // 20 000 bytes raw, 120 002 quoted: ten pass a count of raw bytes (200 000), two the quoted one.
+    const topic = (i: number): string => `${i}${'\u0001'.repeat(19_999)}`;
+    const answer = nodeAnswer(Array.from({ length: 10 }, (_, i) => rate(topic(i), 10 - i)));
+    assert.deepEqual(
+      answer.map((r) => r.messages),
+      [10, 9],
+    );
+    assert.ok(Buffer.byteLength(JSON.stringify(answer)) < 2 * MAX_ANSWER_TOPIC_BYTES);
+  });
+
+  it('keeps every topic of plain names under the budget', () => {
+    const answer = nodeAnswer(Array.from({ length: MAX_COUNTED_TOPICS }, (_, i) => rate(`t/${i}`, 1)));
+    assert.equal(answer.length, MAX_COUNTED_TOPICS);
   });
 });

@@ -6,8 +6,9 @@ import { MAX_COUNTED_TOPICS, type TopicRate } from '../topic-rates.js';
 const BUSIEST = 'admin.mqtt.busiest';
 
 /**
- * The most topic bytes one node answers with (its first entries, busiest first, up to this): a hundred
- * topic names of up to 64 KiB each would not pass through NATS (1 MiB a message by default).
+ * The most topic bytes one node answers with (its first entries, busiest first, up to this), as JSON
+ * quotes them: a hundred topic names of up to 64 KiB each would not pass through NATS (1 MiB a message
+ * by default).
  */
 export const MAX_ANSWER_TOPIC_BYTES = 256 * 1024;
 
@@ -62,15 +63,23 @@ export class BusiestTopics implements OnModuleInit {
   }
 
   private here(): TopicRate[] {
-    const kept: TopicRate[] = [];
-    let bytes = 0;
-    for (const rate of this.server.broker.topicRates.busiest(MAX_COUNTED_TOPICS)) {
-      bytes += Buffer.byteLength(rate.topic);
-      if (bytes > MAX_ANSWER_TOPIC_BYTES) break;
-      kept.push(rate);
-    }
-    return kept;
+    return nodeAnswer(this.server.broker.topicRates.busiest(MAX_COUNTED_TOPICS));
   }
+}
+
+/**
+ * What a node answers: its first `rates` up to MAX_ANSWER_TOPIC_BYTES of topics. Counted as the reply's
+ * JSON has them, where a control character takes 6 bytes (\u0001): 256 KiB of raw ones would be 1.5 MiB.
+ */
+export function nodeAnswer(rates: Iterable<TopicRate>): TopicRate[] {
+  const kept: TopicRate[] = [];
+  let bytes = 0;
+  for (const rate of rates) {
+    bytes += Buffer.byteLength(JSON.stringify(rate.topic));
+    if (bytes > MAX_ANSWER_TOPIC_BYTES) break;
+    kept.push(rate);
+  }
+  return kept;
 }
 
 /**
