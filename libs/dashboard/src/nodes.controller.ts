@@ -17,7 +17,8 @@ export class NodesController {
     description:
       'answered: one row per node that answered within 500 ms (this node alone, with node null and NATS ' +
       '"not clustered", on a single node): connections; load (cpu, a share of one core since the ' +
-      "node's last reading, null at its first; rssBytes; loopDelayP99Ms); nats (state connected, " +
+      "node's last reading, null at its first, repeated by a reading less than 900 ms after it; " +
+      'rssBytes; loopDelayP99Ms, the same window); nats (state connected, ' +
       'reconnecting or disconnected; server { version, address } as the client knows it, never a ' +
       'credential; connectedAgoMs since it last connected; heartbeatConfirmed); store (kind sqlite or ' +
       "postgres; working, the last check's outcome, null before the first; checkedAgoMs; lastError " +
