@@ -56,4 +56,11 @@ describe('HealthChecks: the last outcome of each service', () => {
     assert.equal(shortMessage(new Error('x'.repeat(500))), `${'x'.repeat(200)}…`);
     assert.equal(shortMessage('plain'), 'plain');
   });
+
+  it('drops URL credentials up to the last @ before the host, an @ in the password too', () => {
+    assert.equal(
+      shortMessage('connect postgres://broker:p@ss@db:5432/x failed, see https://example.org/a@b'),
+      'connect postgres://db:5432/x failed, see https://example.org/a@b',
+    );
+  });
 });

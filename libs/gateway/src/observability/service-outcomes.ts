@@ -1,7 +1,10 @@
 /** Characters of a failed check's message that are kept. */
 const MESSAGE_MAX = 200;
-/** What looks like credentials in a URL (`//user:password@`): never shown. */
-const URL_CREDENTIALS = /\/\/[^/\s@]*@/g;
+/**
+ * What looks like credentials in a URL (`//user:password@`): never shown. Up to the last `@` before the
+ * next `/`, as a password may hold an `@` of its own.
+ */
+const URL_CREDENTIALS = /\/\/[^/\s]*@/g;
 
 /** A service's health as its checks found it. */
 export interface ServiceStatus {
