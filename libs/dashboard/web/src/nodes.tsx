@@ -34,9 +34,10 @@ function Store(props: { readonly store: NodeStore | null }) {
   const { store } = props;
   if (store === null) return <span class="node-status">–</span>;
   const state = store.working === null ? 'not checked yet' : store.working ? 'working' : 'failing';
+  const status = store.working === null ? 'unchecked' : store.working ? 'ok' : 'down';
   return (
     <span class="node-status">
-      <span class={`status status-${store.working === false ? 'down' : 'ok'}`} data-store-state>
+      <span class={`status status-${status}`} data-store-state>
         {state}
       </span>
       {store.kind !== null && <span class="muted"> {store.kind}</span>}
