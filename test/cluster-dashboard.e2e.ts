@@ -4,6 +4,7 @@ import { type Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { launchChromium } from './support/chromium.js';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
+import { DESKTOP, signedIn } from './support/dashboard-page.js';
 import { opened } from './support/ws-helpers.js';
 
 // The dashboard of one node of a real cluster, in a real Chromium: it lists every node's connections,
@@ -42,11 +43,7 @@ describe('cluster: the dashboard of one node', () => {
       await opened(ws);
       clients.push(ws);
     }
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${n1.http}/dashboard`);
-    await page.getByLabel('Admin token').fill(ADMIN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+    const { context, page } = await signedIn(browser, n1.http, ADMIN, DESKTOP);
     await page.getByRole('button', { name: 'Apply filters and refresh' }).click();
     const rows = page.locator('#connections tr[data-connection]');
     await page.locator(`#connections td[data-node="${n2.id}"]`).waitFor({ timeout: WAIT_MS });
@@ -55,14 +52,11 @@ describe('cluster: the dashboard of one node', () => {
     assert.equal((await page.locator(`td[data-node="${n1.id}"]`).innerText()).trim(), `${n1.id} (this one)`);
     assert.equal((await page.locator(`td[data-node="${n2.id}"]`).innerText()).trim(), n2.id);
     assert.equal(await page.locator('#connections').getByRole('columnheader', { name: 'Node' }).count(), 1);
-    await page.close();
+    await context.close();
   });
 
   it("shows each node's CPU, memory and event-loop delay", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${(cluster.nodes[0] as BrokerNode).http}/dashboard`);
-    await page.getByLabel('Admin token').fill(ADMIN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const { context, page } = await signedIn(browser, (cluster.nodes[0] as BrokerNode).http, ADMIN, DESKTOP);
     for (const node of cluster.nodes) {
       const row = page.locator('#nodes tr', {
         has: page.locator(`th:text-is("${node.id}"), th:text-is("${node.id} (this one)")`),
@@ -72,19 +66,13 @@ describe('cluster: the dashboard of one node', () => {
       assert.match(await row.locator('[data-load="memory"]').innerText(), /^[1-9]\d* MiB$/);
       assert.match(await row.locator('[data-load="loop"]').innerText(), /^\d+\.\d ms$/);
     }
-    await page.close();
+    await context.close();
   });
 
   it("shows each node's NATS connection and store, and a node cut from NATS as such until it heals", async () => {
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
-    const signedIn = async (node: BrokerNode) => {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      await page.goto(`${node.http}/dashboard`);
-      await page.getByLabel('Admin token').fill(ADMIN);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      return page;
-    };
-    const [here, cut] = [await signedIn(n1), await signedIn(n2)];
+    const { context: hereContext, page: here } = await signedIn(browser, n1.http, ADMIN, DESKTOP);
+    const { context: cutContext, page: cut } = await signedIn(browser, n2.http, ADMIN, DESKTOP);
     const row = (page: typeof here, node: BrokerNode) =>
       page.locator(`#nodes tr[data-node-row="${node.id}"]`);
     const address = new URL(cluster.nats.url).host;
@@ -127,18 +115,14 @@ describe('cluster: the dashboard of one node', () => {
     // Back in every node's live set, so that the alarms the cut raised clear (the test after waits for that).
     await cluster.untilPastNodeTimeout();
     await cluster.assertFullMembership();
-    await here.close();
-    await cut.close();
+    await hereContext.close();
+    await cutContext.close();
   });
 
   // Last: it kills a node.
   it('raises node-gone when a node stops beating, naming it, and clears it when the node is back', async () => {
     const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${n1.http}/dashboard`);
-    await page.getByLabel('Admin token').fill(ADMIN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
+    const { context, page } = await signedIn(browser, n1.http, ADMIN, DESKTOP);
     const metrics = async () => (await fetch(`${n1.http}/metrics`)).text();
     // The cut in the test before may have raised it: it clears at the next check, the nodes all back.
     await until(
@@ -175,6 +159,6 @@ describe('cluster: the dashboard of one node', () => {
       .waitFor({ timeout: 3 * WAIT_MS });
     assert.equal(await banner.count(), 0);
     assert.match(await metrics(), /broker_alarm_active\{alarm="node-gone"\} 0/);
-    await page.close();
+    await context.close();
   });
 });

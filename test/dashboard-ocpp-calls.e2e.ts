@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createRPCError } from 'ocpp-rpc';
 import { type Browser, type Locator, type Page } from 'playwright-core';
 import { launchChromium } from './support/chromium.js';
+import { DESKTOP, signedIn, signedInOnPhone } from './support/dashboard-page.js';
 import { freePort } from './support/free-port.js';
 import { BOOT, chargePoint } from './support/ocpp.js';
 import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
@@ -19,13 +20,6 @@ const IDENTITY = 'CP-CALL-1';
 const WAIT_MS = 10_000;
 /** A configuration value long enough to widen a phone's page if the answer did not wrap. */
 const LONG_VALUE = `https://backend.example.com/${'very-long-path-segment-'.repeat(12)}`;
-
-async function signIn(page: Page, base: string): Promise<void> {
-  await page.goto(`${base}/dashboard`);
-  await page.getByLabel('Admin token').fill(ADMIN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('.feed-status[data-state="live"]').waitFor({ timeout: WAIT_MS });
-}
 
 /** The call form, once the panel lists the charge point (the form offers its identity). */
 async function callForm(page: Page): Promise<Locator> {
@@ -87,8 +81,7 @@ describe('dashboard in Chromium: calls to a charge point from the charge points 
   });
 
   it("sends the chosen call, the charge point's handler gets it, and the page shows its answer", async () => {
-    const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
-    await signIn(page, base);
+    const { context, page } = await signedIn(browser as Browser, base, ADMIN, DESKTOP);
     const form = await callForm(page);
 
     // Each action starts from the module's example payload.
@@ -118,12 +111,11 @@ describe('dashboard in Chromium: calls to a charge point from the charge points 
       'TriggerMessage',
       { requestedMessage: 'StatusNotification', connectorId: 1 },
     ]);
-    await page.close();
+    await context.close();
   });
 
   it('shows each failure readably: CALLERROR, not connected, a payload the schema refuses, not JSON', async () => {
-    const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
-    await signIn(page, base);
+    const { context, page } = await signedIn(browser as Browser, base, ADMIN, DESKTOP);
     const form = await callForm(page);
 
     // The charge point answers CALLERROR: its code, description and details.
@@ -162,16 +154,11 @@ describe('dashboard in Chromium: calls to a charge point from the charge points 
     const notJson = await send(form, IDENTITY, 'Reset', '{type: Soft}');
     assert.match(await notJson.innerText(), /^The payload is not JSON: /);
     assert.equal(received.length, calls);
-    await page.close();
+    await context.close();
   });
 
   it("fits a phone's width with a long answer shown: no sideways scroll", async () => {
-    const context = await (browser as Browser).newContext({
-      viewport: { width: 390, height: 844 },
-      isMobile: true,
-    });
-    const page = await context.newPage();
-    await signIn(page, base);
+    const { context, page } = await signedInOnPhone(browser as Browser, base, ADMIN);
     const form = await callForm(page);
     const answer = await send(form, IDENTITY, 'GetConfiguration');
     assert.equal(await answer.getAttribute('data-call-status'), '200');
