@@ -89,10 +89,11 @@ async function subscribedOn(
 }
 
 /**
- * QoS 1 PUBLISHes of a counter to `topic`, one every 20 ms until `stop()`. A PUBACK that never comes (a
+ * QoS 1 PUBLISHes of a counter to `topic`, one every 20 ms until `stop()` or the end of `t`. A PUBACK that never comes (a
  * store a stall left waiting) holds up neither the loop nor the test: each waits at most a second.
  */
 function publishUntilStopped(
+  t: TestContext,
   publisher: MqttClient,
   topic: string,
 ): { sent(): number; stop(): Promise<void> } {
@@ -105,13 +106,13 @@ function publishUntilStopped(
       await sleep(20);
     }
   })();
-  return {
-    sent: () => sent,
-    stop: () => {
-      publishing = false;
-      return loop;
-    },
+  const stop = () => {
+    publishing = false;
+    return loop;
   };
+  // A test that throws before it stops the loop would otherwise leave it running, the process alive.
+  t.after(stop);
+  return { sent: () => sent, stop };
 }
 
 describe('cluster faults: a paused node, a NATS restart under a pause', () => {
@@ -211,7 +212,7 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     });
     const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
     const publisher = await connect(n2, { clientId: 'moved-publisher' });
-    const publishes = publishUntilStopped(publisher, 'moved/x');
+    const publishes = publishUntilStopped(t, publisher, 'moved/x');
     await until('the subscriber on n3 reads', () => publishes.sent() > 20, 10_000);
 
     // While n3 is paused, the stream goes on filling its pull requests: deliveries wait in its socket.
@@ -245,7 +246,7 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
     });
     const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
     const publisher = await connect(n1, { clientId: 'reclaimed-publisher' });
-    const publishes = publishUntilStopped(publisher, 'reclaimed/x');
+    const publishes = publishUntilStopped(t, publisher, 'reclaimed/x');
     await until('the subscriber on n3 reads', () => publishes.sent() > 20, 10_000);
 
     // Paused past nodeTimeoutMs, with a NATS restart meanwhile: a survivor adopts the session while n3 is
