@@ -211,7 +211,7 @@ export class Membership {
     }
     // This node's beats unconfirmed (see UNCONFIRMED_BEATS): the same wait, until a beat lands and the
     // check after it is done.
-    if (this.catchingUp === null && now - this.lastBeat > UNCONFIRMED_BEATS * this.options.heartbeatMs) {
+    if (this.catchingUp === null && !this.beatConfirmed()) {
       this.catchingUp = new Promise<void>((resolve) => (this.awaitingBeat = resolve));
     }
     return this.catchingUp;
