@@ -79,10 +79,11 @@ describe('cluster: the dashboard of one node', () => {
     for (const node of cluster.nodes) {
       const nats = row(here, node).locator('td[data-nats="connected"]');
       await nats.waitFor({ timeout: WAIT_MS });
-      // The node's own NATS client's server: a proxy's port, not the server's.
+      // The node's own NATS client's server: a proxy's port, not the server's. (A node on a busy box may
+      // show its heartbeat unconfirmed for a moment after that.)
       assert.match(
         await nats.innerText(),
-        /^connected v\d+\.\d+\.\d+\S* at 127\.0\.0\.1:\d+\s+connected .+ ago$/,
+        /^connected v\d+\.\d+\.\d+\S* at 127\.0\.0\.1:\d+\s+connected .+ ago(\s+heartbeat unconfirmed)?$/,
       );
       assert.ok(!(await nats.innerText()).includes(address));
       // Each node's store check starts with its first reading.
