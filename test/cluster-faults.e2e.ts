@@ -115,6 +115,21 @@ function publishUntilStopped(
   return { sent: () => sent, stop };
 }
 
+/**
+ * The outcome of a retained QoS 1 PUBLISH: 'acknowledged', 'refused <reason code>', or 'closed' when the
+ * connection ended without a PUBACK.
+ */
+function retainedOutcome(client: MqttClient, topic: string, payload: string): Promise<string> {
+  return new Promise<string>((resolve) => {
+    client.once('close', () => resolve('closed'));
+    client.publish(topic, payload, { qos: 1, retain: true }, (err) => {
+      // MQTT.js calls back with null, not undefined, on success.
+      if (!err) return resolve('acknowledged');
+      resolve(`refused ${(err as Error & { code?: number }).code ?? err.message}`);
+    });
+  });
+}
+
 describe('cluster faults: a paused node, a NATS restart under a pause', () => {
   let cluster: TestCluster;
 
@@ -647,26 +662,10 @@ describe('cluster faults: a node cut off from NATS', () => {
 
     n2.cut();
     t.after(() => n2.heal());
-    // The outcome of the publish: its PUBACK's reason code, or the connection's end without one.
-    const outcome = await new Promise<string>((resolve) => {
-      publisher.once('close', () => resolve('closed'));
-      publisher.publish('retained/cut', 'during', { qos: 1, retain: true }, (err) => {
-        // MQTT.js calls back with null, not undefined, on success.
-        if (!err) return resolve('acknowledged');
-        resolve(`refused ${(err as Error & { code?: number }).code ?? err.message}`);
-      });
-    });
+    const outcome = await retainedOutcome(publisher, 'retained/cut', 'during');
     n2.heal();
     t.diagnostic(`the publish on the cut-off node was ${outcome}`);
-    await until(
-      'every node sees the others again',
-      () =>
-        cluster.assertFullMembership().then(
-          () => true,
-          () => false,
-        ),
-      15_000,
-    );
+    await cluster.untilFullMembership();
 
     // Either value may be the cluster's after a refusal, but every node serves the same; an
     // acknowledged one is the one they serve.
@@ -695,24 +694,10 @@ describe('cluster faults: a node cut off from NATS', () => {
     t.after(() => setter.end(true));
     await setter.publishAsync('retained/cut-clear', 'set', { qos: 1, retain: true });
 
-    const outcome = await new Promise<string>((resolve) => {
-      clearer.once('close', () => resolve('closed'));
-      clearer.publish('retained/cut-clear', '', { qos: 1, retain: true }, (err) => {
-        if (!err) return resolve('acknowledged');
-        resolve(`refused ${(err as Error & { code?: number }).code ?? err.message}`);
-      });
-    });
+    const outcome = await retainedOutcome(clearer, 'retained/cut-clear', '');
     n2.heal();
     t.diagnostic(`the clear on the cut-off node was ${outcome}`);
-    await until(
-      'every node sees the others again',
-      () =>
-        cluster.assertFullMembership().then(
-          () => true,
-          () => false,
-        ),
-      15_000,
-    );
+    await cluster.untilFullMembership();
 
     // An acknowledged clear leaves nothing anywhere; after a refusal either may hold, the same on every node.
     const expected = outcome === 'acknowledged' ? [undefined] : [undefined, 'set'];

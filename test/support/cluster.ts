@@ -440,6 +440,19 @@ export class TestCluster {
       .join('\n');
   }
 
+  /** Waits until every running node counts every running node live (after a cut healed, say). */
+  untilFullMembership(timeoutMs = 15_000): Promise<void> {
+    return until(
+      'every node sees the others again',
+      () =>
+        this.assertFullMembership().then(
+          () => true,
+          () => false,
+        ),
+      timeoutMs,
+    );
+  }
+
   /** Every running node counts every running node live (its broker_cluster_nodes metric). */
   async assertFullMembership(): Promise<void> {
     const running = this.nodes.filter((node) => node.alive);
