@@ -41,8 +41,11 @@ export type Settle = (done: boolean) => void | Promise<void>;
 export interface InFlight extends Delivery {
   readonly packetId: number;
   readonly settle: Settle | undefined;
-  /** 'pubrel' once a QoS 2 delivery got its PUBREC. */
-  state: 'publish' | 'pubrel';
+  /**
+   * 'pubrel' once a QoS 2 delivery got its PUBREC and its PUBREL may go; 'pubrec' before, in cluster
+   * mode, while the PUBREL waits until the session record holds the stage.
+   */
+  state: 'publish' | 'pubrec' | 'pubrel';
 }
 
 /** Shared by the deliveries of subscriptions without identifiers (nearly all): never written to. */

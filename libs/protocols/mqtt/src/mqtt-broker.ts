@@ -370,6 +370,8 @@ export class MqttBroker {
     if (owner === null) return;
     if (session.inflightCount > 0) {
       for (const inflight of session.inflight.values()) {
+        // Its PUBREL waits for the record (handlePubrec), which goes to this connection once written.
+        if (inflight.state === 'pubrec') continue;
         if (inflight.state === 'pubrel') {
           owner.sendPubrel(inflight.packetId);
           if (this.traces.active)

@@ -464,6 +464,63 @@ describe('MqttClient (sans-IO, real broker core, no sockets)', () => {
     assert.deepEqual(settled, [true, true]);
   });
 
+  it('a QoS 2 PUBREL waits for its record even when the client reconnects meanwhile: then once, to the new connection', async () => {
+    const broker = new MqttBroker(config, OPEN);
+    let written = (): void => undefined;
+    let writing: Promise<'written'> | null = null;
+    broker.directory = {
+      claim: () => Promise.resolve({ state: null }),
+      abandon: () => undefined,
+      changed: () => undefined,
+      persisted: () => writing ?? Promise.resolve('written'),
+      ended: () => undefined,
+      verified: () => null,
+    };
+    const persistent = { clean: false, properties: { sessionExpiryInterval: 60 } };
+    const sub = new Peer(broker);
+    await sub.connect('recorded', persistent);
+    sub.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'q', qos: 2 }] });
+    await new Promise((resolve) => setImmediate(resolve));
+    sub.take('suback');
+    const session = broker.sessions.get('recorded');
+    assert.ok(session);
+    const settled: boolean[] = [];
+    broker.deliver(session, delivery('m', 2, { streamSequence: 179, settled }));
+    assert.deepEqual(
+      sub.publishes().map((p) => p.messageId),
+      [180],
+    );
+    // The record write holding the PUBREL stage hangs (a NATS restart): the client goes and comes back.
+    writing = new Promise((resolve) => (written = () => resolve('written')));
+    sub.send({ cmd: 'pubrec', messageId: 180 });
+    sub.send({ cmd: 'pubrec', messageId: 180 });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      sub.packets.map((p) => p.cmd),
+      [],
+    );
+    sub.client.transportClosed();
+    const back = new Peer(broker);
+    await back.connect('recorded', persistent);
+    // Its PUBREL would let the client complete a message that no written record shows it received.
+    assert.deepEqual(
+      back.packets.map((p) => p.cmd),
+      [],
+    );
+    assert.deepEqual(session.releasing(), [180], 'the record to be written holds the stage');
+    assert.deepEqual(settled, []);
+    written();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(settled, [true]);
+    assert.deepEqual(
+      back.packets.map((p) => [p.cmd, p.messageId]),
+      [['pubrel', 180]],
+    );
+    assert.deepEqual(sub.packets, []);
+    back.send({ cmd: 'pubcomp', messageId: 180 });
+    assert.equal(session.inflight.size, 0);
+  });
+
   it('while the directory verifies what this node holds, a PUBACK does not send what the stream queued', async () => {
     const broker = new MqttBroker(config, OPEN);
     const sub = new Peer(broker);

@@ -212,12 +212,15 @@ export class Session {
     return this.lastPacketId;
   }
 
-  /** Packet ids of QoS 2 deliveries in their PUBREL stage (PUBREC received, PUBCOMP not yet). */
+  /**
+   * Packet ids of QoS 2 deliveries in their PUBREL stage (PUBREC received, PUBCOMP not yet), their PUBREL
+   * sent or waiting for the record that says so ('pubrec').
+   */
   releasing(): number[] {
     if (this.inflightTable === null) return [];
     const ids: number[] = [];
     for (const inflight of this.inflightTable.values())
-      if (inflight.state === 'pubrel') ids.push(inflight.packetId);
+      if (inflight.state !== 'publish') ids.push(inflight.packetId);
     return ids;
   }
 

@@ -29,20 +29,24 @@ export function handlePubrec(client: MqttClient, packet: IPubrecPacket): void {
   if (inflight?.qos !== 2) {
     return client.write({ cmd: 'pubrel', messageId: id, reasonCode: RC.packetIdNotFound });
   }
+  // Again: its PUBREL comes once the record holds the stage, or went already (then once more).
+  if (inflight.state === 'pubrec') return;
+  if (inflight.state === 'pubrel') return client.sendPubrel(id);
   if ((packet.reasonCode ?? 0) >= 0x80) {
     inflight.settle?.(true);
     session.inflight.delete(id);
     return client.broker.pump(session);
   }
-  inflight.state = 'pubrel';
   if (inflight.streamSequence !== undefined)
     session.received(inflight.streamSequence, id, inflight.streamStoredMs);
   const settle = inflight.settle;
   const directory = client.broker.directory;
   if (settle !== undefined && directory !== null) {
+    inflight.state = 'pubrec';
     void releaseWhenRecorded(client, session, inflight, settle);
     return;
   }
+  inflight.state = 'pubrel';
   void settle?.(true);
   client.sendPubrel(id);
 }
@@ -57,7 +61,9 @@ const RECORD_RETRY_MS = 500;
  * whichever node serves the client next sends the PUBREL. A node that dies before, or whose session
  * moves, leaves the message to the stream, to send again under this packet id, which the client still
  * holds. The PUBREL waits for the stream's confirmation: a client that completed the message must never
- * be sent it again.
+ * be sent it again. Until then the in-flight is in its 'pubrec' stage, which a reconnect does not resume:
+ * a PUBREL sent then would let the client complete a message that no written record shows it received,
+ * and a node adopting the session from the record would send it again as new.
  */
 async function releaseWhenRecorded(
   client: MqttClient,
@@ -81,8 +87,10 @@ async function releaseWhenRecorded(
     await new Promise<void>((resolve) => clock.after(RECORD_RETRY_MS, resolve));
   }
   await settle(true);
-  // To whichever connection has the session now (a new one got it on resuming, if it came first).
-  if (session.inflight.get(inflight.packetId) === inflight) session.owner?.sendPubrel(inflight.packetId);
+  if (session.inflight.get(inflight.packetId) !== inflight) return;
+  // To whichever connection has the session now; with none, the next one gets it on resuming.
+  inflight.state = 'pubrel';
+  session.owner?.sendPubrel(inflight.packetId);
 }
 
 /** Inbound QoS 2 done: the id may be used again. */
