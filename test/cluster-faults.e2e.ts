@@ -304,6 +304,54 @@ describe('cluster faults: a paused node, a NATS restart under a pause', () => {
   });
 });
 
+/** Connects a raw client again and again until a CONNACK accepts it (0x88 while a holder is not yet dead). */
+async function rawWhenAccepted(node: BrokerNode, connect: object): Promise<RawMqtt> {
+  let raw: RawMqtt | null = null;
+  await until(
+    `accepted on ${node.id}`,
+    async () => {
+      raw = await RawMqtt.connected(`${node.url}/mqtt`, connect).catch(() => null);
+      return raw !== null;
+    },
+    15_000,
+  );
+  return raw as unknown as RawMqtt;
+}
+
+/**
+ * A QoS 2 receiver as MQTT.js is one: a PUBLISH of an id it does not hold is a new message (a PUBLISH of
+ * one it holds is the same one again), a PUBREL of an id it holds completes that message (the
+ * application gets it then). It answers every packet of `raw` not yet seen.
+ */
+class Qos2Receiver {
+  readonly held = new Set<number>();
+  completed = 0;
+  private seen = 0;
+  private raw: RawMqtt | null = null;
+
+  serve(raw: RawMqtt): void {
+    this.raw = raw;
+    this.seen = 0;
+    this.answer();
+  }
+
+  answer(): void {
+    const raw = this.raw;
+    if (raw === null) return;
+    const packets = raw.received();
+    for (; this.seen < packets.length; this.seen++) {
+      const packet = packets[this.seen];
+      if (packet?.cmd === 'publish' && packet.qos === 2) {
+        this.held.add(packet.messageId as number);
+        raw.send({ cmd: 'pubrec', messageId: packet.messageId as number });
+      } else if (packet?.cmd === 'pubrel') {
+        if (this.held.delete(packet.messageId as number)) this.completed++;
+        raw.send({ cmd: 'pubcomp', messageId: packet.messageId as number });
+      }
+    }
+  }
+}
+
 describe('cluster faults: QoS 2 across node moves', () => {
   let cluster: TestCluster;
 
@@ -346,20 +394,6 @@ describe('cluster faults: a QoS 2 PUBREC whose record write NATS refuses', () =>
     cluster = await TestCluster.start(3);
   });
   after(() => cluster?.close());
-
-  /** Connects the raw client again and again until a CONNACK accepts it (0x88 while n2 is not yet dead). */
-  async function rawWhenAccepted(node: BrokerNode, connect: object): Promise<RawMqtt> {
-    let raw: RawMqtt | null = null;
-    await until(
-      `accepted on ${node.id}`,
-      async () => {
-        raw = await RawMqtt.connected(`${node.url}/mqtt`, connect).catch(() => null);
-        return raw !== null;
-      },
-      15_000,
-    );
-    return raw as unknown as RawMqtt;
-  }
 
   it('the holder paused after the PUBREC, its client back on another node: the message comes again there, not lost with the PUBREL stage', async (t) => {
     const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
@@ -419,6 +453,70 @@ describe('cluster faults: a QoS 2 PUBREC whose record write NATS refuses', () =>
     assert.equal((await back.next('pubrel', 10_000)).messageId, again.messageId);
     back.send({ cmd: 'pubcomp', messageId: again.messageId as number });
     back.ws.terminate();
+  });
+});
+
+describe('cluster faults: a QoS 2 PUBREC whose record write hangs, its client back on the same node', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await TestCluster.start(3, { proxied: true });
+  });
+  after(() => cluster?.close());
+
+  it('no PUBREL before the record holds the stage: the node dying then, the message is completed once', async (t) => {
+    const [n1, , n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const session = { clientId: 'release-wait', clean: false, properties: { sessionExpiryInterval: 60 } };
+    const receiver = new Qos2Receiver();
+    const first = await RawMqtt.connected(`${n3.url}/mqtt`, session);
+    first.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'relwait/x', qos: 2 }] });
+    await first.next('suback', 10_000);
+    const publisher = await connect(n1, { clientId: 'relwait-publisher' });
+    t.after(() => publisher.endAsync(true));
+    await publisher.publishAsync('relwait/x', 'once', { qos: 2 });
+    const delivered = await first.next('publish', 10_000);
+    const id = delivered.messageId as number;
+    receiver.held.add(id);
+
+    // The PUBREC's record write goes into the blackhole; the client goes and comes back to the same node.
+    n3.cut();
+    t.after(() => n3.heal());
+    first.send({ cmd: 'pubrec', messageId: id });
+    await sleep(200);
+    first.ws.terminate();
+    n3.heal();
+    const back = await rawWhenAccepted(n3, session);
+    // Whatever the resume sent comes before the PINGRESP.
+    back.send({ cmd: 'pingreq' });
+    await back.next('pingresp', 10_000);
+    const early = back.received().some((p) => p.cmd === 'pubrel' && p.messageId === id);
+    receiver.serve(back);
+    // The node dies before the record holds the receipt: its next holder knows only the record.
+    await n3.kill();
+
+    const nc = await natsConnect({ servers: cluster.nats.url });
+    t.after(() => nc.close());
+    const jsm = await jetstreamManager(nc);
+    const consumers = await jsm.consumers.list(`${cluster.name}-mqtt-msgs`).next();
+    const consumer = consumers.find((info) => info.config.filter_subject?.endsWith('relwait.x'));
+    assert.ok(consumer !== undefined, 'the subscription has its stream consumer');
+    const last = await rawWhenAccepted(n1, session);
+    t.after(() => last.ws.terminate());
+    receiver.serve(last);
+    await until(
+      'the stream let go of the message and the client holds nothing',
+      async () => {
+        receiver.answer();
+        const info = await jsm.consumers.info(consumer.stream_name, consumer.name);
+        return info.num_ack_pending === 0 && info.num_pending === 0 && receiver.held.size === 0;
+      },
+      30_000,
+    );
+    assert.equal(
+      receiver.completed,
+      1,
+      `the application got the message ${receiver.completed} times (a PUBREL on resume: ${early})\n${cluster.warnings()}`,
+    );
   });
 });
 
