@@ -6,9 +6,6 @@ import { handedStateOf } from '../session-lifecycle.js';
 import { type SessionBucket } from './session-bucket.js';
 import { isConflict, keyOf, parseRecord, type SessionRecord } from './session-record.js';
 
-/** Writes of one change a record takes, however often this node's own hand moves its revision on meanwhile. */
-const WRITE_ATTEMPTS = 3;
-
 /**
  * A held session's record kept in step with its session: one write per session per turn, the record
  * gone when the session ends here; a write that finds another node's claim lets the connection go.
@@ -74,7 +71,7 @@ export class SessionWrites {
     for (const session of sessions) this.bucket.enqueue(session.clientId, () => this.write(session));
   }
 
-  private async write(session: Session, attempt = 1): Promise<void> {
+  private async write(session: Session): Promise<void> {
     const kv = this.bucket.sessions;
     const clientId = session.clientId;
     const key = keyOf(clientId);
@@ -100,29 +97,13 @@ export class SessionWrites {
         this.unwritten.add(session);
         throw err;
       }
-      // This node's own hand moved the revision on: a newer claim of its own (a reconnect here), or a
-      // write of its own whose answer never came (a JetStream request timed out after NATS took it). The
-      // record lacks this change, which `persisted` would report written: it is written again over it.
-      // (The claim wrote the record from what it read, not from what the session holds now.)
-      if (this.bucket.revisions.get(clientId) !== revision) return this.writeAgain(session, attempt);
+      // A newer claim of this node's own moved the revision on: nothing lost, the next write uses it.
+      if (this.bucket.revisions.get(clientId) !== revision) return;
       const now = await kv.get(key).catch(() => null);
-      if (
-        now !== null &&
-        this.bucket.holds(clientId, now.operation === 'PUT' ? parseRecord(now.value) : null)
-      ) {
-        this.bucket.revisions.set(clientId, now.revision);
-        return this.writeAgain(session, attempt);
-      }
+      if (this.bucket.holds(clientId, now?.operation === 'PUT' ? parseRecord(now.value) : null)) return;
       // Another node took the id (its CONNECT won): the connection here lets go too.
       this.lost(clientId, now?.created.getTime() ?? null);
     }
-  }
-
-  private writeAgain(session: Session, attempt: number): Promise<void> {
-    if (attempt < WRITE_ATTEMPTS) return this.write(session, attempt + 1);
-    // Not taken: `persisted` says so, and a PUBREL waiting for it tries again.
-    this.unwritten.add(session);
-    return Promise.resolve();
   }
 
   /**
