@@ -520,6 +520,50 @@ describe('cluster faults: a QoS 2 PUBREC whose record write hangs, its client ba
   });
 });
 
+describe('cluster faults: a QoS 2 PUBREC whose record write lands unanswered', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await TestCluster.start(2, { proxied: true });
+  });
+  after(() => cluster?.close());
+
+  it('the node writes the stage again over its own landed write, and the PUBREL goes', async (t) => {
+    const [n1, n2] = cluster.nodes as [BrokerNode, BrokerNode];
+    const session = {
+      clientId: 'release-unanswered',
+      clean: false,
+      properties: { sessionExpiryInterval: 60 },
+    };
+    const client = await RawMqtt.connected(`${n2.url}/mqtt`, session);
+    t.after(() => client.ws.terminate());
+    client.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'relunanswered/x', qos: 2 }] });
+    await client.next('suback', 10_000);
+    const publisher = await connect(n1, { clientId: 'relunanswered-publisher' });
+    t.after(() => publisher.endAsync(true));
+    await publisher.publishAsync('relunanswered/x', 'once', { qos: 2 });
+    const id = (await client.next('publish', 10_000)).messageId as number;
+
+    const nc = await natsConnect({ servers: cluster.nats.url });
+    t.after(() => nc.close());
+    const kv = await new Kvm(nc).open(`${cluster.name}-mqtt-sessions`);
+    const key = Buffer.from(session.clientId).toString('base64url');
+    const before = (await kv.get(key))?.revision ?? 0;
+    // The node's next write of this record reaches NATS and lands; its answer never comes back, so the
+    // node's idea of the record's revision is one behind.
+    n2.cutAfterSending(`$KV.${cluster.name}-mqtt-sessions.${key}`);
+    t.after(() => n2.heal());
+    client.send({ cmd: 'pubrec', messageId: id });
+    await until('the write landed', async () => ((await kv.get(key))?.revision ?? 0) > before, 10_000);
+    n2.heal();
+
+    const pubrel = await client.next('pubrel', 20_000).catch((err: Error) => {
+      assert.fail(`no PUBREL after the heal (${err.message})\n${cluster.warnings()}`);
+    });
+    assert.equal(pubrel.messageId, id);
+  });
+});
+
 describe('cluster faults: failover from a killed node', () => {
   let cluster: TestCluster;
 

@@ -4,6 +4,7 @@ import { type KV, type KvEntry } from '@nats-io/kv';
 import { type Logger } from 'pino';
 import { type MqttBroker } from '../mqtt-broker.js';
 import { OrphanSessions, publishWill } from './orphan-sessions.js';
+import { handedStateOf } from '../session-lifecycle.js';
 import { type Session } from '../mqtt-session.js';
 import { type Claimed, SessionBucket } from './session-bucket.js';
 import { SessionLeases } from './session-leases.js';
@@ -40,6 +41,8 @@ interface TakeoverRequest {
 interface Released {
   readonly state: SessionState | null;
   readonly will: WillRecord | null;
+  /** The session is this process's own (a reconnect here): its live state is newer than its record. */
+  readonly here?: boolean;
 }
 
 /**
@@ -141,20 +144,31 @@ export class ClusterSessions implements SessionDirectory {
         if (outcome === 'unavailable') return 'unavailable';
         released = outcome;
       }
-      const state = released?.state ?? null;
-      const record = this.bucket.recordOf(claimed, { ...EMPTY_STATE, ...state, expirySec }, will);
+      let state = released?.state ?? null;
       try {
-        // Indexed before the record is taken: a crash between the two still leaves the record findable.
-        await this.bucket.index?.put(`${this.node.nodeId}.${key}`, '');
-        const revision =
-          entry !== null && entry.operation === 'PUT'
-            ? await kv.update(key, record, entry.revision)
-            : await kv.create(key, record);
-        // Another node took the id over while our write was being answered (its takeover request came in
-        // before our acknowledgement was read): its claim stands, ours does not.
-        if (pending.superseded) return 'lost';
-        this.bucket.revisions.set(clientId, revision);
-        this.bucket.claims.set(clientId, claimed);
+        // In the id's queue of record writes, so that no write of this node's own runs beside the claim:
+        // none is overtaken by it (answered as a conflict that this node's own hand caused, it would
+        // count as written though the claim wrote over it), and a session held here is written as it is
+        // now (a QoS 2 stage its last write carried), at the revision this node's own writes left.
+        const revision = await this.bucket.run(clientId, async () => {
+          const here = released?.here === true && !clean ? this.broker.sessions.get(clientId) : undefined;
+          if (here !== undefined) state = handedStateOf(here);
+          const record = this.bucket.recordOf(claimed, { ...EMPTY_STATE, ...state, expirySec }, will);
+          // Indexed before the record is taken: a crash between the two still leaves the record findable.
+          await this.bucket.index?.put(`${this.node.nodeId}.${key}`, '');
+          const latest = here === undefined ? 0 : (this.bucket.revisions.get(clientId) ?? 0);
+          const written =
+            entry !== null && entry.operation === 'PUT'
+              ? await kv.update(key, record, Math.max(entry.revision, latest))
+              : await kv.create(key, record);
+          // Another node took the id over while our write was being answered (its takeover request came
+          // in before our acknowledgement was read): its claim stands, ours does not.
+          if (pending.superseded) return null;
+          this.bucket.revisions.set(clientId, written);
+          this.bucket.claims.set(clientId, claimed);
+          return written;
+        });
+        if (revision === null) return 'lost';
         // Won: the old holder's due will goes out now, once; a clean start ends what the stream kept for it.
         if (released !== null && released.will !== null) publishWill(this.broker, released.will);
         if (clean && held !== null) this.broker.queues?.discard(clientId, held.subscriptions);
@@ -221,7 +235,7 @@ export class ClusterSessions implements SessionDirectory {
     if (this.orphans.releaseIfOrphan(clientId, clean, revision) !== null)
       return { state: clean ? null : stateOf(held), will: null };
     if (mine && held.incarnation === this.node.incarnation)
-      return { state: clean ? null : stateOf(held), will: null };
+      return { state: clean ? null : stateOf(held), will: null, here: true };
     if (!mine) {
       const asked = await this.askToLetGo(clientId, clean, held);
       if (asked !== 'record') return asked;

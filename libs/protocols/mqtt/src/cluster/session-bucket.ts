@@ -66,6 +66,11 @@ export class SessionBucket {
     });
   }
 
+  /** Runs `op` in `clientId`'s queue, after the writes before it and before those after, for its outcome. */
+  run<T>(clientId: string, op: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => this.enqueue(clientId, () => op().then(resolve, reject)));
+  }
+
   /** The tail of `clientId`'s record writes, if any are under way. */
   tail(clientId: string): Promise<void> | undefined {
     return this.queues.get(clientId);

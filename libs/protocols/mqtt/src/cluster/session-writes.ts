@@ -71,7 +71,8 @@ export class SessionWrites {
     for (const session of sessions) this.bucket.enqueue(session.clientId, () => this.write(session));
   }
 
-  private async write(session: Session): Promise<void> {
+  /** `again`: this change met this node's own earlier write, landed unanswered, and is written over it. */
+  private async write(session: Session, again = false): Promise<void> {
     const kv = this.bucket.sessions;
     const clientId = session.clientId;
     const key = keyOf(clientId);
@@ -97,10 +98,21 @@ export class SessionWrites {
         this.unwritten.add(session);
         throw err;
       }
-      // A newer claim of this node's own moved the revision on: nothing lost, the next write uses it.
+      // Let go meanwhile (handed to another node, or fenced): the record is not this node's to write.
       if (this.bucket.revisions.get(clientId) !== revision) return;
       const now = await kv.get(key).catch(() => null);
-      if (this.bucket.holds(clientId, now?.operation === 'PUT' ? parseRecord(now.value) : null)) return;
+      if (
+        now !== null &&
+        this.bucket.holds(clientId, now.operation === 'PUT' ? parseRecord(now.value) : null)
+      ) {
+        // This node's own write landed though its answer never came (a JetStream request that timed out
+        // after NATS took it): the record is still this claim's, one revision on. Once more over it; else
+        // every later write would meet the same conflict and the record would never hold them.
+        this.unwritten.add(session);
+        if (again) return;
+        this.bucket.revisions.set(clientId, now.revision);
+        return this.write(session, true);
+      }
       // Another node took the id (its CONNECT won): the connection here lets go too.
       this.lost(clientId, now?.created.getTime() ?? null);
     }
