@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type MqttClient } from 'mqtt';
-import { type Browser } from 'playwright-core';
-import { launchChromium } from './support/chromium.js';
-import { type BrokerNode, TestCluster } from './support/cluster.js';
-import { PHONE, signedInOnPhone } from './support/dashboard-page.js';
+import { type BrokerNode } from './support/cluster.js';
+import { consoleCluster, PHONE, signedInOnPhone } from './support/dashboard-page.js';
 import { connect } from './support/mqtt-helpers.js';
 
 // The busiest MQTT topics across a real three-node cluster: MQTT.js clients publish on every node to
@@ -37,26 +35,14 @@ async function busiest(node: BrokerNode): Promise<{ view: BusiestTopicsView; mis
 }
 
 describe('cluster: the busiest MQTT topics across the nodes', () => {
-  let cluster: TestCluster;
-  let browser: Browser;
-  const clients: MqttClient[] = [];
-
-  before(async () => {
-    cluster = await TestCluster.start(3, { config: { admin: { tokens: [ADMIN] } } });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    for (const client of clients) await client.endAsync(true);
-    await browser?.close();
-    await cluster?.close();
-  });
+  const suite = consoleCluster(ADMIN);
 
   it('sums each topic over the nodes that counted it, busiest first, from any node', async () => {
-    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const [n1, n2, n3] = suite.nodes;
     const on1 = await connect(n1, { clientId: 'busy-on-1' });
     const on2 = await connect(n2, { clientId: 'busy-on-2' });
     const on3 = await connect(n3, { clientId: 'busy-on-3' });
-    clients.push(on1, on2, on3);
+    suite.clients.push(on1, on2, on3);
     const send = async (client: MqttClient, topic: string, times: number): Promise<void> => {
       // QoS 1: each is counted on its node before its PUBACK.
       for (let i = 0; i < times; i++) await client.publishAsync(topic, `m${i}`, { qos: 1 });
@@ -88,7 +74,7 @@ describe('cluster: the busiest MQTT topics across the nodes', () => {
     }
 
     // The dashboard's panel of another node shows the same, with a Nodes column, and fits a phone.
-    const { context, page } = await signedInOnPhone(browser, n2.http, ADMIN);
+    const { context, page } = await signedInOnPhone(suite.browser, n2.http, ADMIN);
     const panel = page.locator('[data-panel="mqtt-busiest-topics"]');
     await panel.locator('tr[data-row="cold/d"]').waitFor({ timeout: WAIT_MS });
     assert.match((await panel.locator('h2').textContent()) ?? '', /across the nodes/);
@@ -112,7 +98,7 @@ describe('cluster: the busiest MQTT topics across the nodes', () => {
   });
 
   it('names a node that does not answer as missing, and counts the others', async () => {
-    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const [n1, n2, n3] = suite.nodes;
     // Paused, n3 is still live to the others for a node timeout: they ask it and it does not answer.
     n3.pause();
     try {

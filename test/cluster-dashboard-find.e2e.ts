@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { type IClientOptions, type MqttClient } from 'mqtt';
+import { describe, it } from 'node:test';
+import { type IClientOptions } from 'mqtt';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { launchChromium } from './support/chromium.js';
-import { type BrokerNode, TestCluster } from './support/cluster.js';
-import { PHONE, signedInOnPhone } from './support/dashboard-page.js';
+import { type BrokerNode } from './support/cluster.js';
+import { consoleCluster, PHONE, signedInOnPhone } from './support/dashboard-page.js';
 import { connect, connectWithInbox, persistentSession, sessionPresent } from './support/mqtt-helpers.js';
 import { waitFor } from './support/ws-helpers.js';
 
@@ -64,27 +63,15 @@ async function retainedTo(node: BrokerNode, filter: string): Promise<[string, st
 }
 
 describe('cluster: finding a client from the dashboard of another node', () => {
-  let cluster: TestCluster;
-  let browser: Browser;
-  const clients: MqttClient[] = [];
-
-  before(async () => {
-    cluster = await TestCluster.start(3, { config: { admin: { tokens: [ADMIN] } } });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    for (const client of clients) await client.endAsync(true);
-    await browser?.close();
-    await cluster?.close();
-  });
+  const suite = consoleCluster(ADMIN);
 
   it('finds a client of node 3 from node 1, with its node and subscription, and kicks it once confirmed', async () => {
-    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const [n1, n2, n3] = suite.nodes;
     const device = await connect(n3, persistentSession('console-device-3'));
-    clients.push(device);
+    suite.clients.push(device);
     await device.subscribeAsync('console/+/cmd', { qos: 1 });
 
-    const { context, page } = await findSession(browser, n1, 'console-device-3');
+    const { context, page } = await findSession(suite.browser, n1, 'console-device-3');
     await page.getByRole('button', { name: 'Find', exact: true }).click();
     const result = page.locator('#find [data-lookup="mqtt-session"]');
     await result.waitFor({ timeout: WAIT_MS });
@@ -128,23 +115,23 @@ describe('cluster: finding a client from the dashboard of another node', () => {
 
     // The session stayed: the client comes back to it on another node.
     const back = await connect(n2, persistentSession('console-device-3'));
-    clients.push(back);
+    suite.clients.push(back);
     assert.equal(sessionPresent(back), true);
   });
 
   it("sees an away session's messages pile up in the cluster's stream, and go once its client is back", async () => {
-    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const [n1, n2, n3] = suite.nodes;
     const device = await connect(n2, persistentSession('console-away'));
     await device.subscribeAsync('away/#', { qos: 1 });
     await device.endAsync();
     const publisher = await connect(n1, { clientId: 'console-away-publisher' });
-    clients.push(publisher);
+    suite.clients.push(publisher);
     const publish = async (from: number, count: number) => {
       for (let i = from; i < from + count; i++) await publisher.publishAsync('away/x', `m${i}`, { qos: 1 });
     };
     await publish(0, 3);
 
-    const { context, page } = await findSession(browser, n3, 'console-away');
+    const { context, page } = await findSession(suite.browser, n3, 'console-away');
     const result = page.locator('#find [data-lookup="mqtt-session"]');
     const inStream = async (count: number) => {
       await page.getByRole('button', { name: 'Find', exact: true }).click();
@@ -162,7 +149,7 @@ describe('cluster: finding a client from the dashboard of another node', () => {
 
     // Back on another node: it gets the five, and the stream lets them go as it acknowledges them.
     const { client: back, inbox } = await connectWithInbox(n1, persistentSession('console-away'));
-    clients.push(back);
+    suite.clients.push(back);
     await inbox.waitFor((m) => m.payload === 'm4');
     assert.deepEqual(
       inbox.received.map((m) => m.payload),
@@ -179,11 +166,11 @@ describe('cluster: finding a client from the dashboard of another node', () => {
   });
 
   it('finds from node 1 the subscribers of a topic on every node, each with its node', async () => {
-    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const [n1, n2, n3] = suite.nodes;
     const there = await connect(n2, { clientId: 'fleet-n2' });
     const shared = await connect(n3, { clientId: 'fleet-n3' });
     const other = await connect(n1, { clientId: 'fleet-n1' });
-    clients.push(there, shared, other);
+    suite.clients.push(there, shared, other);
     await there.subscribeAsync('fleet/+/cmd', { qos: 1 });
     await shared.subscribeAsync('$share/ops/fleet/#', { qos: 0 });
     await other.subscribeAsync('fleet/other', { qos: 1 });
@@ -225,10 +212,10 @@ describe('cluster: finding a client from the dashboard of another node', () => {
   });
 
   it('browses from node 1 the retained messages set through nodes 2 and 3, the newest of each, and clears one for every node once confirmed', async () => {
-    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const [n1, n2, n3] = suite.nodes;
     const two = await connect(n2, { clientId: 'plant-retainer-n2' });
     const three = await connect(n3, { clientId: 'plant-retainer-n3' });
-    clients.push(two, three);
+    suite.clients.push(two, three);
     // QoS 1: each is acknowledged once the cluster's bucket holds it.
     const hex = (text: string) => Buffer.from(text).toString('hex');
     await two.publishAsync('plant/line1/temp', '21.5', { qos: 1, retain: true });
@@ -266,7 +253,7 @@ describe('cluster: finding a client from the dashboard of another node', () => {
       );
     }
 
-    const { context, page } = await signedInOnPhone(browser, n1.http, ADMIN);
+    const { context, page } = await signedInOnPhone(suite.browser, n1.http, ADMIN);
     await page.getByLabel('Look for').selectOption({ label: 'MQTT retained messages' });
     await page.getByLabel('Topic filter', { exact: true }).fill('plant/#');
     await page.getByRole('button', { name: 'Find', exact: true }).click();

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { type MqttClient } from 'mqtt';
-import { type Browser } from 'playwright-core';
-import { launchChromium } from './support/chromium.js';
-import { type BrokerNode, TestCluster, until } from './support/cluster.js';
-import { PHONE, signedInOnPhone } from './support/dashboard-page.js';
+import { describe, it } from 'node:test';
+import { type BrokerNode, until } from './support/cluster.js';
+import { consoleCluster, PHONE, signedInOnPhone } from './support/dashboard-page.js';
 import { connect, connectWithInbox } from './support/mqtt-helpers.js';
 
 // The dashboard's Trace section on one node of a real three-node cluster, in a real Chromium at a
@@ -24,19 +21,7 @@ interface Trace {
 }
 
 describe('cluster: tracing a client from the dashboard of another node', () => {
-  let cluster: TestCluster;
-  let browser: Browser;
-  const clients: MqttClient[] = [];
-
-  before(async () => {
-    cluster = await TestCluster.start(3, { config: { admin: { tokens: [ADMIN] } } });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    for (const client of clients) await client.endAsync(true);
-    await browser?.close();
-    await cluster?.close();
-  });
+  const suite = consoleCluster(ADMIN);
 
   const readAt = async (node: BrokerNode, id: string): Promise<Trace> => {
     const res = await fetch(`${node.http}/admin/v1/traces/${id}`, {
@@ -47,13 +32,13 @@ describe('cluster: tracing a client from the dashboard of another node', () => {
   };
 
   it("shows from node 1 a client's publish in on node 2 and its delivery on node 3, and stops it everywhere", async () => {
-    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const [n1, n2, n3] = suite.nodes;
     // QoS 0 to a clean session: the message crosses the nodes on the bus, not the stream.
     const { client: reader, inbox } = await connectWithInbox(n3, { clientId: 'trace-reader-n3' });
-    clients.push(reader);
+    suite.clients.push(reader);
     await reader.subscribeAsync('traced/+/temp', { qos: 0 });
 
-    const { context, page } = await signedInOnPhone(browser, n1.http, ADMIN);
+    const { context, page } = await signedInOnPhone(suite.browser, n1.http, ADMIN);
 
     await page.getByLabel('Follow').selectOption({ label: 'MQTT client' });
     await page.getByLabel('Client id to trace').fill('trace-device-x');
@@ -72,7 +57,7 @@ describe('cluster: tracing a client from the dashboard of another node', () => {
 
     // Node 3's subscription reaches node 2 over the bus once it is attracted there: publish until it does.
     const device = await connect(n2, { clientId: 'trace-device-x' });
-    clients.push(device);
+    suite.clients.push(device);
     let sent = 0;
     await until(
       'a message of trace-device-x on node 2 reached the reader on node 3',
@@ -118,10 +103,10 @@ describe('cluster: tracing a client from the dashboard of another node', () => {
   });
 
   it('a topic-filter trace started on node 3 gathers from node 2 the publish in on node 1 and the deliveries on 2 and 3', async () => {
-    const [n1, n2, n3] = cluster.nodes as [BrokerNode, BrokerNode, BrokerNode];
+    const [n1, n2, n3] = suite.nodes;
     const { client: on2, inbox: inbox2 } = await connectWithInbox(n2, { clientId: 'fleet-reader-n2' });
     const { client: on3, inbox: inbox3 } = await connectWithInbox(n3, { clientId: 'fleet-reader-n3' });
-    clients.push(on2, on3);
+    suite.clients.push(on2, on3);
     await on2.subscribeAsync('fleet-trace/#', { qos: 0 });
     await on3.subscribeAsync('fleet-trace/+/status', { qos: 0 });
     const started = await fetch(`${n3.http}/admin/v1/traces`, {
@@ -133,7 +118,7 @@ describe('cluster: tracing a client from the dashboard of another node', () => {
     const { id } = (await started.json()) as { id: string };
 
     const publisher = await connect(n1, { clientId: 'fleet-publisher-n1' });
-    clients.push(publisher);
+    suite.clients.push(publisher);
     let sent = 0;
     await until(
       'a status from node 1 reached the readers on nodes 2 and 3',

@@ -1,4 +1,8 @@
+import { after, before } from 'node:test';
+import { type MqttClient } from 'mqtt';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { launchChromium } from './chromium.js';
+import { type BrokerNode, TestCluster } from './cluster.js';
 
 /** A phone's screen, where the dashboard must not scroll sideways. */
 export const PHONE = { width: 390, height: 844 };
@@ -33,4 +37,44 @@ export function signedInOnPhone(
   token: string,
 ): Promise<{ context: BrowserContext; page: Page }> {
   return signedIn(browser, base, token, PHONE, true);
+}
+
+/** What a console suite on a three-node cluster works with, once its `before` has run. */
+export interface ConsoleCluster {
+  readonly nodes: [BrokerNode, BrokerNode, BrokerNode];
+  readonly browser: Browser;
+  /** The MQTT clients a test opens: each is ended after the suite. */
+  readonly clients: MqttClient[];
+}
+
+/**
+ * A three-node cluster that admits the admin `token`, and a Chromium, started before the tests of the
+ * calling `describe` and closed after them, with every MQTT client pushed on `clients`.
+ */
+export function consoleCluster(token: string): ConsoleCluster {
+  let cluster: TestCluster | undefined;
+  let browser: Browser | undefined;
+  const clients: MqttClient[] = [];
+  before(async () => {
+    cluster = await TestCluster.start(3, { config: { admin: { tokens: [token] } } });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    for (const client of clients) await client.endAsync(true);
+    await browser?.close();
+    await cluster?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the console cluster starts in the suite\'s before hook');
+    return value;
+  };
+  return {
+    get nodes() {
+      return started(cluster).nodes as [BrokerNode, BrokerNode, BrokerNode];
+    },
+    get browser() {
+      return started(browser);
+    },
+    clients,
+  };
 }
