@@ -80,6 +80,17 @@ describe('nodeAnswer', () => {
     assert.ok(Buffer.byteLength(JSON.stringify(answer)) < 2 * MAX_ANSWER_TOPIC_BYTES);
   });
 
+  it('leaves out a topic over the budget on its own and keeps the ones after it', () => {
+    // MQTT's longest topic of control characters: 65 535 bytes raw, 393 212 quoted.
+    const huge = '\u0001'.repeat(65_535);
+    assert.ok(Buffer.byteLength(JSON.stringify(huge)) > MAX_ANSWER_TOPIC_BYTES);
+    const answer = nodeAnswer([rate('a', 4), rate(huge, 3), rate('b', 2), rate('c', 1)]);
+    assert.deepEqual(
+      answer.map((r) => r.topic),
+      ['a', 'b', 'c'],
+    );
+  });
+
   it('keeps every topic of plain names under the budget', () => {
     const answer = nodeAnswer(Array.from({ length: MAX_COUNTED_TOPICS }, (_, i) => rate(`t/${i}`, 1)));
     assert.equal(answer.length, MAX_COUNTED_TOPICS);

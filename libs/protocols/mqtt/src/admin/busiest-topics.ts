@@ -6,7 +6,7 @@ import { MAX_COUNTED_TOPICS, type TopicRate } from '../topic-rates.js';
 const BUSIEST = 'admin.mqtt.busiest';
 
 /**
- * The most topic bytes one node answers with (its first entries, busiest first, up to this), as JSON
+ * The most topic bytes one node answers with (its entries busiest first, each that still fits), as JSON
  * quotes them: a hundred topic names of up to 64 KiB each would not pass through NATS (1 MiB a message
  * by default).
  */
@@ -68,15 +68,18 @@ export class BusiestTopics implements OnModuleInit {
 }
 
 /**
- * What a node answers: its first `rates` up to MAX_ANSWER_TOPIC_BYTES of topics. Counted as the reply's
- * JSON has them, where a control character takes 6 bytes (\u0001): 256 KiB of raw ones would be 1.5 MiB.
+ * What a node answers: its `rates` in order, up to MAX_ANSWER_TOPIC_BYTES of topics; one that would go
+ * over is left out and the next ones still tried, so that one long topic name (a 64 KiB one of control
+ * characters is 384 KiB quoted) does not hide the rest. Counted as the reply's JSON has them, where a
+ * control character takes 6 bytes (\u0001): 256 KiB of raw ones would be 1.5 MiB.
  */
 export function nodeAnswer(rates: Iterable<TopicRate>): TopicRate[] {
   const kept: TopicRate[] = [];
   let bytes = 0;
   for (const rate of rates) {
-    bytes += Buffer.byteLength(JSON.stringify(rate.topic));
-    if (bytes > MAX_ANSWER_TOPIC_BYTES) break;
+    const topicBytes = Buffer.byteLength(JSON.stringify(rate.topic));
+    if (bytes + topicBytes > MAX_ANSWER_TOPIC_BYTES) continue;
+    bytes += topicBytes;
     kept.push(rate);
   }
   return kept;
