@@ -4,7 +4,7 @@ import { type Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { launchChromium } from './support/chromium.js';
 import { type BrokerNode, TestCluster, until } from './support/cluster.js';
-import { DESKTOP, signedIn } from './support/dashboard-page.js';
+import { DESKTOP, screenshotPath, signedIn } from './support/dashboard-page.js';
 import { opened } from './support/ws-helpers.js';
 
 // The dashboard of one node of a real cluster, in a real Chromium: it lists every node's connections,
@@ -91,6 +91,13 @@ describe('cluster: the dashboard of one node', () => {
       await store.waitFor({ timeout: WAIT_MS });
       assert.equal(await store.innerText(), 'working postgres');
     }
+    // The picture in docs/operations.md: every row with its load too.
+    for (const node of cluster.nodes) {
+      await row(here, node)
+        .locator('[data-load="cpu"]', { hasText: /^\d+ %$/ })
+        .waitFor({ timeout: WAIT_MS });
+    }
+    await here.locator('#nodes').screenshot({ path: screenshotPath('dashboard-nodes.png') });
     const own = (state: string) => row(cut, n2).locator(`td[data-nats="${state}"]`);
     await own('connected').waitFor({ timeout: WAIT_MS });
 

@@ -1,12 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { type MqttClient } from 'mqtt';
 import { type Browser, type Page } from 'playwright-core';
 import { type Wampy } from 'wampy';
 import WebSocket from 'ws';
 import { launchChromium } from './support/chromium.js';
+import { DESKTOP, PHONE, screenshotPath } from './support/dashboard-page.js';
 import { freePort } from './support/free-port.js';
 import { Subscription, transportClient } from './support/graphql-clients.js';
 import { connect } from './support/mqtt-helpers.js';
@@ -23,10 +22,6 @@ const ADMIN = 'dashboard-admin-token-0123456789';
 const FOREIGN = 'https://app.example.com';
 /** The page's own waits: the feed ticks once a second. */
 const WAIT_MS = 10_000;
-/** Screenshots go to docs/ (what docs/operations.md shows) with UPDATE_SCREENSHOTS=1, else beside the build. */
-const SHOTS = fileURLToPath(
-  new URL(process.env['UPDATE_SCREENSHOTS'] ? '../../docs/' : '../screenshots/', import.meta.url),
-);
 
 async function signIn(page: Page, base: string): Promise<void> {
   await page.goto(`${base}/dashboard`);
@@ -57,7 +52,6 @@ describe('dashboard in Chromium, against live traffic', () => {
     broker = await startDefaultBroker({ port, admin: { tokens: [ADMIN] } });
     base = `http://127.0.0.1:${port}`;
     browser = await launchChromium();
-    mkdirSync(SHOTS, { recursive: true });
   });
 
   after(async () => {
@@ -84,7 +78,7 @@ describe('dashboard in Chromium, against live traffic', () => {
 
   it('shows what the clients did, and acts on the broker', async () => {
     const ws = `ws://127.0.0.1:${port}`;
-    const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await (browser as Browser).newPage({ viewport: DESKTOP });
     await signIn(page, base);
 
     const mqtt: MqttClient = await connect({ url: ws }, { clientId: 'dash-mqtt' });
@@ -272,7 +266,7 @@ describe('dashboard in Chromium, against live traffic', () => {
     await opened(chat);
     closers.push(() => chat.terminate());
     const context = await (browser as Browser).newContext({
-      viewport: { width: 390, height: 844 },
+      viewport: PHONE,
       isMobile: true,
     });
     const page = await context.newPage();
@@ -296,7 +290,7 @@ describe('dashboard in Chromium, against live traffic', () => {
     await mqtt.publishAsync('browse/site/b', Buffer.from([0x00, 0xff, 0x41]), { qos: 1, retain: true });
     // Gone before the page looks: the tests below count one MQTT session.
     await mqtt.endAsync();
-    const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await (browser as Browser).newPage({ viewport: DESKTOP });
     await signIn(page, base);
 
     await page.getByLabel('Look for').selectOption({ label: 'MQTT retained messages' });
@@ -327,7 +321,7 @@ describe('dashboard in Chromium, against live traffic', () => {
   });
 
   it('raises an alarm on a surge of refused handshakes, as a banner, a metric and a log line, and clears it', async () => {
-    const page = await (browser as Browser).newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await (browser as Browser).newPage({ viewport: DESKTOP });
     await signIn(page, base);
     // 300 refusals in a second or two: at least 100 fall in one 5 s check, 20 a second, however the
     // address's handshake rate refuses them.
@@ -386,7 +380,7 @@ describe('dashboard in Chromium, against live traffic', () => {
 
 /** The page at desktop and phone widths, light and dark, after a few seconds of history. */
 async function screenshots(browser: Browser, base: string): Promise<void> {
-  const sizes = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
+  const sizes = { desktop: DESKTOP, phone: PHONE };
   for (const [name, viewport] of Object.entries(sizes)) {
     for (const colorScheme of ['light', 'dark'] as const) {
       const context = await browser.newContext({ viewport, colorScheme, isMobile: name === 'phone' });
@@ -394,10 +388,41 @@ async function screenshots(browser: Browser, base: string): Promise<void> {
       await signIn(page, base);
       await page.waitForTimeout(6000);
       await page.screenshot({
-        path: `${SHOTS}dashboard-${name}-${colorScheme}.png`,
+        path: screenshotPath(`dashboard-${name}-${colorScheme}.png`),
         fullPage: name === 'desktop',
       });
       await context.close();
     }
   }
+  await findAndTraceScreenshots(browser, base);
+}
+
+/** Find showing the MQTT session dash-mqtt, and Trace following a client that publishes to itself. */
+async function findAndTraceScreenshots(browser: Browser, base: string): Promise<void> {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  await signIn(page, base);
+  await page.getByLabel('Look for').selectOption({ label: 'MQTT session' });
+  await page.getByLabel('Client id', { exact: true }).fill('dash-mqtt');
+  await page.getByRole('button', { name: 'Find', exact: true }).click();
+  await page.locator('#find [data-lookup="mqtt-session"]').waitFor({ timeout: WAIT_MS });
+  await page.locator('#find').screenshot({ path: screenshotPath('dashboard-find.png') });
+
+  await page.getByLabel('Follow').selectOption({ label: 'MQTT client' });
+  await page.getByLabel('Client id to trace').fill('dash-traced');
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
+  const shown = page.locator('#trace [data-trace-shown]');
+  await shown.locator('[data-trace-state="running"]').waitFor({ timeout: WAIT_MS });
+  const traced = await connect({ url: base.replace(/^http/, 'ws') }, { clientId: 'dash-traced' });
+  await traced.subscribeAsync('dash/traced', { qos: 1 });
+  await traced.publishAsync('dash/traced', '21.5', { qos: 1 });
+  await traced.endAsync();
+  await shown
+    .locator('tr[data-event="delivered"][data-topic="dash/traced"]')
+    .first()
+    .waitFor({ timeout: WAIT_MS });
+  await page.locator('#trace').screenshot({ path: screenshotPath('dashboard-trace.png') });
+  await shown.locator('[data-trace-stop]').click();
+  await shown.locator('[data-trace-state="ended"]').waitFor({ timeout: WAIT_MS });
+  await context.close();
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createRPCError } from 'ocpp-rpc';
 import { type Browser, type Locator, type Page } from 'playwright-core';
 import { launchChromium } from './support/chromium.js';
-import { DESKTOP, signedIn, signedInOnPhone } from './support/dashboard-page.js';
+import { DESKTOP, screenshotPath, signedIn, signedInOnPhone } from './support/dashboard-page.js';
 import { freePort } from './support/free-port.js';
 import { BOOT, chargePoint } from './support/ocpp.js';
 import { startDefaultBroker, type TestBroker } from './support/test-broker.js';
@@ -111,6 +111,10 @@ describe('dashboard in Chromium: calls to a charge point from the charge points 
       'TriggerMessage',
       { requestedMessage: 'StatusNotification', connectorId: 1 },
     ]);
+    // The picture in docs/ocpp.md: the panel with the call form and its answer.
+    await page
+      .locator('section#panel-charge-points')
+      .screenshot({ path: screenshotPath('dashboard-ocpp-calls.png') });
     await context.close();
   });
 

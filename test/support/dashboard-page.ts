@@ -1,8 +1,23 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { type MqttClient } from 'mqtt';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { launchChromium } from './chromium.js';
 import { type BrokerNode, TestCluster } from './cluster.js';
+
+/**
+ * Where the picture `name` of the dashboard goes: docs/ (what docs/operations.md and docs/ocpp.md show)
+ * with UPDATE_SCREENSHOTS=1, else dist/screenshots/ beside the build.
+ */
+export function screenshotPath(name: string): string {
+  const dir = fileURLToPath(
+    new URL(process.env['UPDATE_SCREENSHOTS'] ? '../../../docs/' : '../../screenshots/', import.meta.url),
+  );
+  mkdirSync(dir, { recursive: true });
+  return join(dir, name);
+}
 
 /** A phone's screen, where the dashboard must not scroll sideways. */
 export const PHONE = { width: 390, height: 844 };
@@ -65,7 +80,7 @@ export function consoleCluster(token: string): ConsoleCluster {
     await cluster?.close();
   });
   const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('the console cluster starts in the suite\'s before hook');
+    if (value === undefined) throw new Error("the console cluster starts in the suite's before hook");
     return value;
   };
   return {
