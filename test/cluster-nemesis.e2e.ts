@@ -35,6 +35,7 @@ describe('nemesis: a short seeded run (npm run chaos runs the long one)', () => 
       assert.equal(report.willsWhileConnected, 0, table);
       assert.deepEqual(report.sentAfterMove, [], table);
       assert.deepEqual(report.stopped, [], table);
+      assert.deepEqual(report.crashed, [], table);
       assert.equal(report.faults.length, schedule.length);
       // Retained messages: no new subscriber got an older one (or none) after a fault had settled.
       assert.deepEqual(report.retained.stale, [], table);

@@ -7,7 +7,7 @@
  * had moved to another node (the test process's own view of that is reported, not judged: it cannot
  * tell a message read late from one sent late), a retained message was lost or served stale, a shared
  * subscription's group lost a message, a WAMP or OCPP call went unanswered, was answered wrongly or ran
- * twice, or the cluster stopped serving.
+ * twice, a node ended on its own, or the cluster stopped serving.
  */
 import { parseArgs } from 'node:util';
 import { TestCluster } from '../support/cluster.js';
@@ -76,6 +76,7 @@ try {
     report.willsWhileConnected > 0 ||
     report.sentAfterMove.length > 0 ||
     report.stopped.length > 0 ||
+    report.crashed.length > 0 ||
     report.retained.stale.length > 0 ||
     report.retained.wrongAtEnd.length > 0 ||
     report.shared.lost.length > 0 ||

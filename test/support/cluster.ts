@@ -207,6 +207,8 @@ export class TestNats {
 export class BrokerNode {
   private output = '';
   private exited: Promise<number | null>;
+  /** Whether the test ended the process (kill or stop): any other exit is the broker's own. */
+  private ended = false;
   port = 0;
   /** Its way to NATS, in a `proxied` cluster. */
   proxy: BlackholeProxy | null = null;
@@ -231,6 +233,12 @@ export class BrokerNode {
   /** Whether the process still runs. */
   get alive(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** How the process ended when the test did not end it (a crash, an exit of its own), or null. */
+  get unexpectedExit(): string | null {
+    if (this.alive || this.ended) return null;
+    return `exited with ${this.child.exitCode ?? this.child.signalCode}`;
   }
 
   /** Everything the process wrote so far. */
@@ -269,6 +277,7 @@ export class BrokerNode {
 
   /** SIGKILL: the node dies with its sockets, no goodbye to NATS or to clients. */
   async kill(): Promise<void> {
+    this.ended = true;
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
     await this.exited;
   }
@@ -308,6 +317,7 @@ export class BrokerNode {
 
   /** SIGTERM: the node drains and leaves the cluster. */
   async stop(): Promise<number | null> {
+    this.ended = true;
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.kill('SIGTERM');
       // A paused node would keep the signal pending.

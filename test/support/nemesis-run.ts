@@ -131,6 +131,8 @@ export interface NemesisReport {
    * process's view of the same, which cannot tell a message read late from one sent late.
    */
   readonly sentAfterMove: readonly string[];
+  /** Each node process that ended though no fault ended it (a crash), with the fault before it and its last output. */
+  readonly crashed: readonly string[];
 }
 
 /**
@@ -159,6 +161,7 @@ interface Beside {
   readonly stopped: readonly string[];
   readonly servedAgainMs: number;
   readonly sentAfterMove: readonly string[];
+  readonly crashed: readonly string[];
 }
 
 /**
@@ -180,7 +183,9 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   const wills = await watchWills(anchor, `wills/${run}/#`);
   // The non-anchor nodes, the `start`th first: each client begins on its own node and moves on in turn.
   const rotated = (start: number) => () => {
-    const nodes = current().filter((node) => node.id !== anchor.id);
+    const running = current().filter((node) => node.id !== anchor.id);
+    // With none running (one killed, the other crashed) a device tries them all the same, as a device would.
+    const nodes = running.length > 0 ? running : cluster.nodes.filter((node) => node.id !== anchor.id);
     return [...nodes.slice(start % nodes.length), ...nodes.slice(0, start % nodes.length)];
   };
   const devices: Device[] = [];
@@ -242,6 +247,7 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   ocpp.start(200);
 
   const faults: Fault[] = [];
+  const crashed: string[] = [];
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const { schedule } = options;
   for (let round = 0; ; round++) {
@@ -259,6 +265,7 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
     faults.push(fault);
     log(`fault ${round + 1}: ${nemesis} ${nemesis.startsWith('nats') ? '' : victim.id}`);
     await inject(cluster, nemesis, victim, random);
+    await restartCrashed(cluster, crashed, fault);
     await sleep(options.settleMs);
     // Whatever was retained before the fault began, every node gives a new subscriber now.
     await retained.probe(current(), retained.ackedBy(fault.at));
@@ -282,6 +289,7 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
   ).catch(() => undefined);
   const servedAgainMs = Math.round(performance.now() - lastFaultAt);
   const stopped = unserved();
+  await restartCrashed(cluster, crashed, faults.at(-1) ?? null);
 
   await Promise.all([publisher.stop(), sharedPublisher.stop(), retained.publisher.stop()]);
   // The calls get their time to come back while the devices catch up.
@@ -307,10 +315,31 @@ export async function runNemesis(cluster: TestCluster, options: NemesisRunOption
     stopped,
     servedAgainMs,
     sentAfterMove: sentAfterMove(cluster),
+    crashed,
   });
   for (const device of [...devices, ...twins, ...members]) await device.end();
   await wills.end();
   return report;
+}
+
+/** How much of a crashed node's output the report keeps. */
+const CRASH_OUTPUT_CHARS = 4000;
+
+/**
+ * Records each node whose newest process ended though no fault ended it (a crash, or an exit of the
+ * broker's own), with its last output, and starts it again as an orchestrator would, so that the run
+ * goes on and the crash is a finding rather than the end of the run.
+ */
+async function restartCrashed(cluster: TestCluster, crashed: string[], after: Fault | null): Promise<void> {
+  const newest = new Map<string, BrokerNode>();
+  for (const node of cluster.nodes) newest.set(node.id, node);
+  for (const node of newest.values()) {
+    const how = node.unexpectedExit;
+    if (how === null) continue;
+    const fault = after === null ? 'no fault' : `${after.nemesis} ${after.node} at ${Math.round(after.at)}`;
+    crashed.push(`${node.id} ${how} after ${fault}:\n${node.log().slice(-CRASH_OUTPUT_CHARS)}`);
+    await cluster.startNode({}, node.id);
+  }
 }
 
 async function inject(
@@ -589,6 +618,7 @@ function checker(
     stopped: beside.stopped,
     servedAgainMs: beside.servedAgainMs,
     sentAfterMove: beside.sentAfterMove,
+    crashed: beside.crashed,
     devices: devices.map((device) => {
       const verdict = judge(publisher.acked, device);
       const copies = (n: number) =>
@@ -683,6 +713,9 @@ export function reportTable(report: NemesisReport): string {
       .slice(0, 5)
       .map((s) => ` (${s})`)
       .join('')}`,
+    report.crashed.length === 0
+      ? 'no node ended on its own'
+      : `NODES ENDED ON THEIR OWN (started again): ${report.crashed.join('\n')}`,
     report.stopped.length === 0
       ? `served to the end: every workload again within ${report.servedAgainMs} ms of the last fault`
       : `STOPPED SERVING: ${report.stopped.join(', ')} (nothing through in the ${report.servedAgainMs} ms after the last fault)`,
