@@ -9,7 +9,7 @@ import { answer, ask, parseJson, type RequestHandler, runLocal } from './cluster
 import { ConnectionStatus, type NatsState } from './connection-status.js';
 import { Membership } from './membership.js';
 import { connectNode } from './nats-connect.js';
-import { NATS_SERVER_KEEPS_ACKS, olderThan } from './nats-version.js';
+import { NATS_SERVER_KEEPS_ACKS, NATS_SERVER_NOT_MEASURED, olderThan } from './nats-version.js';
 import { openBucket } from './open-bucket.js';
 import { MAX_SUBJECT_BYTES, topicToSubject } from './subjects.js';
 
@@ -114,6 +114,11 @@ export class ClusterNode {
         node.logger.warn(
           { natsServer: version, keepsAcknowledgements: `${NATS_SERVER_KEEPS_ACKS} and later` },
           'cluster: this nats-server may lose or repeat acknowledged stream messages when it restarts (docs/cluster.md)',
+        );
+      else if (!olderThan(version, NATS_SERVER_NOT_MEASURED))
+        node.logger.warn(
+          { natsServer: version, measuredOn: `${NATS_SERVER_KEEPS_ACKS} up to ${NATS_SERVER_NOT_MEASURED}` },
+          'cluster: the guarantees under faults were measured on nats-server 2.10 only; on 2.15.1 a long run repeated QoS 2 messages (docs/cluster.md)',
         );
       node.watchStatus();
       node.serve(PING, () => true);
