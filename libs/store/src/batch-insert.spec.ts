@@ -10,6 +10,8 @@ interface Row {
   readonly updated_at: string;
 }
 
+const COLUMNS = ['identity', 'last_heartbeat_at', 'updated_at'] as const;
+
 interface Tables {
   ocpp_stations: Row;
 }
@@ -47,6 +49,7 @@ function upserts(onBuild: (rowCount: number) => void = () => undefined): BatchIn
           })),
         );
     },
+    COLUMNS,
     (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
   );
 }
@@ -105,14 +108,56 @@ describe('BatchInsert', () => {
           .insertInto('ocpp_stations')
           .values(batch.map((r) => ({ ...r })))
           .onConflict((oc) => oc.column('identity').doUpdateSet({ updated_at: 'fixed' })),
+      COLUMNS,
       (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
     );
     await assert.rejects(sloppy.run(db, rows(1, 'x')), /parameters other than the row values/);
     const reordered = new BatchInsert<Tables, Row>(
       (kysely, batch) => kysely.insertInto('ocpp_stations').values(batch.map((r) => ({ ...r }))),
+      COLUMNS,
       (row) => [row.updated_at, row.identity, row.last_heartbeat_at],
     );
     await assert.rejects(reordered.run(db, rows(1, 'y')), /parameters other than the row values/);
+    await db.destroy();
+  });
+
+  it('writes rows given as their values alone, row after row in column order', async () => {
+    const db = await database();
+    const insert = upserts();
+    const values = rows(171, 'v').flatMap((r) => [r.identity, r.last_heartbeat_at, r.updated_at]);
+    await insert.runValues(db, values, 171);
+    const stored = await db.selectFrom('ocpp_stations').selectAll().orderBy('identity').execute();
+    assert.equal(stored.length, 171);
+    assert.deepEqual(
+      stored.find((r) => r.identity === 'CP-170'),
+      {
+        identity: 'CP-170',
+        last_heartbeat_at: 'v',
+        updated_at: 'v',
+      },
+    );
+    await assert.rejects(insert.runValues(db, values, 170), /513 values are not 170 rows of 3/);
+    await db.destroy();
+  });
+
+  it('refuses a builder that lists the columns in another order, even where the data could not show it', async () => {
+    const db = await database();
+    const swapped = new BatchInsert<Tables, Row>(
+      (kysely, batch) =>
+        kysely.insertInto('ocpp_stations').values(
+          batch.map((r) => ({
+            identity: r.identity,
+            updated_at: r.updated_at,
+            last_heartbeat_at: r.last_heartbeat_at,
+          })),
+        ),
+      COLUMNS,
+    );
+    // Both times are the same in the row: its own values would come out right in either order.
+    await assert.rejects(
+      swapped.runValues(db, ['CP-0', 't', 't'], 1),
+      /parameters other than the row values/,
+    );
     await db.destroy();
   });
 });

@@ -91,6 +91,7 @@ export class OcppStationsRepository {
               .end(),
           })),
         ),
+    ['identity', 'last_heartbeat_at', 'updated_at'],
     (row) => [row.identity, row.last_heartbeat_at, row.updated_at],
   );
   private readonly lastSeen = new WriteBehindMap<string>(
