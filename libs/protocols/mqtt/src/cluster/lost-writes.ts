@@ -13,8 +13,10 @@ import { type Logger } from 'pino';
 /** How long the server keeps this node's holding consumer if the node dies before deleting it. */
 const KEEPER_INACTIVE_MS = 60_000;
 
-/** How long the first message stored since NATS went away is waited for (one is there: it comes at once). */
+/** How long the stream is read for the first message stored since NATS went away. */
 const FIRST_SINCE_MS = 5000;
+/** Messages read at a time while looking for it (headers only). */
+const SCAN_BATCH = 512;
 
 /**
  * A nats-server killed before its stream writes reached the disk can come back without messages it had
@@ -77,8 +79,6 @@ export class LostWrites {
         if (this.knownAtLoss > held) {
           this.log.error(
             { streamEnd: held, known: this.knownAtLoss },
-            // Also seen with sync_interval: always (7 times in a 31-minute chaos run, nothing lost), for
-            // a reason not yet known: the message says what was seen, not why.
             'mqtt: nats-server came back with its stream ending before sequences this node saw stored ' +
               '(a kill without jetstream sync_interval: always loses writes); consumers past the end are ' +
               'made again',
@@ -108,17 +108,35 @@ export class LostWrites {
 
   /**
    * The last sequence the stream held when NATS came back: the one before the first message stored since
-   * this node lost NATS (by the server's clock against this node's), or `end` if none was.
+   * this node lost NATS (by the server's clock against this node's), or `end` if none is there now.
+   * The reader starts at that time, but not always at that message: nats-server 2.10 looks the time up
+   * in the first block whose last write is newer, and when every message of that block stored since
+   * then is gone (acknowledged by all: interest retention) it starts at the stream's first message, so
+   * the older messages it gives are read past. Taking the first of them for the answer had each node
+   * back from a pause find its stream "short" by the messages its clients had not acknowledged yet, and
+   * make every consumer past them again for nothing.
    */
   private async lastBefore(js: JetStreamClient, lostAt: Date, end: number): Promise<number> {
+    const since = BigInt(lostAt.getTime()) * 1_000_000n;
     const reader = await js.consumers.get(this.stream, {
       deliver_policy: DeliverPolicy.StartTime,
       opt_start_time: lostAt.toISOString(),
       headers_only: true,
     });
     try {
-      const first = await reader.next({ expires: FIRST_SINCE_MS });
-      return first === null ? end : first.seq - 1;
+      const deadline = performance.now() + FIRST_SINCE_MS;
+      while (performance.now() < deadline) {
+        const batch = await reader.fetch({ max_messages: SCAN_BATCH, expires: FIRST_SINCE_MS });
+        let read = 0;
+        for await (const message of batch) {
+          read++;
+          if (message.info.timestampNanos >= since) return message.seq - 1;
+          if (message.info.pending === 0) return end;
+        }
+        if (read === 0) return end;
+      }
+      this.log.warn({ end }, 'mqtt: the stream was not read to its end after NATS came back; taken as whole');
+      return end;
     } finally {
       await reader.delete().catch(() => false);
     }
