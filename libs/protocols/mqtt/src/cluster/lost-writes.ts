@@ -17,6 +17,8 @@ const KEEPER_INACTIVE_MS = 60_000;
 const FIRST_SINCE_MS = 5000;
 /** Messages read at a time while looking for it (headers only). */
 const SCAN_BATCH = 512;
+/** Tries at making a consumer again while a reader makes it first. */
+const MAKE_AGAIN_TRIES = 3;
 
 /**
  * A nats-server killed before its stream writes reached the disk can come back without messages it had
@@ -145,21 +147,47 @@ export class LostWrites {
   /**
    * Every consumer whose deliveries went past `held` made again from its ack floor, or `held` if lower.
    * Every node that saw a lost sequence does this for every consumer, so that those nobody reads now are
-   * wound back too; one another node made again meanwhile (a later creation time) is left alone.
+   * wound back too; one another node made again meanwhile (a later creation time) is left alone. One
+   * that cannot be made again is logged and the others still are.
    */
   private async windBack(jsm: JetStreamManager, held: number): Promise<void> {
     const listed: ConsumerInfo[] = [];
     for await (const info of jsm.consumers.list(this.stream)) listed.push(info);
     for (const info of listed) {
       if (info.delivered.stream_seq <= held || info.name.startsWith('kept_')) continue;
-      const current = await jsm.consumers.info(this.stream, info.name).catch(() => null);
-      if (current?.created !== info.created) continue;
-      await jsm.consumers.delete(this.stream, info.name);
-      await jsm.consumers.add(this.stream, {
-        ...info.config,
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: Math.min(info.ack_floor.stream_seq, held) + 1,
-      });
+      const start = Math.min(info.ack_floor.stream_seq, held) + 1;
+      await this.makeAgain(jsm, info, start).catch((err: unknown) =>
+        this.log.error(
+          { consumer: info.name, start, err: (err as Error).message },
+          'mqtt: a consumer past the stream end was not made again: its messages from there may be skipped',
+        ),
+      );
+    }
+  }
+
+  /**
+   * `info`'s consumer made again from `start`. Its reader, finding it deleted, makes it again too, from
+   * the stream's end (as it makes a consumer an operator deleted): if that lands between the deletion
+   * and this, it is deleted again, or the messages from `start` would be passed over (and, the keeper
+   * gone, let go). One another node's wind-back made (from a sequence) is taken.
+   */
+  private async makeAgain(jsm: JetStreamManager, info: ConsumerInfo, start: number): Promise<void> {
+    const current = await jsm.consumers.info(this.stream, info.name).catch(() => null);
+    if (current?.created !== info.created) return;
+    for (let tries = 1; ; tries++) {
+      await jsm.consumers.delete(this.stream, info.name).catch(() => false);
+      try {
+        await jsm.consumers.add(this.stream, {
+          ...info.config,
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: start,
+        });
+        return;
+      } catch (err) {
+        const made = await jsm.consumers.info(this.stream, info.name).catch(() => null);
+        if (made?.config.deliver_policy === DeliverPolicy.StartSequence) return;
+        if (tries === MAKE_AGAIN_TRIES) throw err;
+      }
     }
   }
 }
