@@ -665,7 +665,7 @@ function callLine(name: string, stats: CallStats): string {
   );
 }
 
-/** The run as a Markdown table, one row per nemesis. */
+/** The run as a Markdown table, one row per nemesis and one for every fault. */
 export function reportTable(report: NemesisReport): string {
   const rows = [
     '| nemesis | faults | acked msgs lost | repeats without DUP | QoS 2 twice | failovers | failover median | failover max |',
@@ -675,18 +675,20 @@ export function reportTable(report: NemesisReport): string {
     const sorted = [...values].sort((a, b) => a - b);
     return sorted.length === 0 ? '-' : `${Math.round(sorted[Math.floor(sorted.length / 2)] as number)} ms`;
   };
-  for (const nemesis of NEMESES) {
-    const faults = report.faults.filter((fault) => fault.nemesis === nemesis).length;
-    if (faults === 0) continue;
-    const lost = report.lost.filter((l) => l.after?.nemesis === nemesis).length;
-    const failovers = report.failovers.filter((f) => f.after?.nemesis === nemesis).map((f) => f.ms);
+  const row = (name: string, after: (fault: Fault | null) => boolean) => {
+    const faults = report.faults.filter(after).length;
+    const lost = report.lost.filter((l) => after(l.after)).length;
+    const failovers = report.failovers.filter((f) => after(f.after)).map((f) => f.ms);
     const max = failovers.length === 0 ? '-' : `${Math.round(Math.max(...failovers))} ms`;
-    const repeats = (kind: string) =>
-      report.repeated.filter((r) => r.kind === kind && r.after?.nemesis === nemesis).length;
-    rows.push(
-      `| ${nemesis} | ${faults} | ${lost} | ${repeats('without DUP')} | ${repeats('QoS 2 twice')} | ${failovers.length} | ${median(failovers)} | ${max} |`,
-    );
+    const repeats = (kind: string) => report.repeated.filter((r) => r.kind === kind && after(r.after)).length;
+    return `| ${name} | ${faults} | ${lost} | ${repeats('without DUP')} | ${repeats('QoS 2 twice')} | ${failovers.length} | ${median(failovers)} | ${max} |`;
+  };
+  for (const nemesis of NEMESES) {
+    if (report.faults.some((fault) => fault.nemesis === nemesis))
+      rows.push(row(nemesis, (fault) => fault?.nemesis === nemesis));
   }
+  // Everything, including what came before the first fault.
+  rows.push(row('every fault', () => true));
   rows.push(
     '',
     ...report.faults.map((f) => `${Math.round(f.at)}: ${f.nemesis} ${f.node}`),
