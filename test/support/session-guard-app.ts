@@ -64,16 +64,20 @@ export class SessionApp {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** Logs in as `user` and returns the session cookie (`connect.sid=...`). */
+  /**
+   * Logs in as `user` and returns the session cookie (`connect.sid=...`). express-session sends the
+   * headers before its store has the session and ends the body after: the body is read to the end.
+   */
   async login(user: string, tenant = 'acme'): Promise<string> {
     const response = await fetch(`${this.url}/login?user=${user}&tenant=${tenant}`);
+    await response.text();
     const cookie = response.headers.get('set-cookie');
     if (cookie === null) throw new Error('no session cookie');
     return cookie.split(';')[0] as string;
   }
 
   async logout(cookie: string): Promise<void> {
-    await fetch(`${this.url}/logout`, { headers: { cookie } });
+    await (await fetch(`${this.url}/logout`, { headers: { cookie } })).text();
   }
 
   async close(): Promise<void> {
