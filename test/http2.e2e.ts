@@ -198,6 +198,22 @@ describe('WebSocket over HTTP/2 in cleartext (h2c with prior knowledge, http.htt
     plain.close();
   });
 
+  it('a connection that goes idle after each of many requests keeps one idle timer, not a listener per request', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      for (let i = 0; i < 25; i++) assert.equal((await h2Request(h2, { ':path': '/health' })).status, 200);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(
+      warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
+      [],
+    );
+  });
+
   it('HTTP/1.1 on the same listener is untouched', async () => {
     const ws = new WebSocket(`ws://127.0.0.1:${broker.port}/echo`, 'echo.v1');
     await opened(ws);

@@ -32,6 +32,10 @@ export interface Http2Options {
   readonly flooded: (address: string) => void;
 }
 
+/** Streams a connection may reset before they are served, at once, and again each second after that. */
+const EARLY_RESETS = 100;
+const EARLY_RESETS_PER_SECOND = 10;
+
 /**
  * HTTP/2 on the application's own listener, beside HTTP/1.1: with TLS, connections whose ALPN chose
  * h2; in cleartext, connections that open with the prior-knowledge preface (h2c). Node's http2
@@ -40,10 +44,6 @@ export interface Http2Options {
  * application's HTTP/1.1 handler through the bridge. Each connection is still one socket of the
  * listener (its maxConnections counts it).
  */
-/** Streams a connection may reset before they are served, at once, and again each second after that. */
-const EARLY_RESETS = 100;
-const EARLY_RESETS_PER_SECOND = 10;
-
 export class Http2Front {
   /** Each connection, with how many streams it has open. */
   private readonly sessions = new Map<Http2Session, number>();
@@ -102,6 +102,11 @@ export class Http2Front {
     h2.on('session', (session: Http2Session) => {
       this.sessions.set(session, 0);
       session.once('close', () => this.sessions.delete(session));
+      // One listener for the connection's life: armIdle only restarts the timer.
+      session.on('timeout', () => {
+        // Open WebSockets have their own pings; an idle connection with none goes.
+        if (this.sessions.get(session) === 0) session.close();
+      });
       this.armIdle(session);
     });
     h2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
@@ -156,12 +161,13 @@ export class Http2Front {
     if (address !== undefined) this.options.flooded(address);
   }
 
-  /** A connection with no stream open and no frame for `idleTimeoutMs` is closed (GOAWAY). */
+  /**
+   * A connection with no stream open and no frame for `idleTimeoutMs` is closed (GOAWAY). No callback
+   * here: Node adds one as a 'timeout' listener at each call, and a connection going idle after each of
+   * its requests piled them up (MaxListenersExceededWarning, all run at the timeout).
+   */
   private armIdle(session: Http2Session): void {
-    session.setTimeout(this.options.idleTimeoutMs, () => {
-      // Open WebSockets have their own pings; an idle connection with none goes.
-      if (this.sessions.get(session) === 0) session.close();
-    });
+    session.setTimeout(this.options.idleTimeoutMs);
   }
 
   /** A refusal on the stream; the client may still be sending: it is told to stop (RST_STREAM NO_ERROR). */
