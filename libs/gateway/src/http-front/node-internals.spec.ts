@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { createServer as createHttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { connect as tcpConnect, createServer as createTcpServer, Socket, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { connect, createServer, type TLSSocket } from 'node:tls';
 import { selfSignedForSpecs } from '../self-signed.spec-support.js';
-import { refuseAtAccept, tcpSocketUnder } from './node-internals.js';
+import { constructRequestsWith, refuseAtAccept, tcpSocketUnder } from './node-internals.js';
 
 describe('Node internals (a failure here means a Node upgrade moved them: see node-internals.ts)', () => {
   it("a server's TLS socket keeps the TCP socket it wraps as _parent", async () => {
@@ -56,6 +57,36 @@ describe('Node internals (a failure here means a Node upgrade moved them: see no
         ['127.0.0.1', '127.0.0.1'],
         "the peer's address, read from the accepted handle",
       );
+    } finally {
+      server.close();
+    }
+  });
+  it("an HTTP server makes its requests and responses with the prototypes given, and they work as Node's", async () => {
+    const request = Object.create(IncomingMessage.prototype) as IncomingMessage;
+    const response = Object.create(ServerResponse.prototype) as ServerResponse;
+    const server = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const born = Object.getPrototypeOf(req) === request && Object.getPrototypeOf(res) === response;
+        res.setHeader('Content-Type', 'text/plain');
+        res.end(
+          `${String(born)} ${req.method ?? ''} ${req.url ?? ''} ${req.headers['x-test'] ?? ''} ${body}`,
+        );
+      });
+    });
+    assert.equal(constructRequestsWith(server, request, response), true);
+    assert.equal(constructRequestsWith(server, request, response), false, 'a second call finds them changed');
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/path?q=1`, {
+        method: 'POST',
+        headers: { 'x-test': 'yes' },
+        body: 'hello',
+      });
+      assert.equal(answer.headers.get('content-type'), 'text/plain');
+      assert.equal(await answer.text(), 'true POST /path?q=1 yes hello');
     } finally {
       server.close();
     }
