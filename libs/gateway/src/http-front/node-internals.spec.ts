@@ -61,6 +61,7 @@ describe('Node internals (a failure here means a Node upgrade moved them: see no
       server.close();
     }
   });
+
   it("an HTTP server makes its requests and responses with the prototypes given, and they work as Node's", async () => {
     const request = Object.create(IncomingMessage.prototype) as IncomingMessage;
     const response = Object.create(ServerResponse.prototype) as ServerResponse;

@@ -54,8 +54,8 @@ export function refuseAtAccept(server: Server, refuse: (address: string) => bool
  * with `Object.setPrototypeOf`: on objects Node made, that changes their shape each time, and V8's
  * caches for them miss all through Node's and Express's code (bare Express answering pipelined GETs
  * here: 131 to 138 µs of CPU per request, 16 µs without the change). Objects born with it are left
- * as they are. Returns false, changing nothing, where the server does not hold the options as expected (the
- * requests are then as Node makes them: correct, only slower).
+ * as they are. Returns false, changing nothing, where the server does not hold the options as
+ * expected (the requests are then as Node makes them: correct, only slower).
  */
 export function constructRequestsWith(
   server: HttpServer,
@@ -68,8 +68,8 @@ export function constructRequestsWith(
   const held = server as unknown as Record<symbol, unknown>;
   if (incoming === undefined || outgoing === undefined) return false;
   if (held[incoming] !== IncomingMessage || held[outgoing] !== ServerResponse) return false;
-  const makeRequest = bornWith(IncomingMessage as unknown as (...args: never[]) => void, request);
-  const makeResponse = bornWith(ServerResponse as unknown as (...args: never[]) => void, response);
+  const makeRequest = bornWith(IncomingMessage, request);
+  const makeResponse = bornWith(ServerResponse, response);
   if (makeRequest === null || makeResponse === null) return false;
   held[incoming] = makeRequest;
   held[outgoing] = makeResponse;
@@ -83,10 +83,10 @@ export function constructRequestsWith(
  * this as new.target would allocate twice and make a fresh map for each request.) Null where `base`
  * is a class, which cannot be called so.
  */
-function bornWith(base: (...args: never[]) => void, prototype: object): unknown {
+function bornWith(base: typeof IncomingMessage | typeof ServerResponse, prototype: object): unknown {
   if (Function.prototype.toString.call(base).startsWith('class')) return null;
-  function Born(this: object, ...args: never[]): void {
-    base.apply(this, args);
+  function Born(this: object, ...args: unknown[]): void {
+    Reflect.apply(base, this, args);
   }
   Born.prototype = prototype;
   return Born;
