@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { MqttModule } from '#broker/protocols/mqtt';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { MQTT_ENDPOINT } from './support/mqtt-helpers.js';
-import { rawExchange, upgradeRequest } from './support/raw-http.js';
+import { answerStatus, rawExchange, upgradeRequest } from './support/raw-http.js';
 import { endpointCounter, startTestBroker, type TestBroker } from './support/test-broker.js';
 import { closed, opened, waitFor } from './support/ws-helpers.js';
 
@@ -83,10 +83,7 @@ describe('fair share: handshakes per address, and each connection held to its sh
     const flooder = '127.0.0.9';
     const request = upgradeRequest('/chat', { 'Sec-WebSocket-Protocol': 'chat.v1' });
     // What a handshake from `from` gets: its status, or null for a connection closed with no answer.
-    const ask = async (from: string): Promise<number | null> => {
-      const answer = await rawExchange(broker.port, request, 300, from).catch(() => null);
-      return answer === null || answer.raw === '' ? null : answer.status;
-    };
+    const ask = (from: string): Promise<number | null> => answerStatus(broker.port, request, from);
     const statuses: (number | null)[] = [];
     for (let i = 0; i < 7; i++) statuses.push(await ask(flooder));
     // Its burst of three, then more refusals than its burst: a flood, as far as the broker can tell.

@@ -64,6 +64,42 @@ export function rawExchange(
   });
 }
 
+/**
+ * The status of the server's answer to `request`, as soon as its head has arrived (a 101 keeps the
+ * socket open, so waiting for a close or a fixed time would read a slow answer as none); null when the
+ * server closes the connection without answering. Rejects when neither happens within `timeoutMs`.
+ */
+export function answerStatus(
+  port: number,
+  request: string,
+  localAddress: string,
+  timeoutMs = 10_000,
+): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
+    const chunks: Buffer[] = [];
+    const settle = (outcome: number | null | Error) => {
+      clearTimeout(timer);
+      socket.destroy();
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
+    };
+    const timer = setTimeout(
+      () => settle(new Error(`no answer and no close within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    socket.on('data', (chunk) => {
+      chunks.push(chunk);
+      const raw = Buffer.concat(chunks).toString('latin1');
+      if (raw.includes('\r\n\r\n')) settle(parse(Buffer.from(raw, 'latin1'), false).status);
+    });
+    // A reset instead of a FIN is a close without an answer too.
+    socket.on('error', () => settle(null));
+    socket.on('close', () => settle(null));
+    socket.write(request);
+  });
+}
+
 function parse(data: Buffer, closed: boolean): RawResponse {
   const raw = data.toString('latin1');
   const end = raw.indexOf('\r\n\r\n');
