@@ -90,8 +90,8 @@ export function answerStatus(
     );
     socket.on('data', (chunk) => {
       chunks.push(chunk);
-      const raw = Buffer.concat(chunks).toString('latin1');
-      if (raw.includes('\r\n\r\n')) settle(parse(Buffer.from(raw, 'latin1'), false).status);
+      const data = Buffer.concat(chunks);
+      if (data.includes('\r\n\r\n')) settle(parse(data, false).status);
     });
     // A reset instead of a FIN is a close without an answer too.
     socket.on('error', () => settle(null));
