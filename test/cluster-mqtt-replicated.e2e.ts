@@ -97,4 +97,16 @@ describe('cluster: MQTT on a replicated JetStream (three nats-servers, three rep
     await (back as MqttClient | null)?.endAsync();
     await publisher.endAsync();
   });
+
+  it('a node that starts while every nats-server restarts waits for JetStream to elect its leaders', async () => {
+    await cluster.nats.stop();
+    // Back on their ports and disks, with no pause: JetStream answers 503 or nothing until the servers
+    // have elected their leaders, and a third node starts into that.
+    await Promise.all([0, 1, 2].map((i) => cluster.nats.revive(i)));
+    const n3 = await cluster.startNode();
+    const client = await connect(n3, { clientId: 'r-after-election' });
+    await client.subscribeAsync('r/election', { qos: 1 });
+    await client.publishAsync('r/election', 'stored', { qos: 1 });
+    await client.endAsync();
+  });
 });

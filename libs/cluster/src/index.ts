@@ -1,5 +1,6 @@
 export { type BucketWatch, watchBucket } from './bucket-watch.js';
 export { ClusterModule } from './cluster.module.js';
+export { createOrOpen, led } from './create-or-open.js';
 export { NodeTimeoutError, NoHolderError, RemoteError } from './cluster-errors.js';
 export { ClusterNode, type NatsStatus, type ScatterResult } from './cluster-node.js';
 export type { NatsState } from './connection-status.js';

@@ -1,18 +1,12 @@
 import { type Kvm, type KV, type KvOptions } from '@nats-io/kv';
+import { createOrOpen, led } from './create-or-open.js';
 
-/** A KV bucket, created with `options` when missing. */
-export async function openBucket(kvm: Kvm, name: string, options: Partial<KvOptions>): Promise<KV> {
-  try {
-    return await kvm.create(name, options);
-  } catch (err) {
-    // Created earlier with other limits (by another version of a node): use it as it is. If it is not
-    // there either, the reason it could not be created is the one worth reading.
-    try {
-      return await kvm.open(name);
-    } catch {
-      throw new Error(`JetStream bucket ${name} cannot be created: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-  }
+/** A KV bucket, created with `options` when missing, once its stream has a leader. */
+export function openBucket(kvm: Kvm, name: string, options: Partial<KvOptions>): Promise<KV> {
+  return createOrOpen(
+    `bucket ${name}`,
+    () => kvm.create(name, options),
+    () => kvm.open(name),
+    async (kv) => led((await kv.status()).streamInfo),
+  );
 }

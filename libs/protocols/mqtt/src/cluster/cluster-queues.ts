@@ -1,4 +1,4 @@
-import { type ClusterNode, filterToSubjects, topicToSubject } from '#broker/cluster';
+import { type ClusterNode, createOrOpen, filterToSubjects, led, topicToSubject } from '#broker/cluster';
 import {
   DiscardPolicy,
   jetstream,
@@ -86,7 +86,8 @@ export class ClusterQueues implements MessageQueues {
 
   async start(): Promise<void> {
     await this.interest.start();
-    const jsm = await jetstreamManager(this.node.nc);
+    // Its first request is the stream's creation, which waits out a NATS cluster still electing its leaders.
+    const jsm = await jetstreamManager(this.node.nc, { checkAPI: false });
     this.reader.jsm = jsm;
     this.reader.js = jetstream(this.node.nc);
     this.publisher.start();
@@ -102,12 +103,13 @@ export class ClusterQueues implements MessageQueues {
         this.broker.config.cluster.streamMaxBytes > 0 ? this.broker.config.cluster.streamMaxBytes : -1,
       num_replicas: this.node.config.replicas,
     };
-    try {
-      await jsm.streams.add(config);
-    } catch {
-      // Made by another node already (possibly by another version with other limits): used as it is.
-      await jsm.streams.info(this.stream);
-    }
+    // Made by another node already (possibly by another version with other limits): used as it is.
+    await createOrOpen(
+      `stream ${this.stream}`,
+      () => jsm.streams.add(config),
+      () => jsm.streams.info(this.stream),
+      async () => led(await jsm.streams.info(this.stream)),
+    );
     this.broker.queues = this;
     // A NATS server back without its JetStream state has no stream and no consumers: both are made again.
     this.node.onConnection((connected) => {
