@@ -22,6 +22,8 @@ export async function startNatsMqttCluster(
   count: number,
   dir: string,
   started: ServerProcess[],
+  /** QoS 1 messages sent to a subscription and not yet acknowledged (nats-server's own default: 1024). */
+  maxAckPending: number,
 ): Promise<NatsMqttCluster> {
   // Each port probed free and then released: the OS may hand one out twice, so repeats are drawn again.
   const taken = new Set<number>();
@@ -49,7 +51,7 @@ export async function startNatsMqttCluster(
           `listen: 127.0.0.1:${ports.client}`,
           `jetstream { store_dir: "${store}" }`,
           `cluster { name: bench, listen: 127.0.0.1:${ports.route}, routes: [${routes.join(', ')}] }`,
-          `mqtt { listen: 127.0.0.1:${ports.mqtt}, stream_replicas: 1, consumer_replicas: 1 }`,
+          `mqtt { listen: 127.0.0.1:${ports.mqtt}, stream_replicas: 1, consumer_replicas: 1, max_ack_pending: ${maxAckPending} }`,
           `websocket { listen: "127.0.0.1:${ports.ws}", no_tls: true }`,
           '',
         ].join('\n'),

@@ -28,6 +28,9 @@ run's schema is dropped at the end.
                        under way per publisher; a trailing p gives the subscribers persistent
                        sessions (default 10x1/50,1x100/5,10x1/50p: fan-in, fan-out, and fan-in to a
                        persistent session, which the broker feeds from its JetStream stream)
+  --inflight <n>       QoS 1 messages sent to a subscriber and not yet acknowledged, in both set-ups:
+                       the broker's mqtt.maxInflight and nats-server's mqtt.max_ack_pending (default
+                       32, the broker's default; nats-server's own is 1024)
   --rounds <n>         rounds per set-up and shape (default 3)
   --warmup <s>         unmeasured seconds before each measurement (default 1)
   --duration <s>       measured seconds per measurement (default 4)
@@ -48,6 +51,7 @@ const LABELS: Readonly<Record<SetupId, string>> = {
 
 interface Qos1Options {
   readonly shapes: readonly Shape[];
+  readonly inflight: number;
   readonly rounds: number;
   readonly warmupMs: number;
   readonly durationMs: number;
@@ -79,6 +83,7 @@ interface Row {
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Qos1Options | null {
   const values = parseFlags(argv, {
     shapes: '10x1/50,1x100/5,10x1/50p',
+    inflight: '32',
     rounds: '3',
     warmup: '1',
     duration: '4',
@@ -90,6 +95,7 @@ function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Qos1Opti
   }
   return {
     shapes: parseShapes(values.shapes),
+    inflight: integer('--inflight', values.inflight, 1, 65535),
     rounds: integer('--rounds', values.rounds, 1, 50),
     warmupMs: seconds('--warmup', values.warmup, 0) * 1000,
     durationMs: seconds('--duration', values.duration, 0.1) * 1000,
@@ -115,7 +121,7 @@ export async function runQos1Bench(argv: readonly string[]): Promise<void> {
   const exitCleanup = releaseOnExit(resources);
   const rows: Row[] = [];
   try {
-    const setups = await startSetups(dir, resources, started);
+    const setups = await startSetups(dir, resources, started, options.inflight);
     for (const setup of setups) await preflight(setup, options);
     for (let round = 1; round <= options.rounds; round++) {
       for (const shape of options.shapes) {
@@ -147,11 +153,12 @@ async function startSetups(
   dir: string,
   resources: ClusterResources,
   started: ServerProcess[],
+  inflight: number,
 ): Promise<Setup[]> {
-  const nats = await startNatsMqttCluster(2, dir, started);
+  const nats = await startNatsMqttCluster(2, dir, started, inflight);
   const token = runToken();
   const databaseUrl = await createSchema(resources, `bench_qos1_${token}`);
-  const cluster = { cluster: { name: `bench-qos1-${token}` } };
+  const cluster = { cluster: { name: `bench-qos1-${token}` }, mqtt: { maxInflight: inflight } };
   const env = (i: number): Record<string, string> => ({
     NATS_URL: nats.natsUrls[i] as string,
     DATABASE_URL: databaseUrl,
@@ -297,7 +304,8 @@ function report(options: Qos1Options, rows: readonly Row[]): string {
     '## Cluster: MQTT QoS 1 across two nodes, against nats-server MQTT',
     '',
     `${machine()}. QoS 1, MQTT 3.1.1 over WebSocket, clean sessions (persistent where a shape says so), 64-byte payloads, one topic; closed loop: ` +
-      `${options.shapes.map((s) => `${s.label} with ${s.window} under way per publisher`).join(', ')}. ` +
+      `${options.shapes.map((s) => `${s.label} with ${s.window} under way per publisher`).join(', ')}; ` +
+      `${options.inflight} unacknowledged per subscriber in both (mqtt.maxInflight, mqtt.max_ack_pending). ` +
       `${options.rounds} rounds per shape and set-up, alternating which goes first, ${options.warmupMs / 1000} s warm-up + ` +
       `${options.durationMs / 1000} s measured. Publishers on the first node, subscribers on the second; two ` +
       'nats-servers routed into one NATS cluster (JetStream file store, replicas 1) under both. CPU: every process of ' +
